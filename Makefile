@@ -1,0 +1,43 @@
+# reservoir: the two commands a newcomer needs are `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+.PHONY: setup run test lint dev bench chaos clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## Run the main job against the embedded sandbox (or RESERVOIR_BASE_URL when set).
+run: $(STAMP)
+	$(BIN)/reservoir run
+
+## Run the test suite (what CI runs).
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+## Dagster UI on http://127.0.0.1:3000 with workspace.yaml
+dev: $(STAMP)
+	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/data/dagster_home} ; mkdir -p $$DAGSTER_HOME ; \
+	DAGSTER_HOME=$$DAGSTER_HOME $(BIN)/dagster dev -w workspace.yaml
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run_all
+
+chaos: $(STAMP)
+	$(BIN)/python -m pytest -m chaos -p no:xdist tests/reliability
+
+clean:
+	rm -rf data .pytest_cache .ruff_cache

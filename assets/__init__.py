@@ -1,0 +1,1 @@
+"""Extract-and-normalise assets, one module per source area, built from specs."""

@@ -1,0 +1,1 @@
+"""reservoir: the Dagster code location."""

@@ -1,0 +1,1 @@
+"""The simulated reservation service. Only the CLI starter and tests import it."""

@@ -1,0 +1,1 @@
+"""Client for the reservation service: auth, paging, filters, throttling, errors."""

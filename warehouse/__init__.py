@@ -1,0 +1,1 @@
+"""SQL models (staging, core, marts) and the code that builds them in DuckDB."""
