@@ -1,0 +1,264 @@
+"""The `reservoir` command line: run the pipeline, start the sandbox, receive webhooks, look.
+
+Every command reads its settings at call time and reports a bad setting as one line that says
+what to do (exit code 2), never as a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pipelines.settings import ENV_VARS, Settings, SettingsError
+
+app = typer.Typer(
+    name="reservoir",
+    help="Reservation-service data pipeline: extract to Parquet, model revenue and occupancy "
+    "in DuckDB. Settings come from RESERVOIR_* environment variables (see .env.example); with "
+    "RESERVOIR_BASE_URL unset, commands use the embedded sandbox.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+sandbox_app = typer.Typer(
+    help="The embedded sandbox: a simulated reservation service.", no_args_is_help=True
+)
+webhooks_app = typer.Typer(
+    help="Receive the service's signed webhook pushes.", no_args_is_help=True
+)
+app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(webhooks_app, name="webhooks")
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    return typer.Exit(code)
+
+
+def _settings() -> Settings:
+    try:
+        return Settings.from_env()
+    except SettingsError as exc:
+        raise _fail(str(exc)) from None
+
+
+@app.command()
+def run(
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            "-m",
+            help="full: a complete snapshot; incremental: apply the event feed since the cursor; auto: incremental when a cursor exists.",
+        ),
+    ] = "auto",
+    select: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--select",
+            "-s",
+            help="Lake tables or warehouse models to run (repeatable), e.g. -s reservations -s occupancy_daily.",
+        ),
+    ] = None,
+    scale: Annotated[
+        str,
+        typer.Option(
+            help="Sandbox scale when RESERVOIR_BASE_URL is unset: small, medium or large."
+        ),
+    ] = "small",
+    seed: Annotated[int, typer.Option(help="Sandbox seed when RESERVOIR_BASE_URL is unset.")] = 7,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress display, only the summary.")
+    ] = False,
+) -> None:
+    """Run the main job: extract every source area, land it in the lake, build the warehouse."""
+    from pipelines.runner import RunError, run_pipeline
+
+    settings = _settings()
+    if mode not in {"auto", "full", "incremental"}:
+        raise _fail(f"--mode must be auto, full or incremental, got {mode!r}")
+    try:
+        run_pipeline(
+            settings, mode=mode, select=select or None, scale=scale, seed=seed, quiet=quiet
+        )
+    except RunError as exc:
+        raise _fail(str(exc), code=1) from None
+
+
+@app.command()
+def status() -> None:
+    """Show the event cursor, the last runs, row counts and requests used today."""
+    from pipelines.status import print_status
+
+    print_status(_settings())
+
+
+@app.command()
+def sql(
+    query: Annotated[
+        str | None,
+        typer.Argument(help="A query to run; without it, an interactive read-only shell."),
+    ] = None,
+) -> None:
+    """Query the warehouse (read-only): one query, or an interactive shell."""
+    from pipelines.sqlshell import run_sql
+
+    settings = _settings()
+    if not settings.warehouse_path.exists():
+        raise _fail(f"no warehouse at {settings.warehouse_path}; run `reservoir run` first.")
+    sys.exit(run_sql(settings.warehouse_path, query))
+
+
+@app.command()
+def dashboard(
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Where to write the HTML (default: <data dir>/dashboard.html)."),
+    ] = None,
+    today: Annotated[
+        str | None,
+        typer.Option(help="Reference date YYYY-MM-DD for the KPI tiles (default: latest data)."),
+    ] = None,
+) -> None:
+    """Write a self-contained HTML dashboard from the marts."""
+    from pipelines.dashboard import build_dashboard
+
+    settings = _settings()
+    if not settings.warehouse_path.exists():
+        raise _fail(f"no warehouse at {settings.warehouse_path}; run `reservoir run` first.")
+    try:
+        ref = date.fromisoformat(today) if today else None
+    except ValueError:
+        raise _fail(f"--today must be a date like 2026-11-21, got {today!r}") from None
+    path = build_dashboard(
+        settings.warehouse_path, out or settings.data_dir / "dashboard.html", today=ref
+    )
+    typer.echo(f"dashboard written to {path}")
+
+
+@app.command()
+def settings() -> None:
+    """List the settings, where they come from, and their current values (secrets hidden)."""
+    import os
+
+    for name, meaning in ENV_VARS.items():
+        value = os.environ.get(name, "")
+        shown = ("(set)" if value else "(unset)") if "SECRET" in name else (value or "(unset)")
+        typer.echo(f"{name:28} {shown:40} {meaning}")
+
+
+@sandbox_app.command("serve")
+def sandbox_serve(
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0 = a free one).")] = 8765,
+    seed: Annotated[int, typer.Option(help="Seed of the simulated business.")] = 7,
+    scale: Annotated[str, typer.Option(help="small, medium or large.")] = "small",
+    latency_ms: Annotated[int, typer.Option(help="Added latency per request, milliseconds.")] = 0,
+    max_page_size: Annotated[
+        int, typer.Option(help="Largest page size served; larger requests are clamped.")
+    ] = 2000,
+    token_ttl: Annotated[int, typer.Option(help="Token lifetime, seconds.")] = 3600,
+    max_concurrency: Annotated[
+        int, typer.Option(help="Requests in flight per client before 429.")
+    ] = 15,
+    faults: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--faults",
+            help="Opt-in fault with a rate, e.g. --faults http_503=0.05 (repeatable). See docs/sandbox.md.",
+        ),
+    ] = None,
+    webhook_url: Annotated[
+        str | None, typer.Option(help="Push reservation webhooks to this URL.")
+    ] = None,
+    webhook_secret: Annotated[
+        str | None, typer.Option(help="whsec_... secret for webhook signatures.")
+    ] = None,
+) -> None:
+    """Serve the simulated reservation service over HTTP until interrupted."""
+    from sandbox.runner import SandboxSettings, serve
+
+    parsed: dict[str, float] = {}
+    for item in faults or []:
+        name, _, rate = item.partition("=")
+        try:
+            parsed[name.strip()] = float(rate) if rate else 1.0
+        except ValueError:
+            raise _fail(f"--faults takes name=rate, e.g. http_503=0.05; got {item!r}") from None
+    if scale not in {"small", "medium", "large"}:
+        raise _fail(f"--scale must be small, medium or large, got {scale!r}")
+    settings = SandboxSettings(
+        seed=seed,
+        scale=scale,
+        host=host,
+        port=port,
+        latency_ms=latency_ms,
+        max_page_size=max_page_size,
+        token_ttl=token_ttl,
+        max_concurrency=max_concurrency,
+        faults=parsed,
+    )
+    serve(settings, webhook_url=webhook_url, webhook_secret=webhook_secret)
+
+
+@sandbox_app.command("advance")
+def sandbox_advance(
+    hours: Annotated[float, typer.Option(help="How far to move the sandbox clock.")] = 1.0,
+    url: Annotated[
+        str, typer.Option(help="Admin URL of a running sandbox.")
+    ] = "http://127.0.0.1:8765/_admin",
+) -> None:
+    """Move a running sandbox's clock forward: bookings, changes, events and webhooks happen."""
+    import httpx
+
+    try:
+        response = httpx.post(f"{url.rstrip('/')}/advance", params={"hours": hours}, timeout=600)
+    except httpx.HTTPError as exc:
+        raise _fail(
+            f"could not reach the sandbox at {url} ({type(exc).__name__}); start it with `reservoir sandbox serve`."
+        ) from None
+    if response.status_code != 200:
+        raise _fail(
+            f"the sandbox refused to advance: HTTP {response.status_code} {response.text[:200]}"
+        )
+    typer.echo(response.text)
+
+
+@webhooks_app.command("serve")
+def webhooks_serve(
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8766,
+    body_only_hmac: Annotated[
+        bool, typer.Option(help="Accept senders that sign only the body (no id/timestamp).")
+    ] = False,
+) -> None:
+    """Receive reservation webhooks, verify their signatures and store them durably."""
+    from pipelines.webhooks import serve_webhooks
+
+    settings = _settings()
+    if not settings.webhook_secret:
+        raise _fail(
+            "RESERVOIR_WEBHOOK_SECRET is not set: set it to the secret configured for the webhook (whsec_...)."
+        )
+    try:
+        serve_webhooks(
+            host=host,
+            port=port,
+            secret=settings.webhook_secret,
+            data_dir=settings.data_dir,
+            body_only_hmac=body_only_hmac,
+        )
+    except ValueError as exc:  # a malformed secret; the message never contains it
+        raise _fail(f"RESERVOIR_WEBHOOK_SECRET is not usable: {exc}") from None
+
+
+def main() -> None:  # pragma: no cover - console entry
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,124 @@
+"""Settings read from the environment at call time (never at import time).
+
+The Dagster definitions read the same variables through `dg.EnvVar`; this module serves the
+command line, which must explain a missing or wrong setting in one line before anything starts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_DATA_DIR = "./data"
+DEFAULT_MAX_CONCURRENCY = 15
+
+ENV_VARS: dict[str, str] = {
+    "RESERVOIR_BASE_URL": "base URL of the reservation service; unset = the embedded sandbox",
+    "RESERVOIR_CLIENT_ID": "API client id (client credentials)",
+    "RESERVOIR_CLIENT_SECRET": "API client secret",
+    "RESERVOIR_SCOPE": "3-letter concern code of the environment",
+    "RESERVOIR_DATA_DIR": "where lake/ and warehouse.duckdb live (default ./data)",
+    "RESERVOIR_MAX_CONCURRENCY": "requests in flight for the whole run (default 15)",
+    "RESERVOIR_WEBHOOK_SECRET": "secret of the webhook receiver (whsec_...)",
+}
+
+
+class SettingsError(Exception):
+    """A setting is missing or invalid; the message says which one and what to do."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The product's settings, resolved once per command."""
+
+    data_dir: Path
+    base_url: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    scope: str | None = None
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    webhook_secret: str | None = field(default=None, repr=False)
+
+    @property
+    def uses_sandbox(self) -> bool:
+        return not self.base_url
+
+    @property
+    def lake_dir(self) -> Path:
+        return self.data_dir / "lake"
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.data_dir / "warehouse.duckdb"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.data_dir / "dagster_home"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+
+        def get(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        raw_conc = get("RESERVOIR_MAX_CONCURRENCY")
+        try:
+            max_conc = int(raw_conc) if raw_conc else DEFAULT_MAX_CONCURRENCY
+        except ValueError:
+            raise SettingsError(
+                f"RESERVOIR_MAX_CONCURRENCY must be a whole number, got {raw_conc!r}; "
+                "unset it to use the default of 15."
+            ) from None
+        if not 1 <= max_conc <= 15:
+            raise SettingsError(
+                f"RESERVOIR_MAX_CONCURRENCY must be between 1 and 15 (the service caps concurrent "
+                f"calls per address at 15), got {max_conc}."
+            )
+        settings = cls(
+            data_dir=Path(get("RESERVOIR_DATA_DIR") or DEFAULT_DATA_DIR).expanduser(),
+            base_url=get("RESERVOIR_BASE_URL"),
+            client_id=get("RESERVOIR_CLIENT_ID"),
+            client_secret=get("RESERVOIR_CLIENT_SECRET"),
+            scope=get("RESERVOIR_SCOPE"),
+            max_concurrency=max_conc,
+            webhook_secret=get("RESERVOIR_WEBHOOK_SECRET"),
+        )
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        """Check what can be checked without a network call."""
+        if self.base_url:
+            missing = [
+                name
+                for name, value in (
+                    ("RESERVOIR_CLIENT_ID", self.client_id),
+                    ("RESERVOIR_CLIENT_SECRET", self.client_secret),
+                    ("RESERVOIR_SCOPE", self.scope),
+                )
+                if not value
+            ]
+            if missing:
+                raise SettingsError(
+                    f"RESERVOIR_BASE_URL is set but {', '.join(missing)} "
+                    f"{'is' if len(missing) == 1 else 'are'} not: set "
+                    f"{'it' if len(missing) == 1 else 'them'} (see .env.example), or unset "
+                    "RESERVOIR_BASE_URL to use the embedded sandbox."
+                )
+        self.ensure_data_dir()
+
+    def ensure_data_dir(self) -> None:
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            probe = self.data_dir / ".write-probe"
+            probe.write_text("ok")
+            probe.unlink()
+        except OSError as exc:
+            raise SettingsError(
+                f"RESERVOIR_DATA_DIR {str(self.data_dir)!r} is not writable ({exc.strerror}); "
+                "point it at a directory you can write to."
+            ) from None
