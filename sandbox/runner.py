@@ -1,0 +1,240 @@
+"""Start the sandbox: in a background thread for tests and the pipeline, or in the foreground.
+
+`run_sandbox()` binds a free loopback port itself (so the URL is known before uvicorn starts),
+runs `uvicorn.Server` in a daemon thread and stops it on exit. `serve()` is the `python -m
+sandbox.runner` entry point for a developer who wants to poke at the service with curl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+
+from sandbox.faults import DEFAULT_MALFORMED_FRACTION, DEFAULT_SLOW_SECONDS, Faults
+from sandbox.protocol import World
+from sandbox.server import ADMIN_PREFIX, SERVICE_PREFIX, create_app
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_MAX_PAGE_SIZE = 2000
+DEFAULT_MAX_CONCURRENCY = 15
+DEFAULT_TOKEN_TTL = 3600.0
+STARTUP_TIMEOUT = 30.0
+SHUTDOWN_TIMEOUT = 10.0
+
+
+@dataclass
+class SandboxSettings:
+    """Everything that shapes one sandbox instance; the secret is random unless given."""
+
+    seed: int = 7
+    scale: str = "small"
+    host: str = DEFAULT_HOST
+    port: int = 0  # 0 = a free port
+    latency_ms: float = 0.0
+    max_page_size: int = DEFAULT_MAX_PAGE_SIZE
+    token_ttl: float = DEFAULT_TOKEN_TTL
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    faults: dict[str, float] = field(default_factory=dict)
+    fault_seed: int | None = None  # None = `seed`
+    slow_seconds: float = DEFAULT_SLOW_SECONDS
+    malformed_fraction: float = DEFAULT_MALFORMED_FRACTION
+    client_id: str = "reservoir-sandbox"
+    client_secret: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
+    scope: str = "SBX"
+    concern_id: int = 1
+
+
+@dataclass
+class SandboxHandle:
+    """What a caller needs to talk to a running sandbox."""
+
+    base_url: str
+    admin_url: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    scope: str
+    world: World
+    settings: SandboxSettings
+    app: Starlette = field(repr=False)
+
+    @property
+    def faults(self) -> Faults:
+        """Change faults in-process: `handle.faults.configure({"http_500": 0.2})`."""
+        return self.app.state.service.faults
+
+    def stats(self) -> dict[str, Any]:
+        """The same figures as `GET /_admin/stats`, read in-process."""
+        service = self.app.state.service
+        return {**service.stats.snapshot(), "faults": service.faults.describe()}
+
+    def reset_stats(self) -> None:
+        self.app.state.service.stats.reset()
+
+
+def attach_webhooks(world: World, url: str | None, secret: str | None) -> Any:
+    """Start a webhook sender for `url` and hand it to the world; None when no URL is given.
+
+    The world pushes reservation webhooks through it (sandbox/webhooks.py) once it has been given
+    the sender with `world.attach_webhooks(sender)`.
+    """
+    if not url:
+        return None
+    if not secret:
+        raise ValueError("a webhook URL needs a whsec_... secret")
+    from sandbox.webhooks import WebhookSender
+
+    sender = WebhookSender(url, secret)
+    if not hasattr(world, "attach_webhooks"):
+        sender.close()
+        raise ValueError("this world cannot push webhooks (no attach_webhooks)")
+    world.attach_webhooks(sender)
+    return sender
+
+
+def default_world(settings: SandboxSettings) -> World:
+    """The generated world (imported lazily: building it is the expensive part)."""
+    from sandbox.world import World as GeneratedWorld
+
+    return GeneratedWorld(seed=settings.seed, scale=settings.scale)
+
+
+class _QuietDrops(logging.Filter):
+    """Drop uvicorn's error line for connections the `drop` fault closes on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "returned without completing response" not in record.getMessage()
+
+
+def _config(app: Starlette, settings: SandboxSettings, log_level: str) -> uvicorn.Config:
+    logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        lifespan="off",
+        access_log=False,
+        log_level=log_level,
+        timeout_graceful_shutdown=1,
+    )
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+@contextmanager
+def run_sandbox(
+    settings: SandboxSettings | None = None,
+    world: World | None = None,
+    *,
+    webhook_url: str | None = None,
+    webhook_secret: str | None = None,
+) -> Iterator[SandboxHandle]:
+    """Serve the sandbox on loopback in a background thread for the duration of the block."""
+    settings = settings or SandboxSettings()
+    world = world if world is not None else default_world(settings)
+    app = create_app(world, settings)
+    sender = attach_webhooks(world, webhook_url, webhook_secret)
+    sock = _bind(settings.host, settings.port)
+    host, port = sock.getsockname()[:2]
+    server = uvicorn.Server(_config(app, settings, "warning"))
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name=f"sandbox-{port}", daemon=True
+    )
+    thread.start()
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            sock.close()
+            raise RuntimeError("sandbox server did not start")
+        time.sleep(0.01)
+    root = f"http://{host}:{port}"
+    try:
+        yield SandboxHandle(
+            base_url=root + SERVICE_PREFIX,
+            admin_url=root + ADMIN_PREFIX,
+            client_id=settings.client_id,
+            client_secret=settings.client_secret,
+            scope=settings.scope,
+            world=world,
+            settings=settings,
+            app=app,
+        )
+    finally:
+        server.should_exit = True
+        thread.join(SHUTDOWN_TIMEOUT)
+        sock.close()
+        if sender is not None:
+            sender.close()
+
+
+def serve(
+    settings: SandboxSettings | None = None,
+    *,
+    webhook_url: str | None = None,
+    webhook_secret: str | None = None,
+) -> None:
+    """Run in the foreground until Ctrl-C, printing where and how to connect."""
+    settings = settings or SandboxSettings()
+    world = default_world(settings)
+    app = create_app(world, settings)
+    sender = attach_webhooks(world, webhook_url, webhook_secret)
+    sock = _bind(settings.host, settings.port)
+    host, port = sock.getsockname()[:2]
+    root = f"http://{host}:{port}"
+    print(f"sandbox base URL : {root}{SERVICE_PREFIX}")
+    print(f"admin            : {root}{ADMIN_PREFIX}/stats  (OpenAPI: {root}/openapi.json)")
+    print(f"client id        : {settings.client_id}")
+    print(f"client secret    : {settings.client_secret}")
+    print(f"scope            : {settings.scope}")
+    if webhook_url:
+        print(f"webhooks         : {webhook_url}")
+    try:
+        uvicorn.Server(_config(app, settings, "info")).run(sockets=[sock])
+    finally:
+        if sender is not None:
+            sender.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Run the reservation-service sandbox.")
+    parser.add_argument("--host", default=DEFAULT_HOST)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--scale", default="small")
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--client-secret", default=None,
+                        help="fixed secret (default: random, printed at start)")
+    parser.add_argument("--fault", action="append", default=[], metavar="NAME=RATE",
+                        help="opt-in fault, e.g. --fault http_503=0.05 (repeatable)")
+    args = parser.parse_args(argv)
+    faults = {}
+    for item in args.fault:
+        name, _, rate = item.partition("=")
+        faults[name] = float(rate)
+    settings = SandboxSettings(host=args.host, port=args.port, seed=args.seed, scale=args.scale,
+                               latency_ms=args.latency_ms, faults=faults)
+    if args.client_secret:
+        settings.client_secret = args.client_secret
+    serve(settings)
+
+
+if __name__ == "__main__":
+    main()
