@@ -21,6 +21,7 @@ run: $(STAMP)
 
 ## Run the test suite (what CI runs).
 test: $(STAMP)
+	bash scripts/ensure-chromium.sh
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 

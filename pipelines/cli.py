@@ -125,7 +125,7 @@ def dashboard(
     ] = None,
 ) -> None:
     """Write a self-contained HTML dashboard from the marts."""
-    from pipelines.dashboard import build_dashboard
+    from pipelines.dashboard import DashboardError, build_dashboard
 
     settings = _settings()
     if not settings.warehouse_path.exists():
@@ -134,9 +134,12 @@ def dashboard(
         ref = date.fromisoformat(today) if today else None
     except ValueError:
         raise _fail(f"--today must be a date like 2026-11-21, got {today!r}") from None
-    path = build_dashboard(
-        settings.warehouse_path, out or settings.data_dir / "dashboard.html", today=ref
-    )
+    try:
+        path = build_dashboard(
+            settings.warehouse_path, out or settings.data_dir / "dashboard.html", today=ref
+        )
+    except DashboardError as exc:
+        raise _fail(str(exc)) from None
     typer.echo(f"dashboard written to {path}")
 
 
