@@ -1,0 +1,157 @@
+"""The `World`: a seeded simulation of the reservation service behind `sandbox.protocol.World`."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from sandbox.protocol import COLLECTIONS, WorldError
+
+from .billing import BillingMixin
+from .clock import DEFAULT_NOW, ms, parse_datetime
+from .customers import CustomersMixin
+from .events import EventsMixin
+from .finance import FinanceMixin
+from .generate import GenerateMixin
+from .pricing import PricingMixin
+from .reference import SCALES, ReferenceMixin
+from .reservations import ReservationsMixin
+from .simulate import SimulateMixin
+from .store import Record, Table
+from .truth import TruthMixin
+
+# First ids per collection: distinct ranges make mix-ups between id kinds visible in tests.
+START_IDS = {"reservations": 100001, "customers": 5001, "reservedresources": 1, "billlines": 1}
+
+
+class World(
+    ReferenceMixin, PricingMixin, BillingMixin, FinanceMixin, CustomersMixin, EventsMixin,
+    ReservationsMixin, GenerateMixin, SimulateMixin, TruthMixin,
+):
+    """Deterministic for (seed, scale, now): the same calls give the same records and events.
+
+    Records are the wire dicts themselves (no copies); callers must not mutate them.
+    All public methods take `self.lock`, because the HTTP server calls in from its own thread.
+    """
+
+    _COUNTERS = ("n_created", "n_moves", "n_payments", "n_extended", "n_archived",
+                 "webhooks_sent")
+
+    def __init__(self, seed: int = 7, scale: str = "small", now: datetime | str | None = None
+                 ) -> None:
+        if scale not in SCALES:
+            raise ValueError(f"scale must be one of {sorted(SCALES)}")
+        self.lock = threading.RLock()
+        self.seed = seed
+        self.scale = scale
+        self.now: datetime = ms(parse_datetime(now)) if now is not None else DEFAULT_NOW
+        self.rng = np.random.default_rng(seed)
+        self.py = random.Random(seed)
+        self.t: dict[str, Table] = {name: Table(name, START_IDS.get(name, 1)) for name in COLLECTIONS}
+        self.res: dict[int, Any] = {}
+        self.cust_res: dict[int, list[int]] = {}
+        self._cust_ids: list[int] = []
+        self._dups: list[tuple[int, int]] = []
+        self.merges: list[tuple[int, int, str]] = []
+        self.deleted: list[tuple[int, list]] = []
+        self.heap: list[tuple] = []
+        self._seq = 0
+        self._bill_seq = 0
+        self._reports: dict[tuple, dict] = {}
+        self._report_numbers: dict[int, int] = {}
+        self._post_buffer: list[tuple] = []
+        self._event_buffer: list[tuple] = []
+        self._webhooks = None
+        for k in self._COUNTERS:
+            setattr(self, k, 0)
+        from datetime import timedelta
+
+        self._event_window = self.now - timedelta(days=7)
+        self._generating = True
+        with self.lock:
+            self._generate()
+        self._generating = False
+
+    # the protocol ------------------------------------------------------------------------------
+    def _table(self, collection: str) -> Table:
+        try:
+            return self.t[collection]
+        except KeyError:
+            raise WorldError(f"unknown collection {collection!r}") from None
+
+    def keys(self, collection: str) -> Sequence[int]:
+        with self.lock:
+            return self._table(collection).key_list()
+
+    def records(self, collection: str) -> Sequence[Record]:
+        with self.lock:
+            return self._table(collection).records()
+
+    def get(self, collection: str, key: int) -> Record | None:
+        with self.lock:
+            return self._table(collection).get(key)
+
+    def children(self, collection: str, parent_key: int) -> list[Record]:
+        with self.lock:
+            tbl = self._table(collection)
+            if tbl.link is None:
+                raise WorldError(f"{collection} is not a child collection")
+            return tbl.children(parent_key)
+
+    # beyond the protocol -------------------------------------------------------------------------
+    def details(self, collection: str, key: int) -> Record | None:
+        """A record plus its detail sections (accommodation types: capacities)."""
+        with self.lock:
+            rec = self._table(collection).get(key)
+            if rec is None:
+                return None
+            out = dict(rec)
+            if collection == "accommodationtypes":
+                out["capacities"] = self.capacities(key)
+            return out
+
+    def capacities(self, resource_id: int) -> list[Record]:
+        """Capacities of an accommodation type (the details section CAPACITIES)."""
+        with self.lock:
+            return [dict(c) for c in self._capacities.get(int(resource_id), [])]
+
+    def attach_webhooks(self, sender: Any) -> None:
+        """Use an already started sender (sandbox.runner builds one from its settings)."""
+        with self.lock:
+            if self._webhooks is not None and self._webhooks is not sender:
+                self._webhooks.close()
+            self._webhooks = sender
+
+    def configure_webhooks(self, url: str | None, secret: str | None = None, **options: Any
+                           ) -> Any:
+        """Push reservation webhooks to `url`, signed with `secret` (None url = stop pushing)."""
+        from sandbox.webhooks import WebhookSender
+
+        with self.lock:
+            if self._webhooks is not None:
+                self._webhooks.close()
+                self._webhooks = None
+            if url:
+                if not secret:
+                    raise WorldError("a webhook secret is required")
+                self._webhooks = WebhookSender(url, secret, **options)
+            return self._webhooks
+
+    @property
+    def webhooks(self) -> Any:
+        return self._webhooks
+
+    def close(self) -> None:
+        """Stop the webhook worker (if any)."""
+        if self._webhooks is not None:
+            self._webhooks.close()
+            self._webhooks = None
+
+    def stats(self) -> dict[str, int]:
+        with self.lock:
+            return {name: len(tbl) for name, tbl in self.t.items()}

@@ -1,0 +1,83 @@
+"""Each asset check passes on a good fixture and fails, with offending rows, on a bad one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from tests.warehouse.scenarios import COMPANY_ID, Batch
+from warehouse.build import build_warehouse
+from warehouse.checks import CHECKS, run_check, run_checks
+
+
+def _journal(lake, amount: str) -> None:
+    lake.write(
+        "journal_reports",
+        [{"journal_report_id": 1, "company_id": COMPANY_ID, "currency_code": "EUR"}],
+    )
+    lake.write(
+        "journal_entries",
+        [
+            {
+                "journal_entry_id": 1,
+                "report_id": 1,
+                "mutation_date": "2024-06-01",
+                "ledger_number": "8000",
+                "credit_vat_included": amount,
+                "debit_vat_included": "0",
+                "reservation_id": 1,
+            }
+        ],
+        batch_id=sorted(p.name for p in (lake.root / "journal_reports").iterdir())[-1][:25],
+    )
+
+
+def _good(lake) -> None:
+    Batch().reference(units=2).reservation(1, "2025-01-01", "2025-01-03", unit_id=1000).flush(
+        lake, kind="full"
+    )
+    _journal(lake, "200.00")
+
+
+def test_all_checks_pass_on_a_good_fixture(lake, tmp_path: Path) -> None:
+    _good(lake)
+    result = build_warehouse(tmp_path)
+    outcomes = run_checks(result.path)
+    assert [(o.name, o.passed) for o in outcomes] == [(n, True) for n in CHECKS]
+
+
+def test_each_check_fails_on_a_bad_fixture(lake, tmp_path: Path) -> None:
+    batch = Batch().reference(units=1)
+    # two sold stays on one unit-type with one unit: overbooked
+    batch.reservation(1, "2025-01-01", "2025-01-03", unit_id=1000)
+    batch.reservation(2, "2025-01-01", "2025-01-02", total_line="99.00")  # TOTAL != items
+    batch.reservation(3, "2025-01-01", "2025-01-02", type_id=999)  # unknown accommodation type
+    batch.flush(lake, kind="full")
+    _journal(lake, "50.00")  # journals far from the bills
+    result = build_warehouse(tmp_path)
+
+    con = duckdb.connect(str(result.path))
+    try:
+        # the nightly grain is derived from the same reservations, so tamper with it directly
+        con.execute(
+            "insert into core.fct_stay_nights (reservation_id, night_date, is_stay_night) "
+            "values (1, date '2025-01-02', true)"
+        )
+        outcomes = {n: run_check(con, n) for n in CHECKS}
+        assert not any(o.passed for o in outcomes.values())
+        assert outcomes["occupancy_not_above_one"].rows[0]["nights_sold"] == 2
+        assert [r["reservation_id"] for r in outcomes["bill_items_equal_total"].rows] == [2]
+        assert outcomes["stay_nights_equal_stay_lengths"].rows == [
+            {"reservation_id": 1, "expected_nights": 2, "stay_nights": 3}
+        ]
+        orphans = outcomes["stay_nights_have_dimensions"].rows
+        assert {(r["reservation_id"], r["key_name"]) for r in orphans} >= {
+            (3, "accommodation_type_id")
+        }
+        recon = outcomes["revenue_reconciles_with_journals"]
+        assert recon.rows[0]["journal_revenue"] == 50
+        # a generous tolerance makes it pass: tolerances are parameters
+        assert run_check(con, "revenue_reconciles_with_journals", abs_tolerance=10_000).passed
+    finally:
+        con.close()

@@ -1,0 +1,79 @@
+"""Staging applies the lake contract's current-state rule (contracts.md section 3)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tests.warehouse.scenarios import Batch
+from warehouse.build import build_warehouse
+
+
+def test_latest_version_wins_and_tombstones_drop(lake, query, tmp_path) -> None:
+    Batch().reservation(1, "2025-03-01", "2025-03-05", status=12).reservation(
+        2, "2025-03-01", "2025-03-03"
+    ).flush(lake, kind="full")
+    Batch().reservation(1, "2025-03-01", "2025-03-05", status=21).flush(lake)
+    lake.write("reservations", [{"reservation_id": 2, "_is_deleted": True}])
+    build_warehouse(tmp_path)
+    assert query("select reservation_id, status_code from staging.stg_reservations") == [(1, 21)]
+
+
+def test_keys_missing_from_latest_full_batch_drop(lake, query, tmp_path) -> None:
+    Batch().reservation(1, "2025-03-01", "2025-03-05").reservation(
+        2, "2025-03-01", "2025-03-03"
+    ).flush(lake, kind="full")
+    Batch().reservation(3, "2025-03-01", "2025-03-02").flush(lake)  # delta: keeps 1, 2
+    Batch().reservation(1, "2025-03-01", "2025-03-05").flush(lake, kind="full")
+    Batch().reservation(4, "2025-03-01", "2025-03-02").flush(lake)  # delta after the full
+    build_warehouse(tmp_path)
+    rows = query("select reservation_id from staging.stg_reservations order by 1")
+    assert rows == [(1,), (4,)]
+
+
+def test_refetched_parent_replaces_its_children(lake, query, tmp_path) -> None:
+    first = Batch().reservation(
+        1, "2025-03-01", "2025-03-05", rent_lines=[("2025-03-01", "2025-03-03", "200.00"),
+                                                  ("2025-03-03", "2025-03-05", "240.00")]
+    )
+    first.flush(lake, kind="full")
+    # the refetch has a single rent line: the two old lines must disappear
+    Batch().reservation(1, "2025-03-01", "2025-03-05", nightly="90.00").flush(lake)
+    # a late child row of an older batch never comes back
+    lake.write(
+        "bill_lines",
+        [{"reservation_bill_line_id": 99, "reservation_id": 1, "bill_line_type": 20,
+          "total": "5.00"}],
+        batch_id=lake.new_batch_id().replace("2025", "2024"),
+    )
+    build_warehouse(tmp_path)
+    rows = query(
+        "select bill_line_type, total from staging.stg_bill_lines order by bill_line_type"
+    )
+    assert [(t, str(v)) for t, v in rows] == [(10, "360.00"), (70, "360.00")]
+
+
+def test_missing_tables_and_columns_give_typed_empty_relations(lake, query, tmp_path) -> None:
+    # units has a single file holding only unit_id; every other table is missing
+    folder = lake.root / "units"
+    folder.mkdir(parents=True)
+    batch = lake.new_batch_id()
+    table = pa.table({"unit_id": [1], "_batch_id": [batch], "_batch_kind": ["full"]})
+    pq.write_table(table, folder / f"{batch}-00000.parquet")
+    build_warehouse(tmp_path, reporting_range=(date(2025, 1, 1), date(2025, 1, 2)))
+    assert query("select unit_id, setup_date from staging.stg_units") == [(1, None)]
+    types = dict(
+        query(
+            "select column_name, data_type from information_schema.columns "
+            "where table_schema = 'staging' and table_name = 'stg_bill_lines'"
+        )
+    )
+    assert types["total"] == "DECIMAL(18,2)"
+    assert types["bill_line_id"] == "BIGINT"
+    assert types["start_date"] == "DATE"
+    assert query("select count(*) from staging.stg_bill_lines") == [(0,)]
+    assert query("select count(*) from marts.revenue_daily") == [(0,)]
+    # the unit (no setup date) is supply on both nights of the range
+    assert query("select sum(nights_available) from marts.occupancy_daily") == [(2,)]

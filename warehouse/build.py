@@ -1,0 +1,214 @@
+"""Build the DuckDB warehouse from the Parquet lake and publish it atomically.
+
+The build writes `warehouse.duckdb.building-<id>` next to `warehouse.duckdb` and renames it over
+the old file only when every model is built and the file is checkpointed, so readers holding the
+old file keep a consistent old version and nobody sees half-built marts (contracts.md section 4).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import duckdb
+
+from warehouse.dictionary import column_docs
+from warehouse.lake import attach_lake, detach_lake
+from warehouse.macros import MACROS
+from warehouse.models import LAYERS, Model, discover_models, resolve, upstream
+from warehouse.sqltext import quote_ident, quote_literal
+
+WAREHOUSE_FILE = "warehouse.duckdb"
+LAKE_DIR = "lake"
+SCHEMAS: tuple[str, ...] = (*LAYERS, "meta")
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """What one model produced: rows, columns (name, DuckDB type) and build seconds."""
+
+    name: str
+    row_count: int
+    seconds: float
+    columns: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """Outcome of a build: the published file and what each rebuilt model produced."""
+
+    path: Path
+    build_id: str
+    as_of: date
+    seconds: float
+    models: dict[str, ModelResult] = field(default_factory=dict)
+    lake_files: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def row_counts(self) -> dict[str, int]:
+        return {q: r.row_count for q, r in self.models.items()}
+
+
+def warehouse_path(data_dir: Path) -> Path:
+    return Path(data_dir) / WAREHOUSE_FILE
+
+
+def new_build_id() -> str:
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+
+
+def build_warehouse(
+    data_dir: Path,
+    *,
+    only: set[str] | None = None,
+    as_of: date | None = None,
+    reporting_range: tuple[date, date] | None = None,
+) -> BuildResult:
+    """Build all models (or `only` these, on a copy of the current file) and publish.
+
+    `only` takes model names (`occupancy_daily` or `marts.occupancy_daily`); see
+    `warehouse.models.models_depending_on` to turn changed lake tables into that set. Models
+    that `only` needs but the current file lacks are built too. `as_of` is the booking-pace
+    date (default: latest extraction date in the reservations lake, else today UTC);
+    `reporting_range` (first night, last night) overrides the range derived from reservations.
+    """
+    started = time.perf_counter()
+    data_dir = Path(data_dir)
+    target = warehouse_path(data_dir)
+    build_id = new_build_id()
+    building = data_dir / f"{WAREHOUSE_FILE}.building-{build_id}"
+    models = discover_models()
+    incremental = only is not None and target.exists()
+    if incremental:
+        shutil.copyfile(target, building)
+
+    results: dict[str, ModelResult] = {}
+    con = duckdb.connect(str(building))
+    try:
+        con.execute("set TimeZone = 'UTC'")
+        lake_files = attach_lake(con, data_dir / LAKE_DIR)
+        for macro in MACROS:
+            con.execute(macro)
+        for schema in SCHEMAS:
+            con.execute(f"create schema if not exists {quote_ident(schema)}")
+        as_of = as_of or _default_as_of(con)
+        _write_settings(con, build_id, as_of, reporting_range)
+
+        selected = _select(con, models, only) if incremental else set(models)
+        con.execute("begin transaction")  # one commit for all models: no per-model sync
+        for q, model in models.items():
+            if q in selected:
+                results[q] = _build_model(con, model)
+        _apply_comments(con, [models[q] for q in results])
+        con.execute("commit")
+
+        detach_lake(con)
+        con.execute("checkpoint")
+        con.close()
+        _publish(building, target)
+    except BaseException:
+        con.close()
+        for leftover in (building, building.with_name(building.name + ".wal")):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+        raise
+    return BuildResult(
+        path=target,
+        build_id=build_id,
+        as_of=as_of,
+        seconds=time.perf_counter() - started,
+        models=results,
+        lake_files=lake_files,
+    )
+
+
+def _default_as_of(con: duckdb.DuckDBPyConnection) -> date:
+    row = con.execute("select max(_extracted_at)::date from lake.reservations").fetchone()
+    return row[0] if row and row[0] else datetime.now(UTC).date()
+
+
+def _write_settings(
+    con: duckdb.DuckDBPyConnection,
+    build_id: str,
+    as_of: date,
+    reporting_range: tuple[date, date] | None,
+) -> None:
+    con.execute(
+        "create or replace table meta.build_settings ("
+        "build_id varchar, built_at timestamptz, as_of date, range_start date, range_end date)"
+    )
+    start, end = reporting_range or (None, None)
+    con.execute(
+        "insert into meta.build_settings values ($1, $2, $3, $4, $5)",
+        [build_id, datetime.now(UTC), as_of, start, end],
+    )
+
+
+def _select(
+    con: duckdb.DuckDBPyConnection, models: dict[str, Model], only: set[str] | None
+) -> set[str]:
+    """The requested models plus any upstream model missing from the copied file."""
+    wanted = resolve(set(only or ()), models)
+    existing = {
+        f"{s}.{t}"
+        for s, t in con.execute(
+            "select table_schema, table_name from information_schema.tables "
+            "where table_catalog = current_database()"
+        ).fetchall()
+    }
+    missing = {q for q in upstream(wanted, models) if q not in existing}
+    return wanted | missing
+
+
+def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> ModelResult:
+    t0 = time.perf_counter()
+    name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+    con.execute(f"create or replace table {name} as\n{model.sql}")
+    (count,) = con.execute(f"select count(*) from {name}").fetchone() or (0,)
+    cols = con.execute(
+        "select column_name, data_type from information_schema.columns "
+        "where table_catalog = current_database() and table_schema = $1 and table_name = $2 "
+        "order by ordinal_position",
+        [model.layer, model.name],
+    ).fetchall()
+    return ModelResult(
+        name=model.qualified,
+        row_count=int(count),
+        seconds=time.perf_counter() - t0,
+        columns=tuple((c, t) for c, t in cols),
+    )
+
+
+def _apply_comments(con: duckdb.DuckDBPyConnection, models: list[Model]) -> None:
+    """COMMENT ON TABLE/COLUMN from the model headers and the metric dictionary (one script)."""
+    present = set(
+        con.execute(
+            "select table_schema || '.' || table_name, column_name "
+            "from information_schema.columns where table_catalog = current_database()"
+        ).fetchall()
+    )
+    statements = []
+    for model in models:
+        name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        statements.append(f"comment on table {name} is {quote_literal(model.description)}")
+        for column, text in column_docs(model.qualified).items():
+            if (model.qualified, column) in present:
+                statements.append(
+                    f"comment on column {name}.{quote_ident(column)} is {quote_literal(text)}"
+                )
+    if statements:
+        con.execute(";\n".join(statements))
+
+
+def _publish(building: Path, target: Path) -> None:
+    """Swap the finished file in; a WAL left by a crashed writer must not be replayed on it."""
+    stale_wal = target.with_name(target.name + ".wal")
+    with contextlib.suppress(FileNotFoundError):
+        stale_wal.unlink()
+    os.replace(building, target)

@@ -1,0 +1,197 @@
+"""Data-quality checks on the built warehouse: each is a query returning its offending rows.
+
+A check passes when the query returns no rows. The Dagster factory wires each one as an asset
+check on its model; `run_checks` runs them on a published file for the CLI and tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+SAMPLE_ROWS = 20
+DEFAULT_ABS_TOLERANCE = Decimal("1.00")
+DEFAULT_REL_TOLERANCE = Decimal("0.005")
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """A named check on one model; `sql` selects the rows that break the rule."""
+
+    name: str
+    model: str
+    description: str
+    sql: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    model: str
+    passed: bool
+    failure_count: int
+    rows: list[dict[str, Any]]
+
+
+CHECKS: dict[str, CheckSpec] = {
+    c.name: c
+    for c in (
+        CheckSpec(
+            name="occupancy_not_above_one",
+            model="marts.occupancy_daily",
+            description="Overbooking alarm: nights sold never exceed nights available.",
+            sql="""
+                select date_day, location_id, accommodation_type_id, nights_available,
+                    nights_sold, occupancy
+                from marts.occupancy_daily
+                where nights_sold > nights_available
+                order by date_day, location_id, accommodation_type_id
+            """,
+        ),
+        CheckSpec(
+            name="bill_items_equal_total",
+            model="core.fct_bill_lines",
+            description="Per reservation and payer, item lines sum to the TOTAL (70) line.",
+            sql="""
+                with per_bill as (
+                    select
+                        reservation_id,
+                        payer_type,
+                        coalesce(sum(total) filter (where line_class = 'item'), 0) as item_total,
+                        sum(total) filter (where bill_line_type = 70) as total_line,
+                        count(*) filter (where line_class = 'item') as item_lines,
+                    from core.fct_bill_lines
+                    group by reservation_id, payer_type
+                )
+                select * from per_bill
+                where (total_line is null and item_lines > 0)
+                    or item_total <> coalesce(total_line, 0)
+                order by reservation_id, payer_type
+            """,
+        ),
+        CheckSpec(
+            name="stay_nights_equal_stay_lengths",
+            model="core.fct_stay_nights",
+            description="Stay nights per reservation equal departure - arrival.",
+            sql="""
+                with counted as (
+                    select reservation_id, count(*) filter (where is_stay_night) as stay_nights
+                    from core.fct_stay_nights
+                    group by reservation_id
+                )
+                select
+                    coalesce(r.reservation_id, c.reservation_id) as reservation_id,
+                    greatest(r.nights, 0) as expected_nights,
+                    coalesce(c.stay_nights, 0) as stay_nights,
+                from core.fct_reservations as r
+                full outer join counted as c
+                    on r.reservation_id = c.reservation_id
+                where coalesce(greatest(r.nights, 0), -1) <> coalesce(c.stay_nights, 0)
+                order by reservation_id
+            """,
+        ),
+        CheckSpec(
+            name="stay_nights_have_dimensions",
+            model="core.fct_stay_nights",
+            description="No orphan keys: every stay night's date, location, accommodation "
+            "type, unit and channel exists in its dimension.",
+            sql="""
+                with keys as (
+                    select reservation_id, night_date, 'night_date' as key_name,
+                        cast(night_date as varchar) as key_value,
+                        exists (select 1 from core.dim_dates d where d.date_day = s.night_date)
+                            as found
+                    from core.fct_stay_nights s
+                    union all
+                    select reservation_id, night_date, 'location_id', cast(location_id as varchar),
+                        location_id is not null and exists (
+                            select 1 from core.dim_locations d where d.location_id = s.location_id)
+                    from core.fct_stay_nights s
+                    union all
+                    select reservation_id, night_date, 'accommodation_type_id',
+                        cast(accommodation_type_id as varchar),
+                        accommodation_type_id is not null and exists (
+                            select 1 from core.dim_accommodation_types d
+                            where d.accommodation_type_id = s.accommodation_type_id)
+                    from core.fct_stay_nights s
+                    union all
+                    select reservation_id, night_date, 'unit_id', cast(unit_id as varchar),
+                        unit_id is null or exists (
+                            select 1 from core.dim_units d where d.unit_id = s.unit_id)
+                    from core.fct_stay_nights s
+                    union all
+                    select reservation_id, night_date, 'distribution_channel_id',
+                        cast(distribution_channel_id as varchar),
+                        distribution_channel_id is not null and exists (
+                            select 1 from core.dim_distribution_channels d
+                            where d.distribution_channel_id = s.distribution_channel_id)
+                    from core.fct_stay_nights s
+                )
+                select reservation_id, night_date, key_name, key_value
+                from keys
+                where not found
+                order by reservation_id, night_date, key_name
+            """,
+        ),
+        CheckSpec(
+            name="revenue_reconciles_with_journals",
+            model="marts.revenue_reconciliation",
+            description="All-time bill-based and journal-based revenue per company and "
+            "currency agree within max(abs_tolerance, rel_tolerance x bill revenue).",
+            sql="""
+                with totals as (
+                    select
+                        company_id,
+                        currency_code,
+                        sum(bill_revenue) as bill_revenue,
+                        sum(journal_revenue) as journal_revenue,
+                        sum(difference) as difference,
+                    from marts.revenue_reconciliation
+                    group by company_id, currency_code
+                )
+                select * from totals
+                where abs(difference) > greatest(
+                    cast($abs_tolerance as decimal(18, 2)),
+                    abs(bill_revenue) * cast($rel_tolerance as decimal(18, 6))
+                )
+                order by company_id, currency_code
+            """,
+            params={
+                "abs_tolerance": DEFAULT_ABS_TOLERANCE,
+                "rel_tolerance": DEFAULT_REL_TOLERANCE,
+            },
+        ),
+    )
+}
+
+
+def run_check(
+    con: duckdb.DuckDBPyConnection, name: str, **params: Any
+) -> CheckResult:
+    """Run one check; `params` override its defaults (e.g. abs_tolerance)."""
+    spec = CHECKS[name]
+    bound = {**spec.params, **params}
+    rel = con.execute(spec.sql, bound) if bound else con.execute(spec.sql)
+    cols = [d[0] for d in rel.description or ()]
+    rows = rel.fetchall()
+    return CheckResult(
+        name=spec.name,
+        model=spec.model,
+        passed=not rows,
+        failure_count=len(rows),
+        rows=[dict(zip(cols, r, strict=True)) for r in rows[:SAMPLE_ROWS]],
+    )
+
+
+def run_checks(path: Path, names: set[str] | None = None) -> list[CheckResult]:
+    """Run the named checks (default: all) on a warehouse file, read-only."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return [run_check(con, n) for n in CHECKS if names is None or n in names]
+    finally:
+        con.close()

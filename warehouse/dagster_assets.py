@@ -1,0 +1,135 @@
+"""Dagster assets for the SQL models: one subsettable multi_asset over every model file.
+
+Why one multi_asset: the warehouse is published as a whole file (build a copy, then rename), so a
+run builds the selected models together in one fresh copy and publishes once. Each model is
+still its own asset (key `["warehouse", <layer>, <name>]`, group `warehouse_<layer>`), with deps
+on the models it reads and on the lake tables `["lake", <table>]`, and the data-quality checks
+of `warehouse.checks` are asset checks on their models.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import duckdb
+
+from warehouse.build import build_warehouse
+from warehouse.checks import CHECKS, run_check
+from warehouse.dictionary import column_docs
+from warehouse.models import Model, discover_models
+
+KEY_PREFIX = "warehouse"
+LAKE_PREFIX = "lake"
+DEFAULT_RESOURCE_KEY = "warehouse"
+KINDS = {"duckdb", "sql"}
+
+
+class WarehouseResource(dg.ConfigurableResource):
+    """Where the lake and `warehouse.duckdb` live, and optional build settings."""
+
+    data_dir: str
+    as_of: str | None = None  # ISO date for booking pace; default: latest extraction date
+
+
+def model_key(model: Model) -> dg.AssetKey:
+    return dg.AssetKey([KEY_PREFIX, model.layer, model.name])
+
+
+def lake_key(table: str) -> dg.AssetKey:
+    return dg.AssetKey([LAKE_PREFIX, table])
+
+
+def _spec(model: Model, models: dict[str, Model]) -> dg.AssetSpec:
+    deps = [model_key(models[d]) for d in sorted(model.deps)]
+    deps += [lake_key(t) for t in sorted(model.lake_tables)]
+    return dg.AssetSpec(
+        key=model_key(model),
+        deps=deps,
+        group_name=f"{KEY_PREFIX}_{model.layer}",
+        kinds=KINDS,
+        description=model.description,
+        skippable=True,
+        metadata={"sql_path": str(model.path)},
+    )
+
+
+def _jsonable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return json.loads(json.dumps(rows, default=str))
+
+
+def build_warehouse_assets(
+    *, name: str = "warehouse_models", resource_key: str = DEFAULT_RESOURCE_KEY
+) -> dg.AssetsDefinition:
+    """The multi_asset for all models and checks; needs a `WarehouseResource` at resource_key."""
+    models = discover_models()
+    keys = {q: model_key(m) for q, m in models.items()}
+    check_specs = [
+        dg.AssetCheckSpec(name=c.name, asset=keys[c.model], description=c.description)
+        for c in CHECKS.values()
+    ]
+
+    @dg.multi_asset(
+        name=name,
+        specs=[_spec(m, models) for m in models.values()],
+        check_specs=check_specs,
+        can_subset=True,
+        required_resource_keys={resource_key},
+    )
+    def _warehouse(context) -> Iterator[Any]:  # type: ignore[no-untyped-def]
+        # context is an AssetExecutionContext; no annotation because Dagster compares the
+        # annotation object and `from __future__ import annotations` turns it into a string
+        res: WarehouseResource = getattr(context.resources, resource_key)
+        selected = {q for q, k in keys.items() if k in context.selected_asset_keys}
+        result = build_warehouse(
+            Path(res.data_dir),
+            only=None if selected == set(models) else selected,
+            as_of=date.fromisoformat(res.as_of) if res.as_of else None,
+        )
+        for q, built in result.models.items():
+            if q not in selected:
+                continue
+            docs = column_docs(q)
+            yield dg.MaterializeResult(
+                asset_key=keys[q],
+                metadata={
+                    "dagster/row_count": built.row_count,
+                    "dagster/column_schema": dg.TableSchema(
+                        columns=[
+                            dg.TableColumn(name=c, type=t, description=docs.get(c))
+                            for c, t in built.columns
+                        ]
+                    ),
+                    "build_id": result.build_id,
+                    "build_seconds": round(built.seconds, 3),
+                    "path": str(result.path),
+                },
+            )
+        wanted = [
+            c
+            for c in CHECKS.values()
+            if dg.AssetCheckKey(keys[c.model], c.name) in context.selected_asset_check_keys
+        ]
+        if not wanted:
+            return
+        con = duckdb.connect(str(result.path), read_only=True)
+        try:
+            for c in wanted:
+                outcome = run_check(con, c.name)
+                yield dg.AssetCheckResult(
+                    asset_key=keys[c.model],
+                    check_name=c.name,
+                    passed=outcome.passed,
+                    metadata={
+                        "failure_count": outcome.failure_count,
+                        "sample": dg.MetadataValue.json(_jsonable(outcome.rows)),
+                    },
+                )
+        finally:
+            con.close()
+
+    return _warehouse

@@ -1,0 +1,217 @@
+"""The metric dictionary: what every mart column means and which metrics.md definition it uses.
+
+One structure feeds both the `COMMENT ON COLUMN`s the builder writes into the warehouse and
+`docs/metrics.md` (regenerate with `python -m warehouse.dictionary > docs/metrics.md`; a test
+keeps them in sync).
+"""
+
+from __future__ import annotations
+
+from warehouse.models import discover_models
+
+_SOLD = "on-the-books (status 12, 21, 31, 41) guest stays (type RESERVATION, category not OWNER/BLOCK)"
+_NIGHT = "night D with arrival <= D < departure"
+_MONEY = "DECIMAL(18,2), in the row's currency_code"
+_DIV = "rounded half away from zero to the cent; null when the divisor is 0"
+_RATIO = "DOUBLE ratio; null when the divisor is 0; recompute from the counts, never average it"
+
+COMMON: dict[str, str] = {
+    "date_day": "The night (stay night D) the row describes.",
+    "location_id": "Location (park); for stays the accommodation type's location.",
+    "location_code": "Code of the location.",
+    "accommodation_type_id": "Accommodation type (resourceId of the ACCOMMODATIONTYPE reserved resource).",
+    "accommodation_type_code": "Code of the accommodation type.",
+    "currency_code": "Currency of every money column of the row (from the distribution channel); "
+    "figures in different currencies are never summed.",
+    "company_id": "Company (legal entity).",
+    "month_start": "First day of the calendar month.",
+    "distribution_channel_id": "Distribution channel of the reservations.",
+}
+
+MARTS: dict[str, dict[str, str]] = {
+    "marts.occupancy_daily": {
+        "date_day": COMMON["date_day"],
+        "location_id": COMMON["location_id"],
+        "location_code": COMMON["location_code"],
+        "accommodation_type_id": COMMON["accommodation_type_id"],
+        "accommodation_type_code": COMMON["accommodation_type_code"],
+        "nights_available": "Nights available (metrics.md): units with setup_date <= D and "
+        "archived_from null or after D.",
+        "nights_sold": f"Nights sold (metrics.md): stay nights ({_NIGHT}) of {_SOLD}.",
+        "owner_hold_nights": "Owner / hold nights: stay nights of on-the-books reservations of "
+        "type INVOICE or category OWNER / BLOCK (shown, never sold; out-of-order blocks count here).",
+        "held_nights": "Stay nights of held guest reservations (REQUEST 10, OPTIONAL 11); not sold.",
+        "occupancy": f"Occupancy = nights_sold / nights_available. {_RATIO}.",
+        "available_occupancy": "Available (adjusted, vacation-rental) occupancy = nights_sold / "
+        f"(nights_available - owner_hold_nights). {_RATIO}.",
+    },
+    "marts.revenue_daily": {
+        "date_day": COMMON["date_day"],
+        "location_id": COMMON["location_id"],
+        "accommodation_type_id": COMMON["accommodation_type_id"],
+        "currency_code": COMMON["currency_code"],
+        "room_revenue": "Room (rent) revenue: bill item lines of type 10 with resource type "
+        "ACCOMMODATIONTYPE or SPECIAL (discounts) of " + _SOLD + ", allocated to nights in "
+        f"integer cents by the lines' own periods. Excludes VAT and tourist tax lines. {_MONEY}.",
+        "total_revenue": "Total revenue = room revenue + EXTRA item lines (types 10, 20), same "
+        f"allocation. {_MONEY}.",
+        "commission": "Commission lines (COMMISSION 100 + COMMISSION_VAT 110, agent bill) of the "
+        f"same reservations, same allocation. {_MONEY}.",
+        "net_room_revenue": f"room_revenue - commission. {_MONEY}.",
+        "nights_sold": "Nights sold of the reservations in this currency.",
+        "nights_available": "Nights available of the location x accommodation type (repeated on "
+        "each currency row of the key: never sum across currencies).",
+        "adr": f"ADR = room_revenue / nights_sold, {_DIV}.",
+        "revpar": f"RevPAR = room_revenue / nights_available, {_DIV}.",
+        "trevpar": f"TRevPAR = total_revenue / nights_available, {_DIV}.",
+        "net_adr": f"Net ADR = net_room_revenue / nights_sold, {_DIV}.",
+        "net_revpar": f"Net RevPAR = net_room_revenue / nights_available, {_DIV}.",
+    },
+    "marts.channel_mix_monthly": {
+        "month_start": "Month of the stay nights.",
+        "distribution_channel_id": COMMON["distribution_channel_id"],
+        "distribution_channel_code": "Code of the channel.",
+        "channel_type": "DIRECT, RESELLER or TOUROPERATOR.",
+        "currency_code": COMMON["currency_code"],
+        "nights_sold": f"Nights sold (metrics.md) in the month: {_SOLD}.",
+        "room_revenue": f"Room revenue allocated to the month's nights. {_MONEY}.",
+        "total_revenue": f"Total revenue allocated to the month's nights. {_MONEY}.",
+        "commission": f"Commission allocated to the month's nights. {_MONEY}.",
+        "nights_share": "Channel mix: share of the month's nights sold (all channels, all "
+        f"currencies). {_RATIO}.",
+        "room_revenue_share": "Channel mix: share of the month's room revenue in this currency. "
+        f"{_RATIO}.",
+    },
+    "marts.booking_pace": {
+        "stay_date": "Stay night D.",
+        "as_of_date": "Snapshot date A: the build's as_of and the 52 weekly snapshots before it; "
+        "stay dates run from A to A + 365 days within the reporting range.",
+        "currency_code": COMMON["currency_code"],
+        "days_before_arrival": "D - A in days.",
+        "otb_nights": "On the books as of A (metrics.md / contracts.md): stay nights D of guest "
+        "stays with reservationDate <= A that are on the books now, plus cancelled ones with "
+        "cancelDate > A.",
+        "otb_room_revenue": "Room revenue of those nights (today's bill-line allocation; the lake "
+        f"does not keep past prices of a still-current line set). {_MONEY}.",
+        "pickup_nights": "Pickup = OTB(A) - OTB(A - 7 days) for the same stay date.",
+        "pickup_room_revenue": f"Pickup of room revenue vs the previous snapshot. {_MONEY}.",
+        "stly_stay_date": "Same time last year: D - 364 days (weekday aligned).",
+        "stly_as_of_date": "A - 364 days: the same number of days before arrival.",
+        "stly_otb_nights": "OTB nights of stly_stay_date as of stly_as_of_date.",
+        "stly_otb_room_revenue": f"OTB room revenue of the STLY pair. {_MONEY}.",
+        "pace_nights": "Pace vs STLY = otb_nights - stly_otb_nights.",
+        "pace_room_revenue": f"otb_room_revenue - stly_otb_room_revenue. {_MONEY}.",
+    },
+    "marts.cancellations_monthly": {
+        "month_start": "Month: booking month for the creation columns, arrival month for the "
+        "arrival columns.",
+        "location_id": COMMON["location_id"],
+        "reservations_created": "Guest reservations (any status) with reservationDate in the month.",
+        "reservations_cancelled": "Of those, now CANCELLED (-12) or DEF_CANCELLED (-13).",
+        "reservations_declined": "Of those, now DECLINED (-10) (beside the rate, not in it).",
+        "reservations_expired": "Of those, now EXPIRED (-11) (beside the rate, not in it).",
+        "reservations_on_the_books": "Of those, now on the books.",
+        "cancellation_rate": f"Cancellation rate = reservations_cancelled / reservations_created. {_RATIO}.",
+        "decline_rate": f"reservations_declined / reservations_created. {_RATIO}.",
+        "expiry_rate": f"reservations_expired / reservations_created. {_RATIO}.",
+        "avg_lead_time_days": "Lead time = arrivalDate - reservationDate in days, averaged per "
+        "booking over the on-the-books reservations booked in the month (by booking date).",
+        "arrivals": "On-the-books guest reservations arriving in the month.",
+        "arrival_stay_nights": "Their stay nights (departure - arrival).",
+        "alos": f"ALOS = arrival_stay_nights / arrivals, by arrival date. {_RATIO}.",
+    },
+    "marts.rate_availability_daily": {
+        "date_day": COMMON["date_day"],
+        "accommodation_type_id": COMMON["accommodation_type_id"],
+        "location_id": COMMON["location_id"],
+        "rate_type_id": "Rate type (price list); for realised figures the rate type of the "
+        "accommodation reserved resource.",
+        "currency_code": COMMON["currency_code"],
+        "list_price": "Nightly list price: value of the active rate with the highest priority "
+        "valid on D for D's weekday (ties: highest rateId). " + _MONEY + ".",
+        "nights_sold": f"Nights sold at this rate type: {_SOLD}.",
+        "room_revenue": f"Their room revenue. {_MONEY}.",
+        "realised_adr": f"Realised ADR = room_revenue / nights_sold, {_DIV}.",
+        "adr_vs_list_price": f"realised_adr - list_price. {_MONEY}.",
+        "nights_available": "Nights available of the accommodation type on D (all locations).",
+        "remaining_units": "Units left to sell on D = nights_available - nights sold - owner / "
+        "hold nights - held nights (all rate types).",
+        "service_available_units": "The service's availability index: the largest "
+        "availableUnits of the arrivals on D over the durations extracted.",
+    },
+    "marts.finance_journal_monthly": {
+        "company_id": COMMON["company_id"],
+        "ledger_number": "Ledger (account) number; 8xxx are revenue ledgers.",
+        "month_start": "Month of the mutation date.",
+        "currency_code": "Currency of the journal report (else the company's).",
+        "is_revenue_ledger": "Ledger number starts with 8.",
+        "entry_count": "Journal entries.",
+        "debit_vat_included": "Sum of debit amounts including VAT.",
+        "credit_vat_included": "Sum of credit amounts including VAT.",
+        "debit_vat_excluded": "Sum of debit amounts excluding VAT.",
+        "credit_vat_excluded": "Sum of credit amounts excluding VAT.",
+        "net_vat_included": "credit - debit, VAT included (= revenue on revenue ledgers).",
+        "net_vat_excluded": "credit - debit, VAT excluded.",
+    },
+    "marts.cash_clearance_daily": {
+        "clearance_date": "Date of the cash clearance.",
+        "company_id": COMMON["company_id"],
+        "location_id": COMMON["location_id"],
+        "currency_code": "Currency of the cash account.",
+        "clearance_count": "Clearances.",
+        "expected_amount": "Sum of expected amounts.",
+        "counted_cash": "Sum of counted cash.",
+        "counted_card": "Sum of counted card payments.",
+        "counted_cheque": "Sum of counted cheques.",
+        "counted_ancv": "Sum of counted ANCV vouchers.",
+        "counted_total": "counted cash + card + cheque + ANCV.",
+        "difference": "Sum of the service's differences (counted total - expected).",
+        "clearances_with_difference": "Clearances whose difference is not zero.",
+    },
+    "marts.revenue_reconciliation": {
+        "company_id": COMMON["company_id"],
+        "month_start": "Month: booking month (bill side) and mutation month (journal side).",
+        "currency_code": COMMON["currency_code"],
+        "bill_revenue": "Item lines (10, 20, 190, 250) of on-the-books reservations, by booking month.",
+        "journal_revenue": "credit - debit VAT included on revenue ledgers (8xxx), by mutation month.",
+        "journal_revenue_vat_excluded": "The same, VAT excluded (for reference).",
+        "difference": "bill_revenue - journal_revenue (timing differences expected per month).",
+        "cumulative_bill_revenue": "Running total of bill_revenue per company and currency.",
+        "cumulative_journal_revenue": "Running total of journal_revenue per company and currency.",
+        "cumulative_difference": "Running total of difference; the asset check tests the all-time value.",
+    },
+}
+
+
+def column_docs(qualified: str) -> dict[str, str]:
+    """Column comments of one model (empty for models without dictionary entries)."""
+    return MARTS.get(qualified, {})
+
+
+def render_markdown() -> str:
+    """docs/metrics.md: the metric dictionary for analysts."""
+    models = discover_models()
+    out = [
+        "# Metric dictionary",
+        "",
+        "Generated from `warehouse/dictionary.py` (`python -m warehouse.dictionary > "
+        "docs/metrics.md`); the same text is in the warehouse as `COMMENT ON` (DuckDB: "
+        "`select * from duckdb_columns() where schema_name = 'marts'`). Definitions follow "
+        "`shared/spec/metrics.md` and `docs/contracts.md` section 2.",
+        "",
+        "Conventions: money is DECIMAL(18,2) in the row's `currency_code` and is allocated to "
+        "nights in integer cents; ratios of money (ADR, RevPAR, ...) are rounded half away from "
+        "zero to the cent; occupancy-type ratios are DOUBLE and should be recomputed from the "
+        "counts, never averaged. The nightly grain covers the reporting range: the earliest "
+        "arrival to the night before the latest departure (or the build's `reporting_range`).",
+        "",
+    ]
+    for qualified, columns in MARTS.items():
+        out += [f"## `{qualified}`", "", models[qualified].description, "", "| column | definition |", "|---|---|"]
+        out += [f"| `{c}` | {text.replace('|', '/')} |" for c, text in columns.items()]
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(render_markdown(), end="")

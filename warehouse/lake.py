@@ -1,0 +1,120 @@
+"""Expose the Parquet lake to the models as two read-only catalogs of views.
+
+`lake.<table>` holds every row ever extracted (typed per `lake_schema`), `lake_current.<table>`
+the current state per the contract's rule. Both live in in-memory catalogs attached to the build
+connection, so the published warehouse never depends on lake paths.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+
+from warehouse.lake_schema import TABLES, TableSpec
+from warehouse.sqltext import quote_ident, quote_literal
+
+LAKE_CATALOG = "lake"
+CURRENT_CATALOG = "lake_current"
+
+
+def table_files(lake_dir: Path, table: str) -> list[Path]:
+    """Committed Parquet files of a table (temp files start with a dot or lack the suffix)."""
+    folder = lake_dir / table
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
+
+
+def _present_columns(files: list[Path]) -> set[str]:
+    names: set[str] = set()
+    for f in files:
+        names.update(pq.read_schema(f).names)
+    return names
+
+
+def raw_view_sql(table: str, files: list[Path]) -> str:
+    """A typed select over the table's files; missing columns become typed nulls."""
+    spec = TABLES[table]
+    present = _present_columns(files) if files else set()
+    cols = []
+    for name, typ in spec.all_columns.items():
+        src = quote_ident(name) if name in present else "null"
+        cols.append(f"cast({src} as {typ}) as {quote_ident(name)}")
+    select = ",\n    ".join(cols)
+    if not files:
+        return f"select\n    {select}\nwhere false"
+    paths = ", ".join(quote_literal(str(f)) for f in files)
+    return f"select\n    {select}\nfrom read_parquet([{paths}], union_by_name = true)"
+
+
+def current_view_sql(table: str, spec: TableSpec) -> str:
+    """The contract's current-state rule (docs/contracts.md section 3) for one table."""
+    raw = f"{LAKE_CATALOG}.{quote_ident(table)}"
+    key = ", ".join(f"t.{quote_ident(k)}" for k in spec.key)
+    if spec.parent is None:
+        return f"""
+with ranked as (
+    select
+        t.*,
+        row_number() over (
+            partition by {key} order by t._batch_id desc, t._extracted_at desc nulls last
+        ) as _row_rank
+    from {raw} as t
+),
+last_full as (
+    select max(_batch_id) as full_batch_id from {raw} where _batch_kind = 'full'
+)
+select ranked.* exclude (_row_rank)
+from ranked
+where _row_rank = 1
+    and not coalesce(_is_deleted, false)
+    and _batch_id >= coalesce((select full_batch_id from last_full), '')
+"""
+    parent = f"{CURRENT_CATALOG}.{quote_ident(spec.parent)}"
+    join = " and ".join(
+        f"t.{quote_ident(c)} = p.{quote_ident(pk)}" for c, pk in spec.parent_key.items()
+    )
+    return f"""
+with candidates as (
+    select
+        t.*,
+        row_number() over (
+            partition by {key} order by t._extracted_at desc nulls last
+        ) as _row_rank
+    from {raw} as t
+    inner join {parent} as p
+        on {join} and t._batch_id = p._batch_id
+)
+select candidates.* exclude (_row_rank)
+from candidates
+where _row_rank = 1
+    and not coalesce(_is_deleted, false)
+"""
+
+
+def _ordered_tables() -> list[str]:
+    """Parents before children, so current child views can reference current parents."""
+    return sorted(TABLES, key=lambda t: (TABLES[t].parent is not None, t))
+
+
+def attach_lake(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str, int]:
+    """Create the `lake` and `lake_current` catalogs; return the file count per table."""
+    con.execute(f"attach ':memory:' as {LAKE_CATALOG}")
+    con.execute(f"attach ':memory:' as {CURRENT_CATALOG}")
+    counts: dict[str, int] = {}
+    for table in _ordered_tables():
+        files = table_files(lake_dir, table)
+        counts[table] = len(files)
+        name = quote_ident(table)
+        con.execute(f"create view {LAKE_CATALOG}.{name} as {raw_view_sql(table, files)}")
+        con.execute(
+            f"create view {CURRENT_CATALOG}.{name} as {current_view_sql(table, TABLES[table])}"
+        )
+    return counts
+
+
+def detach_lake(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(f"detach {CURRENT_CATALOG}")
+    con.execute(f"detach {LAKE_CATALOG}")

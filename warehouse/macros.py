@@ -1,0 +1,37 @@
+"""SQL macros the models share, created as temporary macros on the build connection.
+
+Money helpers work in integer cents so that no sum or ratio of money passes through DOUBLE
+(DuckDB turns every DECIMAL division into DOUBLE).
+"""
+
+from __future__ import annotations
+
+MACROS: tuple[str, ...] = (
+    # DECIMAL(18,2) money -> BIGINT cents (exact: the value has two decimals).
+    "create or replace temp macro to_cents(amount) as cast(amount * 100 as bigint)",
+    # BIGINT cents -> DECIMAL(18,2) money, without a division.
+    "create or replace temp macro from_cents(cents) as "
+    "cast(cast(cents as decimal(18,0)) * 0.01 as decimal(18,2))",
+    # money / count, rounded half away from zero to the cent; null when the count is 0.
+    "create or replace temp macro div_money(amount, n) as "
+    "case when n is null or n = 0 or amount is null then null "
+    "else from_cents(sign(to_cents(amount)) * ((abs(to_cents(amount)) * 2 + n) // (2 * n))) end",
+    # ratio of two counts or amounts (not money itself): DOUBLE, null when the divisor is 0.
+    "create or replace temp macro safe_ratio(a, b) as "
+    "case when b is null or b = 0 then null else cast(a as double) / cast(b as double) end",
+    "create or replace temp macro weekday_code(d) as "
+    "['MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT', 'SUN'][isodow(d)]",
+    "create or replace temp macro status_name(code) as case code "
+    "when -99 then 'DELETED' when -13 then 'DEF_CANCELLED' when -12 then 'CANCELLED' "
+    "when -11 then 'EXPIRED' when -10 then 'DECLINED' when -5 then 'QUOTATION' "
+    "when 0 then 'INITIAL' when 10 then 'REQUEST' when 11 then 'OPTIONAL' "
+    "when 12 then 'PROVISIONAL' when 21 then 'DEFINITIVE' when 31 then 'CHECKED_IN' "
+    "when 41 then 'CHECKED_OUT' else 'UNKNOWN' end",
+    "create or replace temp macro bill_line_type_name(t) as case t "
+    "when 10 then 'RESERVED_RESOURCE' when 20 then 'RESORT_ARTICLE' when 40 then 'SUBTOTAL' "
+    "when 50 then 'WARRANT' when 60 then 'VAT' when 70 then 'TOTAL' when 80 then 'PAID_AMOUNT' "
+    "when 90 then 'DUE_AMOUNT' when 100 then 'COMMISSION' when 110 then 'COMMISSION_VAT' "
+    "when 120 then 'TO_PAY' when 130 then 'STAY_ARTICLE' when 140 then 'WITHHOLDINGARTICLE' "
+    "when 180 then 'COST_TYPE' when 190 then 'CANCEL_COMPENSATION' when 250 then 'TAX' "
+    "when 260 then 'TOTAL_EXCL_TAX' else 'UNKNOWN' end",
+)

@@ -1,0 +1,71 @@
+-- Current bill lines with their class (item / summary / commission / other), revenue class
+-- (room / extra / tax / other, item lines only), exact cents and the currency of the
+-- reservation's distribution channel.
+
+with bill_lines as (
+    select * from staging.stg_bill_lines
+),
+
+reservations as (
+    select * from staging.stg_reservations
+),
+
+channels as (
+    select * from core.dim_distribution_channels
+),
+
+classified as (
+    select
+        *,
+        case
+            when bill_line_type in (10, 20, 190, 250) then 'item'
+            when bill_line_type in (40, 60, 70, 80, 90, 120, 260) then 'summary'
+            when bill_line_type in (100, 110) then 'commission'
+            else 'other'
+        end as line_class,
+    from bill_lines
+),
+
+final as (
+    select
+        classified.bill_line_id,
+        classified.bill_id,
+        classified.reservation_id,
+        classified.payer_type,
+        classified.bill_line_type,
+        bill_line_type_name(classified.bill_line_type) as bill_line_type_name,
+        classified.line_class,
+        case
+            when classified.line_class <> 'item' then null
+            when classified.bill_line_type = 250 then 'tax'
+            when classified.bill_line_type = 10
+                and classified.resource_type in ('ACCOMMODATIONTYPE', 'SPECIAL') then 'room'
+            when classified.bill_line_type in (10, 20)
+                and classified.resource_type = 'EXTRA' then 'extra'
+            else 'other'
+        end as revenue_class,
+        classified.resource_id,
+        classified.resource_type,
+        classified.reserved_resource_id,
+        classified.rate_id,
+        classified.rate_type_id,
+        classified.description,
+        classified.quantity,
+        classified.multiplier,
+        classified.unit_value,
+        classified.total,
+        to_cents(classified.total) as total_cents,
+        classified.vat_rate,
+        classified.start_date,
+        classified.end_date,
+        classified.end_date - classified.start_date as line_nights,
+        channels.currency_code,
+        classified.batch_id,
+    from classified
+    left join reservations
+        on classified.reservation_id = reservations.reservation_id
+    left join channels
+        on reservations.distribution_channel_id = channels.distribution_channel_id
+)
+
+select * from final

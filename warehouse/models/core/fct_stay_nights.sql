@@ -1,0 +1,152 @@
+-- Reservation x night, for every reservation (flags included; marts filter). Stay nights are
+-- arrival <= night < departure; revenue is allocated from the bill lines themselves in integer
+-- cents per contracts.md section 1 (a line's own period, else its reserved resource's, else the
+-- accommodation's), so an extension never changes nights already reported. Nights carrying only
+-- allocated money outside the stay have is_stay_night = false.
+
+with reservations as (
+    select * from core.fct_reservations
+),
+
+bill_lines as (
+    select * from core.fct_bill_lines
+),
+
+reserved_resources as (
+    select * from staging.stg_reserved_resources
+),
+
+reservation_nights as (
+    select
+        reservation_id,
+        cast(unnest(range(arrival_date, departure_date, interval 1 day)) as date) as night_date,
+    from reservations
+    where departure_date > arrival_date
+),
+
+allocatable as (
+    select
+        bill_lines.bill_line_id,
+        bill_lines.reservation_id,
+        bill_lines.line_class,
+        bill_lines.revenue_class,
+        bill_lines.total_cents,
+        case
+            when bill_lines.start_date is not null and bill_lines.end_date is not null
+                then bill_lines.start_date
+            when reserved_resources.start_date is not null
+                and reserved_resources.end_date is not null
+                then reserved_resources.start_date
+            else reservations.stay_start_date
+        end as period_start,
+        case
+            when bill_lines.start_date is not null and bill_lines.end_date is not null
+                then bill_lines.end_date
+            when reserved_resources.start_date is not null
+                and reserved_resources.end_date is not null
+                then reserved_resources.end_date
+            else reservations.stay_end_date
+        end as period_end,
+    from bill_lines
+    inner join reservations
+        on bill_lines.reservation_id = reservations.reservation_id
+    left join reserved_resources
+        on bill_lines.reserved_resource_id = reserved_resources.reserved_resource_id
+    where bill_lines.line_class in ('item', 'commission')
+        and bill_lines.total_cents <> 0
+),
+
+-- a period of zero or negative length puts the whole line on its first night
+periods as (
+    select
+        *,
+        greatest(coalesce(period_end - period_start, 1), 1) as night_count,
+    from allocatable
+    where period_start is not null
+),
+
+line_nights as (
+    select
+        *,
+        unnest(range(0, night_count)) as night_index,
+    from periods
+),
+
+allocated as (
+    select
+        reservation_id,
+        cast(period_start + cast(night_index as integer) as date) as night_date,
+        line_class,
+        revenue_class,
+        sign(total_cents) * (abs(total_cents) // night_count)
+        + case when night_index < abs(total_cents) % night_count then sign(total_cents) else 0 end
+            as cents,
+    from line_nights
+),
+
+night_money as (
+    select
+        reservation_id,
+        night_date,
+        coalesce(sum(cents) filter (where revenue_class = 'room'), 0) as room_cents,
+        coalesce(sum(cents) filter (where revenue_class = 'extra'), 0) as extra_cents,
+        coalesce(sum(cents) filter (where revenue_class = 'tax'), 0) as tax_cents,
+        coalesce(sum(cents) filter (where revenue_class = 'other'), 0) as other_cents,
+        coalesce(sum(cents) filter (where line_class = 'commission'), 0) as commission_cents,
+    from allocated
+    group by reservation_id, night_date
+),
+
+nights as (
+    select
+        coalesce(reservation_nights.reservation_id, night_money.reservation_id)
+            as reservation_id,
+        coalesce(reservation_nights.night_date, night_money.night_date) as night_date,
+        reservation_nights.night_date is not null as is_stay_night,
+        coalesce(night_money.room_cents, 0) as room_cents,
+        coalesce(night_money.extra_cents, 0) as extra_cents,
+        coalesce(night_money.tax_cents, 0) as tax_cents,
+        coalesce(night_money.other_cents, 0) as other_cents,
+        coalesce(night_money.commission_cents, 0) as commission_cents,
+    from reservation_nights
+    full outer join night_money
+        on reservation_nights.reservation_id = night_money.reservation_id
+        and reservation_nights.night_date = night_money.night_date
+),
+
+final as (
+    select
+        nights.reservation_id,
+        nights.night_date,
+        nights.is_stay_night,
+        reservations.location_id,
+        reservations.company_id,
+        reservations.accommodation_type_id,
+        reservations.unit_id,
+        reservations.rate_type_id,
+        reservations.distribution_channel_id,
+        reservations.currency_code,
+        reservations.status_code,
+        reservations.booking_date,
+        reservations.cancelled_on,
+        reservations.arrival_date,
+        reservations.is_on_the_books,
+        reservations.is_held,
+        reservations.is_quoted,
+        reservations.is_cancelled,
+        reservations.is_owner_hold,
+        reservations.is_guest_stay,
+        reservations.is_sold,
+        from_cents(nights.room_cents) as room_revenue,
+        from_cents(nights.extra_cents) as extra_revenue,
+        from_cents(nights.room_cents + nights.extra_cents) as total_revenue,
+        from_cents(nights.tax_cents) as tourist_tax,
+        from_cents(nights.other_cents) as other_item_amount,
+        from_cents(nights.commission_cents) as commission,
+        from_cents(nights.room_cents - nights.commission_cents) as net_room_revenue,
+    from nights
+    inner join reservations
+        on nights.reservation_id = reservations.reservation_id
+)
+
+select * from final

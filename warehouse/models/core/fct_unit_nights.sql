@@ -1,0 +1,51 @@
+-- Supply: every unit x night of the reporting range. is_available follows contracts.md
+-- section 2 (setup_date <= night and archived_from null or after the night); is_sold and
+-- is_owner_hold say whether an on-the-books guest stay or owner / block reservation has the unit.
+
+with units as (
+    select * from core.dim_units
+),
+
+dates as (
+    select * from core.dim_dates
+),
+
+stay_nights as (
+    select * from core.fct_stay_nights
+),
+
+unit_usage as (
+    select
+        unit_id,
+        night_date,
+        bool_or(is_sold) as is_sold,
+        bool_or(is_owner_hold) as is_owner_hold,
+        count(*) as reservation_count,
+    from stay_nights
+    where is_stay_night
+        and is_on_the_books
+        and unit_id is not null
+    group by unit_id, night_date
+),
+
+final as (
+    select
+        units.unit_id,
+        dates.date_day as night_date,
+        units.accommodation_type_id,
+        units.location_id,
+        coalesce(units.setup_date <= dates.date_day, true)
+        and (units.archived_from is null or units.archived_from > dates.date_day)
+            as is_available,
+        coalesce(unit_usage.is_sold, false) as is_sold,
+        coalesce(unit_usage.is_owner_hold, false) as is_owner_hold,
+        coalesce(unit_usage.reservation_count, 0) > 1 as is_double_booked,
+    from units
+    cross join dates
+    left join unit_usage
+        on units.unit_id = unit_usage.unit_id
+        and dates.date_day = unit_usage.night_date
+    where dates.is_in_reporting_range
+)
+
+select * from final

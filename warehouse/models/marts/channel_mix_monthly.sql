@@ -1,0 +1,60 @@
+-- Channel mix per month x distribution channel x currency: nights sold and room revenue of
+-- on-the-books guest stays, with each channel's share of the month's nights (all currencies)
+-- and of the month's room revenue in that currency.
+
+with stay_nights as (
+    select * from core.fct_stay_nights
+),
+
+channels as (
+    select * from core.dim_distribution_channels
+),
+
+dates as (
+    select * from core.dim_dates
+),
+
+monthly as (
+    select
+        dates.month_start,
+        stay_nights.distribution_channel_id,
+        stay_nights.currency_code,
+        count(*) filter (where stay_nights.is_stay_night) as nights_sold,
+        sum(stay_nights.room_revenue) as room_revenue,
+        sum(stay_nights.total_revenue) as total_revenue,
+        sum(stay_nights.commission) as commission,
+    from stay_nights
+    inner join dates
+        on stay_nights.night_date = dates.date_day
+    where stay_nights.is_sold
+        and dates.is_in_reporting_range
+    group by all
+),
+
+final as (
+    select
+        monthly.month_start,
+        monthly.distribution_channel_id,
+        channels.distribution_channel_code,
+        channels.channel_type,
+        monthly.currency_code,
+        monthly.nights_sold,
+        cast(monthly.room_revenue as decimal(18, 2)) as room_revenue,
+        cast(monthly.total_revenue as decimal(18, 2)) as total_revenue,
+        cast(monthly.commission as decimal(18, 2)) as commission,
+        safe_ratio(
+            monthly.nights_sold,
+            sum(monthly.nights_sold) over (partition by monthly.month_start)
+        ) as nights_share,
+        safe_ratio(
+            monthly.room_revenue,
+            sum(monthly.room_revenue) over (
+                partition by monthly.month_start, monthly.currency_code
+            )
+        ) as room_revenue_share,
+    from monthly
+    left join channels
+        on monthly.distribution_channel_id = channels.distribution_channel_id
+)
+
+select * from final

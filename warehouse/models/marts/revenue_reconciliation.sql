@@ -1,0 +1,73 @@
+-- Bill-based vs journal-based revenue per company x month x currency. Bill side: item lines of
+-- on-the-books reservations by booking month; journal side: credit - debit (VAT included) on
+-- revenue ledgers (8xxx) by mutation month. Cumulative columns absorb timing differences
+-- between booking and posting; the asset check compares the all-time totals.
+
+with bill_lines as (
+    select * from core.fct_bill_lines
+),
+
+reservations as (
+    select * from core.fct_reservations
+),
+
+journal_entries as (
+    select * from core.fct_journal_entries
+),
+
+bills as (
+    select
+        reservations.company_id,
+        cast(date_trunc('month', reservations.booking_date) as date) as month_start,
+        bill_lines.currency_code,
+        sum(bill_lines.total) as bill_revenue,
+    from bill_lines
+    inner join reservations
+        on bill_lines.reservation_id = reservations.reservation_id
+    where bill_lines.line_class = 'item'
+        and reservations.is_on_the_books
+    group by all
+),
+
+journals as (
+    select
+        company_id,
+        month_start,
+        currency_code,
+        sum(net_vat_included) as journal_revenue,
+        sum(net_vat_excluded) as journal_revenue_vat_excluded,
+    from journal_entries
+    where is_revenue_ledger
+    group by all
+),
+
+joined as (
+    select
+        company_id,
+        month_start,
+        currency_code,
+        cast(coalesce(bills.bill_revenue, 0) as decimal(18, 2)) as bill_revenue,
+        cast(coalesce(journals.journal_revenue, 0) as decimal(18, 2)) as journal_revenue,
+        cast(coalesce(journals.journal_revenue_vat_excluded, 0) as decimal(18, 2))
+            as journal_revenue_vat_excluded,
+    from bills
+    full outer join journals
+        using (company_id, month_start, currency_code)
+),
+
+final as (
+    select
+        *,
+        bill_revenue - journal_revenue as difference,
+        cast(sum(bill_revenue) over w as decimal(18, 2)) as cumulative_bill_revenue,
+        cast(sum(journal_revenue) over w as decimal(18, 2)) as cumulative_journal_revenue,
+        cast(sum(bill_revenue - journal_revenue) over w as decimal(18, 2))
+            as cumulative_difference,
+    from joined
+    window w as (
+        partition by company_id, currency_code order by month_start
+        rows between unbounded preceding and current row
+    )
+)
+
+select * from final

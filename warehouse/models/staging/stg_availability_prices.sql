@@ -1,0 +1,24 @@
+-- Prices per rate type of availability records (child of availability).
+-- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
+-- and child-replacement rules); renamed and cast only.
+
+with source as (
+    select * from lake_current.availability_prices
+),
+
+final as (
+    select
+        resource_id as accommodation_type_id,
+        arrival_date,
+        duration,
+        rate_type_id,
+        currency_code,
+        price,
+        _batch_id as batch_id,
+        _batch_kind as batch_kind,
+        _extracted_at as extracted_at,
+        _extra as extra_fields
+    from source
+)
+
+select * from final
