@@ -1,0 +1,132 @@
+"""Drive the async service client from a synchronous Dagster asset with bounded memory.
+
+The client's async generators run on an event loop in a background thread; pages cross to the
+asset's thread through a small bounded queue, so at most `QUEUE_PAGES` pages wait while the asset
+normalises and writes. Fan-out calls (one per accommodation type, journal report or arrival
+window) run concurrently on that loop; the client's own limit bounds the requests in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, suppress
+from datetime import UTC, datetime
+from typing import Any
+
+QUEUE_PAGES = 4
+MAX_CONCURRENT_CALLS = 15  # fan-out tasks alive at once; the client bounds actual requests
+
+Page = list[dict[str, Any]]
+_DONE = object()
+
+
+class PageStream:
+    """Iterate `(page, extracted_at)`; `stats` holds the client's counters once it is closed."""
+
+    def __init__(
+        self,
+        open_client: Callable[[], AbstractAsyncContextManager[Any]],
+        method: str,
+        calls: Sequence[Mapping[str, Any]],
+        *,
+        max_concurrent_calls: int = MAX_CONCURRENT_CALLS,
+    ) -> None:
+        self._open, self._method, self._calls = open_client, method, list(calls)
+        self._limit = max_concurrent_calls
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=QUEUE_PAGES)
+        self._stop = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.stats: Any = None
+
+    async def _produce(self) -> None:
+        async with self._open() as client:
+            gate = asyncio.Semaphore(self._limit)
+
+            async def one(kwargs: Mapping[str, Any]) -> None:
+                async with gate:
+                    async for page in getattr(client, self._method)(**kwargs):
+                        item = (list(page), datetime.now(UTC))
+                        while not self._stop.is_set():
+                            try:
+                                self._queue.put_nowait(item)
+                                break
+                            except queue.Full:
+                                await asyncio.sleep(0.005)
+                        if self._stop.is_set():
+                            return
+
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for kwargs in self._calls:
+                        group.create_task(one(kwargs))
+            finally:
+                self.stats = _stats_of(client)
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            self._task = loop.create_task(self._produce())
+            loop.run_until_complete(self._task)
+            result: Any = _DONE
+        except BaseException as exc:  # handed to the consumer thread
+            result = exc
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+        while True:
+            try:
+                self._queue.put(result, timeout=0.1)
+                return
+            except queue.Full:
+                if self._stop.is_set():
+                    return
+
+    def __iter__(self) -> Iterator[tuple[Page, datetime]]:
+        thread = threading.Thread(target=self._run, name="service-pages", daemon=True)
+        thread.start()
+        try:
+            while True:
+                item = self._queue.get()
+                if item is _DONE:
+                    return
+                if isinstance(item, BaseException):
+                    if isinstance(item, BaseExceptionGroup) and len(item.exceptions) == 1:
+                        raise item.exceptions[0]
+                    raise item
+                yield item
+        finally:
+            self._stop.set()
+            if self._loop is not None and self._task is not None and not self._task.done():
+                self._loop.call_soon_threadsafe(self._task.cancel)
+            while thread.is_alive():
+                with suppress(queue.Empty):
+                    self._queue.get(timeout=0.05)
+            thread.join()
+
+
+def _stats_of(client: Any) -> Any:
+    """The client's request counters as plain data (a snapshot, if it offers one)."""
+    for name in ("stats_snapshot",):
+        fn = getattr(client, name, None)
+        if callable(fn):
+            return fn()
+    stats = getattr(client, "stats", None)
+    snapshot = getattr(stats, "snapshot", None)
+    return snapshot() if callable(snapshot) else stats
+
+
+def requests_used(stats: Any) -> int:
+    """Total requests from a stats snapshot (dict with `requests`, or counts per endpoint)."""
+    if stats is None:
+        return 0
+    if isinstance(stats, Mapping):
+        if isinstance(stats.get("requests"), int):
+            return int(stats["requests"])
+        return sum(v for v in stats.values() if isinstance(v, int))
+    total = getattr(stats, "requests", None)
+    return int(total) if isinstance(total, int) else 0

@@ -1,0 +1,49 @@
+"""A process-local progress hook: extraction reports pages as they land, a display listens.
+
+The command line shows live progress while Dagster runs the job in the same process; assets call
+`report(...)` and never know whether anyone is listening (Dagster runs from the UI have none).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageEvent:
+    table: str
+    records: int
+    quarantined: int = 0
+    done: bool = False
+
+
+Listener = Callable[[PageEvent], None]
+
+_listeners: list[Listener] = []
+_lock = threading.Lock()
+
+
+def subscribe(listener: Listener) -> Callable[[], None]:
+    """Register a listener; returns the function that removes it."""
+    with _lock:
+        _listeners.append(listener)
+
+    def unsubscribe() -> None:
+        with _lock:
+            if listener in _listeners:
+                _listeners.remove(listener)
+
+    return unsubscribe
+
+
+def report(table: str, records: int, quarantined: int = 0, *, done: bool = False) -> None:
+    """Tell listeners that a page (or the end of a table) landed. Listener errors never break a run."""
+    with _lock:
+        listeners = list(_listeners)
+    event = PageEvent(table, records, quarantined, done)
+    for listener in listeners:
+        with contextlib.suppress(Exception):  # a display must never fail an extraction
+            listener(event)

@@ -1,0 +1,183 @@
+"""Benchmark: normalise + write reservation-details pages into a scratch lake.
+
+Generates N synthetic `/reservations/details` records shaped like the sandbox's (header, reserved
+resources, three bills, subjects), or takes them from the sandbox world (`--world small`), and
+times only normalisation and the Parquet writes (`assets.extract.run_spec` fed with pages; page
+generation time is measured apart and left out). Reports records/s per core (CPU time of this
+process) and peak RSS, which stays flat as N grows because pages are flushed every `flush_rows`.
+
+    python -m bench.normalise --records 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from assets.extract import ExtractSettings, run_spec
+from assets.lake import Lake, new_batch_id
+from assets.specs import SPECS
+
+PAGE_SIZE = 1000
+POOL = 2000  # distinct template records; pages reuse them with fresh reservation ids
+
+
+def _bill(rng: random.Random, line_id: int, rid: int, line_type: int, total: float) -> dict:
+    return {
+        "reservationBillLineId": line_id,
+        "reservationBillId": rid * 10,
+        "reservationId": rid,
+        "payerType": "CUSTOMER",
+        "billLineType": line_type,
+        "resourceId": rng.randint(1, 500),
+        "resourceType": "ACCOMMODATIONTYPE",
+        "reservedResourceId": rid * 10,
+        "rateId": 7,
+        "rateTypeId": 1,
+        "description": "Rent",
+        "quantity": 4,
+        "multiplier": 1,
+        "value": round(total / 4, 2),
+        "total": total,
+        "vatRate": 9.0,
+        "startDate": "2026-07-01",
+        "endDate": "2026-07-05",
+    }
+
+
+def synthetic_record(rng: random.Random, rid: int) -> dict[str, Any]:
+    arrival = date(2026, 1, 1) + timedelta(days=rng.randint(0, 364))
+    nights = rng.choice((2, 3, 4, 7, 14))
+    departure = arrival + timedelta(days=nights)
+    rent = round(rng.uniform(200, 3000), 2)
+    lines = [
+        _bill(rng, rid * 20 + k, rid, t, rent if t in (10, 70) else 0.0)
+        for k, t in enumerate((10, 20, 40, 60, 70, 80, 90, 120))
+    ]
+    return {
+        "reservationId": rid,
+        "reservationNumber": f"R{rid:08d}",
+        "reservationCategoryId": 1,
+        "categoryCode": "GUEST",
+        "categoryName": "Guest",
+        "type": "RESERVATION",
+        "status": rng.choice((12, 21, 31, 41, -12)),
+        "arrivalDate": arrival.isoformat(),
+        "departureDate": departure.isoformat(),
+        "expectedArrivalDateTime": None,
+        "expectedDepartureDateTime": None,
+        "customerId": rng.randint(1, 10**6),
+        "distributionChannelId": rng.randint(1, 5),
+        "distributionChannelCode": "WEB",
+        "locationId": rng.randint(1, 150),
+        "reservationDate": "2025-11-02T10:11:12.345",
+        "modifiedDate": "2025-11-03T08:00:00.000",
+        "cancelDate": None,
+        "voucher": None,
+        "validationStatus": 21,
+        "reservedResources": [
+            {
+                "reservedResourceId": rid * 10 + k,
+                "reservationId": rid,
+                "resourceId": 11,
+                "unitId": 101,
+                "rateTypeId": 1,
+                "type": "ACCOMMODATIONTYPE" if k == 0 else "EXTRA",
+                "code": "B4",
+                "name": "Bungalow",
+                "quantity": 1,
+                "startDate": arrival.isoformat(),
+                "endDate": departure.isoformat(),
+                "statusName": "ok",
+                "overrideValue": None,
+            }
+            for k in range(2)
+        ],
+        "customerBill": lines,
+        "payingCustomerBill": [],
+        "agentBill": [_bill(rng, rid * 20 + 19, rid, 100, round(rent * 0.1, 2))],
+        "subjects": [
+            {
+                "reservationSubjectId": rid * 10,
+                "reservationId": rid,
+                "subjectId": 1,
+                "type": "PERSON",
+                "ageFrom": 18,
+                "ageTo": 99,
+                "quantity": 2,
+            }
+        ],
+    }
+
+
+def world_records(scale: str) -> list[dict[str, Any]]:
+    """Reservation details as the sandbox world serves them."""
+    from sandbox.world import World
+
+    world = World(seed=7, scale=scale)
+    return [world.details("reservations", k) for k in world.keys("reservations")]
+
+
+class Pages:
+    """Pages of `total` records built from a template pool; generation time is kept apart."""
+
+    def __init__(self, pool: list[dict[str, Any]], total: int) -> None:
+        self.pool, self.total, self.gen_seconds = pool, total, 0.0
+
+    def __iter__(self) -> Iterator[tuple[list[dict[str, Any]], datetime]]:
+        for start in range(0, self.total, PAGE_SIZE):
+            t0 = time.process_time()
+            n = min(PAGE_SIZE, self.total - start)
+            page = [
+                {**self.pool[(start + i) % len(self.pool)], "reservationId": start + i + 1}
+                for i in range(n)
+            ]
+            now = datetime.now(UTC)
+            self.gen_seconds += time.process_time() - t0
+            yield page, now
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--world", default=None, help="take templates from the sandbox world")
+    parser.add_argument("--flush-rows", type=int, default=50_000)
+    args = parser.parse_args(argv)
+
+    rng = random.Random(7)
+    pool = (
+        world_records(args.world)
+        if args.world
+        else [synthetic_record(rng, i) for i in range(1, POOL + 1)]
+    )
+    spec = next(s for s in SPECS if s.name == "reservations")
+    pages = Pages(pool, args.records)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with tempfile.TemporaryDirectory() as tmp:
+        lake = Lake(tmp)
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        report = run_spec(
+            spec,
+            lake=lake,
+            batch_id=new_batch_id(),
+            pages=pages,
+            settings=ExtractSettings(flush_rows=args.flush_rows),
+        )
+        wall = time.perf_counter() - wall0 - pages.gen_seconds
+        cpu = time.process_time() - cpu0 - pages.gen_seconds
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rows = sum(t.rows for t in report.tables.values())
+    print(f"records            : {report.records:,} ({rows:,} rows in {len(report.tables)} tables)")
+    print(f"normalise + write  : {wall:.2f} s wall, {cpu:.2f} s CPU")
+    print(f"records/s per core : {report.records / cpu:,.0f}  (rows/s per core {rows / cpu:,.0f})")
+    print(f"peak RSS           : {peak_mb:,.0f} MB (before the run {rss_before / 1024:,.0f} MB)")
+
+
+if __name__ == "__main__":
+    main()

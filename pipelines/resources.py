@@ -1,0 +1,98 @@
+"""Dagster resources: the reservation service client and the lake (with extraction settings).
+
+Secrets arrive only at the wiring site (`pipelines/definitions.py`) as `dg.EnvVar`, resolved when
+a run starts, never at import time.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from assets.lake import DEFAULT_FLUSH_ROWS, Lake, new_batch_id
+
+DEFAULT_MAX_CONCURRENCY = 15  # the service caps concurrent calls per IP address at 15
+DEFAULT_PAGE_SIZE = 1000
+DEFAULT_QUARANTINE_THRESHOLD = 0.05
+DEFAULT_HORIZON_DAYS = 90
+
+
+class ReservationServiceResource(dg.ConfigurableResource):
+    """Builds the async service client for one asset execution.
+
+    `base_url` None (or empty) means "the embedded sandbox": the `reservoir run` command starts
+    it and passes its URL and credentials; a bare Dagster run cannot, so it says what to do.
+    """
+
+    base_url: str | None = None
+    client_id: str = ""
+    client_secret: str = ""
+    scope: str = ""
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    page_size: int = DEFAULT_PAGE_SIZE
+    events_path: str = "/events"
+
+    def service_config(self) -> Any:
+        from service.config import ServiceConfig
+        from service.errors import ConfigurationError
+
+        if not self.base_url:
+            raise ConfigurationError(
+                "no service URL: run `reservoir run` (it starts the embedded sandbox and passes "
+                "its URL) or set RESERVOIR_BASE_URL, RESERVOIR_CLIENT_ID, "
+                "RESERVOIR_CLIENT_SECRET and RESERVOIR_SCOPE for the real service"
+            )
+        return ServiceConfig(
+            base_url=self.base_url,
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            scope=self.scope,
+            max_concurrency=self.max_concurrency,
+            page_size=self.page_size,
+            events_path=self.events_path,
+        )
+
+    def open_client(self) -> AbstractAsyncContextManager[Any]:
+        """A fresh `ReservationService` (async context manager); one per asset execution."""
+        from service.api import ReservationService
+
+        return ReservationService.connect(self.service_config())
+
+
+class LakeResource(dg.ConfigurableResource):
+    """Where the lake lives and the rules for what lands in it."""
+
+    data_dir: str = "./data"
+    quarantine_threshold: float = DEFAULT_QUARANTINE_THRESHOLD
+    include_customer_pii: bool = False
+    flush_rows: int = DEFAULT_FLUSH_ROWS
+    availability_horizon_days: int = DEFAULT_HORIZON_DAYS
+    availability_start: str | None = None  # ISO date, e.g. the sandbox's today; None = today
+    compact_min_files: int = 8  # compaction folds a table once it has this many files
+    batch_id: str | None = None  # pin the batch id (tests, replays); None = from the run
+
+    def lake(self) -> Lake:
+        return Lake(Path(self.data_dir) / "lake")
+
+    def today(self) -> date:
+        if self.availability_start:
+            return date.fromisoformat(self.availability_start)
+        return datetime.now(UTC).date()
+
+    def batch_id_for(self, context: dg.AssetExecutionContext | dg.OpExecutionContext) -> str:
+        """One batch id per run, shared by all its tables; a re-executed run keeps it.
+
+        Derived from the root run (the first run of a re-execution chain): its start time and
+        the first 8 hex digits of its id, so re-executing overwrites the same files.
+        """
+        if self.batch_id:
+            return self.batch_id
+        run = context.run
+        root_id = run.root_run_id or run.run_id
+        record = context.instance.get_run_record_by_id(root_id)
+        at = record.create_timestamp if record is not None else None
+        return new_batch_id(at, root_id.replace("-", "")[:8])

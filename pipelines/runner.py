@@ -1,0 +1,366 @@
+"""`reservoir run`: start the embedded sandbox when no service is configured, run the job in this
+process with live progress, and end with a summary a newcomer can act on.
+
+Running in-process (not through a daemon) keeps the first experience to one command, and the
+run is still recorded in the Dagster instance under `<data dir>/dagster_home`, so `make dev`
+shows it in the UI.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from assets import progress
+from pipelines.settings import Settings
+
+DAGSTER_YAML = """\
+# Written by `reservoir run` when missing. Runs launched by the CLI and by `make dev` share it.
+telemetry:
+  enabled: false
+"""
+
+
+class RunError(Exception):
+    """The run could not start or did not succeed; the message says why in one line."""
+
+
+@dataclass
+class TableLine:
+    rows: int = 0
+    quarantined: int = 0
+    requests: int = 0
+    seconds: float = 0.0
+    pages: int = 0
+
+
+@dataclass
+class RunSummary:
+    """What a run did, per table and overall; printed at the end and returned to callers."""
+
+    run_id: str
+    mode: str
+    seconds: float
+    tables: dict[str, TableLine] = field(default_factory=dict)
+    models: dict[str, int] = field(default_factory=dict)
+    kpis: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def requests(self) -> int:
+        return sum(t.requests for t in self.tables.values())
+
+
+def prepare_instance(settings: Settings) -> dg.DagsterInstance:
+    """A persistent Dagster instance under the data directory (shared with `make dev`)."""
+    home = settings.dagster_home.resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        config.write_text(DAGSTER_YAML)
+    os.environ["DAGSTER_HOME"] = str(home)
+    return dg.DagsterInstance.get()
+
+
+@dataclass(frozen=True)
+class ServiceTarget:
+    base_url: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    scope: str
+    today: str | None  # the service's "today" (the sandbox has its own clock)
+    sandbox: Any = None  # the sandbox handle when embedded
+
+
+@contextlib.contextmanager
+def service_target(settings: Settings, *, scale: str, seed: int) -> Iterator[ServiceTarget]:
+    """The configured service, or an embedded sandbox for the duration of the block."""
+    if not settings.uses_sandbox:
+        assert settings.base_url and settings.client_id and settings.client_secret
+        yield ServiceTarget(
+            settings.base_url,
+            settings.client_id,
+            settings.client_secret,
+            settings.scope or "",
+            today=None,
+        )
+        return
+    from sandbox.runner import SandboxSettings, run_sandbox  # the CLI is the sandbox's starter
+
+    with run_sandbox(SandboxSettings(seed=seed, scale=scale)) as handle:
+        yield ServiceTarget(
+            handle.base_url,
+            handle.client_id,
+            handle.client_secret,
+            handle.scope,
+            today=handle.world.now.date().isoformat(),
+            sandbox=handle,
+        )
+
+
+def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]:
+    from pipelines.resources import LakeResource, ReservationServiceResource
+
+    resources: dict[str, Any] = {
+        "service": ReservationServiceResource(
+            base_url=target.base_url,
+            client_id=target.client_id,
+            client_secret=target.client_secret,
+            scope=target.scope,
+            max_concurrency=settings.max_concurrency,
+        ),
+        "lake": LakeResource(
+            data_dir=str(settings.data_dir.resolve()), availability_start=target.today
+        ),
+    }
+    with contextlib.suppress(ImportError):
+        from warehouse.dagster_assets import WarehouseResource  # type: ignore[attr-defined]
+
+        resources["warehouse"] = WarehouseResource(data_dir=str(settings.data_dir.resolve()))
+    return resources
+
+
+def resolve_selection(
+    defs: dg.Definitions, select: Sequence[str] | None
+) -> list[dg.AssetKey] | None:
+    """Map short names (`reservations`, `occupancy_daily`) to asset keys; unknown names fail."""
+    if not select:
+        return None
+    keys = list(defs.resolve_all_asset_keys())
+    chosen: list[dg.AssetKey] = []
+    for name in select:
+        matches = [k for k in keys if k.path[-1] == name or k.to_user_string() == name]
+        if not matches:
+            known = ", ".join(sorted({k.path[-1] for k in keys}))
+            raise RunError(f"--select {name!r} matches no table or model; known: {known}")
+        chosen.extend(matches)
+    return chosen
+
+
+class ProgressDisplay:
+    """Live per-table pages and records while the job runs."""
+
+    def __init__(self, console: Console, enabled: bool) -> None:
+        self.console = console
+        self.enabled = enabled
+        self.lines: dict[str, TableLine] = {}
+        self.started = time.monotonic()
+        self._live: Live | None = None
+
+    def _render(self) -> Table:
+        table = Table(title=f"extracting ({time.monotonic() - self.started:.0f}s)", expand=False)
+        for col in ("table", "pages", "records", "quarantined"):
+            table.add_column(col, justify="right" if col != "table" else "left")
+        for name, line in self.lines.items():
+            table.add_row(name, str(line.pages), f"{line.rows:,}", str(line.quarantined))
+        return table
+
+    def on_page(self, event: progress.PageEvent) -> None:
+        line = self.lines.setdefault(event.table, TableLine())
+        if not event.done:
+            line.pages += 1
+            line.rows += event.records
+            line.quarantined += event.quarantined
+        if self._live is not None:
+            self._live.update(self._render())
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        unsubscribe = progress.subscribe(self.on_page)
+        try:
+            if self.enabled and self.console.is_terminal:
+                with Live(self._render(), console=self.console, refresh_per_second=4) as live:
+                    self._live = live
+                    yield
+                    self._live = None
+            else:
+                yield
+        finally:
+            unsubscribe()
+
+
+def _metadata_value(value: Any) -> Any:
+    return getattr(value, "value", value)
+
+
+def summarise(
+    result: dg.ExecuteInProcessResult, instance: dg.DagsterInstance, mode: str, seconds: float
+) -> RunSummary:
+    summary = RunSummary(run_id=result.run_id, mode=mode, seconds=seconds)
+    step_start: dict[str, float] = {}
+    step_seconds: dict[str, float] = {}
+    materializations = []
+    for entry in instance.all_logs(result.run_id):
+        event = entry.dagster_event
+        if event is None or not event.step_key:
+            continue
+        if event.event_type_value == "STEP_START":
+            step_start[event.step_key] = entry.timestamp
+        elif event.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE"):
+            step_seconds[event.step_key] = entry.timestamp - step_start.get(
+                event.step_key, entry.timestamp
+            )
+        elif event.event_type_value == "ASSET_MATERIALIZATION":
+            materializations.append(event)
+    counted_steps: set[str] = set()
+    for event in materializations:
+        materialization = event.event_specific_data.materialization  # type: ignore[union-attr]
+        key = materialization.asset_key.path
+        meta = {k: _metadata_value(v) for k, v in materialization.metadata.items()}
+        rows = int(meta.get("dagster/row_count", 0) or 0)
+        if key[0] == "lake":
+            step = event.step_key or ""
+            # A multi-asset reports its step's requests on every output: count them once.
+            requests = 0 if step in counted_steps else int(meta.get("requests_used", 0) or 0)
+            counted_steps.add(step)
+            summary.tables[key[-1]] = TableLine(
+                rows=rows,
+                quarantined=int(meta.get("quarantined_records", 0) or 0),
+                requests=requests,
+                seconds=step_seconds.get(event.step_key or "", 0.0),
+            )
+        else:
+            summary.models[key[-1]] = rows
+    return summary
+
+
+def headline_kpis(warehouse: Path, today: str | None) -> list[tuple[str, str]]:
+    """A few numbers that show the warehouse works; empty when the marts are not there."""
+    if not warehouse.exists():
+        return []
+    import duckdb
+
+    try:
+        from warehouse.kpis import headline  # type: ignore[import-not-found]
+    except ImportError:
+        return []
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return headline(con, today)
+    except duckdb.Error:
+        return []
+    finally:
+        con.close()
+
+
+def print_summary(
+    console: Console, summary: RunSummary, settings: Settings, target: ServiceTarget
+) -> None:
+    table = Table(title=f"reservoir {summary.mode} run {summary.run_id[:8]}")
+    for col in ("table", "rows", "requests", "seconds", "quarantined"):
+        table.add_column(col, justify="left" if col == "table" else "right")
+    for name, line in sorted(summary.tables.items()):
+        table.add_row(
+            name, f"{line.rows:,}", str(line.requests), f"{line.seconds:.1f}", str(line.quarantined)
+        )
+    table.add_section()
+    total_rows = sum(line.rows for line in summary.tables.values())
+    quarantined = sum(line.quarantined for line in summary.tables.values())
+    table.add_row(
+        "total",
+        f"{total_rows:,}",
+        str(summary.requests),
+        f"{summary.seconds:.1f}",
+        str(quarantined),
+    )
+    console.print(table)
+    if summary.models:
+        console.print(f"warehouse: {len(summary.models)} models built")
+    if summary.kpis:
+        kpi = Table(title="headline KPIs", show_header=False)
+        for name, value in summary.kpis:
+            kpi.add_row(name, value)
+        console.print(kpi)
+    source = "the embedded sandbox" if target.sandbox is not None else target.base_url
+    console.print(
+        f"source:     {source}\n"
+        f"lake:       {settings.lake_dir.resolve()}\n"
+        f'warehouse:  {settings.warehouse_path.resolve()}   (reservoir sql "select * from marts.occupancy_daily limit 5")\n'
+        f"dashboard:  reservoir dashboard   -> {(settings.data_dir / 'dashboard.html').resolve()}\n"
+        f"Dagster UI: make dev   (http://127.0.0.1:3000, runs recorded in {settings.dagster_home.resolve()})"
+    )
+
+
+def _failure_message(result: dg.ExecuteInProcessResult) -> str:
+    for event in result.all_events:
+        if event.event_type_value == "STEP_FAILURE":
+            error = event.event_specific_data.error  # type: ignore[union-attr]
+            cause = error
+            while (
+                cause is not None
+                and cause.cause is not None
+                and "dagster" in cause.cls_name.lower()
+            ):
+                cause = cause.cause
+            message = (
+                (cause or error).message.strip().splitlines()[-1]
+                if (cause or error)
+                else "unknown error"
+            )
+            return f"step {event.step_key} failed: {message}"
+    return "the run failed; see the Dagster UI (make dev) for the event log"
+
+
+def run_pipeline(
+    settings: Settings,
+    *,
+    mode: str = "auto",
+    select: Sequence[str] | None = None,
+    scale: str = "small",
+    seed: int = 7,
+    quiet: bool = False,
+    console: Console | None = None,
+) -> RunSummary:
+    """Run the main job once and print its summary; raises RunError with a one-line reason."""
+    from pipelines.definitions import defs
+
+    console = console or Console()
+    instance = prepare_instance(settings)
+    asset_selection = resolve_selection(defs, select)
+    started = time.monotonic()
+    with service_target(settings, scale=scale, seed=seed) as target:
+        resources = build_resources(settings, target)
+        job_name, run_mode = choose_job(settings, mode)
+        job = defs.resolve_job_def(job_name)
+        display = ProgressDisplay(console, enabled=not quiet)
+        with display.running():
+            result = job.execute_in_process(
+                instance=instance,
+                resources=resources,
+                asset_selection=asset_selection,
+                raise_on_error=False,
+                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+                tags={"reservoir/mode": run_mode, "reservoir/launched_by": "cli"},
+            )
+        if not result.success:
+            raise RunError(_failure_message(result))
+        summary = summarise(result, instance, run_mode, time.monotonic() - started)
+        summary.kpis = headline_kpis(settings.warehouse_path, target.today)
+        print_summary(console, summary, settings, target)
+        return summary
+
+
+def choose_job(settings: Settings, mode: str) -> tuple[str, str]:
+    """full -> main_job; incremental -> incremental_job; auto -> incremental once a cursor exists."""
+    from pipelines.definitions import defs
+
+    has_incremental = any(j.name == "incremental_job" for j in defs.resolve_all_job_defs())
+    if mode == "full" or not has_incremental:
+        if mode == "incremental":
+            raise RunError("incremental runs are not available in this build; use --mode full")
+        return "main_job", "full"
+    if mode == "incremental":
+        return "incremental_job", "incremental"
+    cursor_dir = settings.lake_dir / "_state" / "event_cursor"
+    if cursor_dir.exists() and any(cursor_dir.glob("*.parquet")):
+        return "incremental_job", "incremental"
+    return "main_job", "full"

@@ -1,0 +1,488 @@
+"""A fake reservation service for tests: the client's facade method names, fixture pages.
+
+Pages are wire-format records (camelCase, ISO strings, JSON numbers), split into small pages so
+the assets see several pages per stream.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import AsyncIterator
+from datetime import date, timedelta
+from typing import Any
+
+from pipelines.resources import ReservationServiceResource
+
+PAGE_SIZE = 2
+Record = dict[str, Any]
+FIXTURES: dict[str, dict[str, Any]] = {}
+
+
+def _tr(en: str) -> list[Record]:
+    return [{"language": "nl", "name": en + " (nl)"}, {"language": "en", "name": en}]
+
+
+def _bill(line_id: int, rid: int, line_type: int, total: float, **kw: Any) -> Record:
+    return {
+        "reservationBillLineId": line_id,
+        "reservationBillId": rid * 10,
+        "reservationId": rid,
+        "billLineType": line_type,
+        "resourceType": "ACCOMMODATIONTYPE",
+        "description": "x",
+        "quantity": 1,
+        "multiplier": 1,
+        "value": total,
+        "total": total,
+        "vatRate": 9.0,
+        **kw,
+    }
+
+
+def reservation(rid: int, **header: Any) -> Record:
+    """One /reservations/details record with every section."""
+    return {
+        "reservationId": rid,
+        "reservationNumber": f"R{rid:05d}",
+        "reservationCategoryId": 1,
+        "categoryCode": "GUEST",
+        "categoryName": "Guest",
+        "type": "RESERVATION",
+        "status": 21,
+        "arrivalDate": "2026-07-01",
+        "departureDate": "2026-07-05",
+        "expectedArrivalDateTime": None,
+        "expectedDepartureDateTime": None,
+        "customerId": 500 + rid,
+        "distributionChannelId": 1,
+        "distributionChannelCode": "WEB",
+        "locationId": 1,
+        "reservationDate": "2026-01-02T10:11:12.345",
+        "modifiedDate": "2026-01-03T00:00:00.000",
+        "cancelDate": None,
+        "voucher": None,
+        "validationStatus": 21,
+        "reservedResources": [
+            {
+                "reservedResourceId": rid * 10,
+                "reservationId": rid,
+                "resourceId": 11,
+                "unitId": 101,
+                "rateTypeId": 1,
+                "type": "ACCOMMODATIONTYPE",
+                "code": "B4",
+                "name": "Bungalow",
+                "quantity": 1,
+                "startDate": "2026-07-01",
+                "endDate": "2026-07-05",
+                "statusName": "ok",
+                "overrideValue": None,
+            },
+        ],
+        "customerBill": [
+            _bill(rid * 100 + 1, rid, 10, 400.10, startDate="2026-07-01", endDate="2026-07-05"),
+            _bill(rid * 100 + 2, rid, 70, 400.10),
+        ],
+        "payingCustomerBill": [_bill(rid * 100 + 3, rid, 70, 0)],
+        "agentBill": [_bill(rid * 100 + 4, rid, 100, 19.99), _bill(rid * 100 + 5, rid, 70, 0.1)],
+        "subjects": [
+            {
+                "reservationSubjectId": rid * 10,
+                "reservationId": rid,
+                "subjectId": 1,
+                "type": "PERSON",
+                "ageFrom": 18,
+                "ageTo": 99,
+                "quantity": 2,
+            }
+        ],
+        **header,
+    }
+
+
+def default_fixture() -> dict[str, Any]:
+    return {
+        "distribution_channels": [
+            {
+                "distributionChannelId": 1,
+                "code": "WEB",
+                "name": "Web",
+                "type": "DIRECT",
+                "parentId": None,
+                "currencyId": 1,
+                "currencyCode": "EUR",
+                "commissionPercentage": 0,
+                "activeStartDate": "2020-01-01",
+                "activeEndDate": None,
+                "archivedFrom": None,
+                "allotmentOnly": False,
+            },
+            {
+                "distributionChannelId": 2,
+                "code": "TO-UK",
+                "name": "Tour operator",
+                "type": "TOUROPERATOR",
+                "parentId": None,
+                "currencyId": 2,
+                "currencyCode": "GBP",
+                "commissionPercentage": 12.5,
+                "activeStartDate": "2020-01-01",
+                "activeEndDate": None,
+                "archivedFrom": None,
+                "allotmentOnly": False,
+            },
+        ],
+        "locations": [
+            {
+                "locationId": 1,
+                "code": "P1",
+                "locationNumber": 1,
+                "parentId": None,
+                "adminOrganisationId": 1,
+                "companyId": 1,
+                "bookableLocation": True,
+                "archivedFrom": None,
+                "minAgeForBooking": 18,
+                "translations": _tr("Dune Park"),
+                "visitAddress": {
+                    "address1": "Strand 1",
+                    "zipCode": "1234",
+                    "city": "Zee",
+                    "countryCode": "NL",
+                },
+            },
+        ],
+        "accommodation_types": [
+            {
+                "resourceId": 11 + i,
+                "code": f"B{i}",
+                "locationId": 1,
+                "accotypeKindId": 1,
+                "kindCode": "BUNGALOW",
+                "type": "ACCOMMODATIONTYPE",
+                "nrOfBedrooms": 2,
+                "nrOfBathrooms": 1.5,
+                "numberOfPersons": 4,
+                "hasObjects": True,
+                "priority": i,
+                "checkinTime": "15:00:00",
+                "checkoutTime": "10:00:00",
+                "archivedFrom": None,
+                "translations": _tr(f"Bungalow {i}"),
+                "capacities": [
+                    {
+                        "capacityId": 1,
+                        "capacity": 4,
+                        "subjectId": 1,
+                        "startDate": "2020-01-01",
+                        "endDate": "2030-12-31",
+                        "name": "p",
+                    },
+                    {
+                        "capacityId": 2,
+                        "capacity": 1,
+                        "subjectId": 2,
+                        "startDate": "2020-01-01",
+                        "endDate": "2030-12-31",
+                        "name": "d",
+                    },
+                ],
+            }
+            for i in range(3)
+        ],
+        "units": [
+            {
+                "unitId": 101 + i,
+                "resourceId": 11,
+                "code": f"U{i}",
+                "roomCode": f"{i}",
+                "nrOfBedrooms": 2,
+                "nrOfBathrooms": 1,
+                "choosableOnInternet": True,
+                "cleaningStatus": "CLEAN",
+                "setupDate": "2020-01-01",
+                "archivedFrom": None,
+                "translations": _tr(f"Unit {i}"),
+            }
+            for i in range(3)
+        ],
+        "rate_types": [
+            {
+                "rateTypeId": 1,
+                "code": "BAR",
+                "name": "Best",
+                "currencyCode": "EUR",
+                "distributionChannelIds": [1, 2],
+                "priority": 1,
+            }
+        ],
+        "rate_options": [
+            {
+                "rateOptionId": 1,
+                "rateTypeId": 1,
+                "code": "N",
+                "name": "Night",
+                "optionType": "PER_NIGHT",
+            }
+        ],
+        "rates": lambda resource_id: [
+            {
+                "rateId": resource_id * 10 + k,
+                "resourceId": resource_id,
+                "rateTypeId": 1,
+                "rateTypeIds": [1],
+                "rateOptionId": 1,
+                "value": 89.95 + k,
+                "quantifier": "OVERRIDE",
+                "valueType": "single",
+                "priority": 1,
+                "validFrom": "2026-01-01",
+                "validTo": "2026-12-31",
+                "bookdateFrom": None,
+                "bookdateTo": None,
+                "minDuration": None,
+                "maxDuration": None,
+                "applicableDays": ["SAT", "SUN"] if k else None,
+                "status": 1,
+            }
+            for k in range(2)
+        ],
+        "companies": [
+            {
+                "companyId": 1,
+                "code": "C1",
+                "name": "Parks BV",
+                "adminOrganisationId": 1,
+                "currencyCode": "EUR",
+                "countryCode": "NL",
+            }
+        ],
+        "journal_reports": [
+            {
+                "journalReportId": 7 + i,
+                "companyId": 1,
+                "reportNumber": i,
+                "type": "REVENUE_DISTRIBUTION",
+                "periodFrom": "2026-01-01",
+                "periodTo": "2026-01-31",
+                "createdDate": "2026-02-01T03:00:00.000",
+                "currencyCode": "EUR",
+            }
+            for i in range(2)
+        ],
+        "journal_entries": lambda report_id: [
+            {
+                "journalEntryId": report_id * 100 + k,
+                "reportId": report_id,
+                "type": "REVENUE",
+                "reportNumber": 1,
+                "mutationDate": "2026-01-15",
+                "reservationId": 1,
+                "reservationNumber": "R00001",
+                "locationId": 1,
+                "resourceCode": "B0",
+                "ledgerNumber": "8000",
+                "secondLedgerNumber": None,
+                "costCenter": None,
+                "debitVatIncluded": 0,
+                "creditVatIncluded": 109.0,
+                "debitVatExcluded": 0,
+                "creditVatExcluded": 100.0,
+                "customerId": 501,
+                "distributionChannelId": 1,
+                "reservedResourceId": 10,
+                "comments": None,
+            }
+            for k in range(3)
+        ],
+        "cash_accounts": [
+            {
+                "cashAccountId": 1,
+                "companyId": 1,
+                "locationId": 1,
+                "code": "K1",
+                "name": "Reception",
+                "currencyCode": "EUR",
+            }
+        ],
+        "cash_clearances": [
+            {
+                "cashClearanceId": 1,
+                "cashAccountId": 1,
+                "clearanceNumber": 1,
+                "clearanceDate": "2026-01-05",
+                "clearedAt": "2026-01-05T18:00:00.000",
+                "startBalance": 100.0,
+                "expectedAmount": 250.55,
+                "countedCash": 150.55,
+                "countedCard": 100.0,
+                "countedCheque": 0,
+                "countedAncv": 0,
+                "difference": 0,
+                "differenceReason": None,
+                "startBalanceNextDay": 100.0,
+                "employeeId": 3,
+            }
+        ],
+        "customers": [
+            {
+                "customerId": 500 + i,
+                "countryCode": "NL",
+                "language": "nl",
+                "birthYear": 1980,
+                "loyaltyLevel": None,
+                "createdDate": "2025-01-01T00:00:00.000",
+                "modifiedDate": "2025-01-01T00:00:00.000",
+                "firstName": "Anna",
+                "lastName": "Jansen",
+                "email": "anna@example.org",
+                "phone": "+31 6 1234",
+                "address": {"city": "Zee"},
+            }
+            for i in range(1, 6)
+        ],
+        "reservation_details": [reservation(i) for i in range(1, 6)],
+        "events": [
+            {
+                "eventId": 1,
+                "eventType": "RESERVATION_EVENT",
+                "entityId": 1,
+                "entityType": "RESERVATION",
+                "entityAction": "UPDATE",
+                "oldEntityId": None,
+                "eventDate": "2026-01-03T00:00:00.000",
+            },
+            {
+                "eventId": 2,
+                "eventType": "CUSTOMER_EVENT",
+                "entityId": 501,
+                "entityType": "CUSTOMER",
+                "entityAction": "MERGE",
+                "oldEntityId": 599,
+                "eventDate": "2026-01-04T00:00:00.000",
+            },
+        ],
+    }
+
+
+def register(name: str, data: dict[str, Any]) -> str:
+    FIXTURES[name] = data
+    return name
+
+
+class FakeService:
+    """Same method names as `service.api.ReservationService`; pages from a fixture."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self.stats: Counter[str] = Counter()
+
+    async def __aenter__(self) -> FakeService:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def _pages(self, endpoint: str, records: list[Record]) -> AsyncIterator[list[Record]]:
+        records = copy.deepcopy(records)
+        for start in range(0, max(len(records), 1), PAGE_SIZE):
+            self.stats[endpoint] += 1
+            page = records[start : start + PAGE_SIZE]
+            if page:
+                yield page
+
+    def _list(self, name: str) -> AsyncIterator[list[Record]]:
+        return self._pages(name, self.data[name])
+
+    def distribution_channels(self) -> AsyncIterator[list[Record]]:
+        return self._list("distribution_channels")
+
+    def locations(self) -> AsyncIterator[list[Record]]:
+        return self._list("locations")
+
+    def accommodation_types(self, with_capacities: bool = True) -> AsyncIterator[list[Record]]:
+        return self._list("accommodation_types")
+
+    def units(self) -> AsyncIterator[list[Record]]:
+        return self._list("units")
+
+    def rate_types(self) -> AsyncIterator[list[Record]]:
+        return self._list("rate_types")
+
+    def rate_options(self) -> AsyncIterator[list[Record]]:
+        return self._list("rate_options")
+
+    def rates(self, resource_id: int) -> AsyncIterator[list[Record]]:
+        return self._pages("rates", self.data["rates"](resource_id))
+
+    def availability(
+        self,
+        arrival_from: date,
+        arrival_to: date,
+        resource_id: int | None = None,
+        durations: list[int] | None = None,
+    ) -> AsyncIterator[list[Record]]:
+        records = []
+        day = arrival_from
+        while day <= arrival_to:
+            for rt in self.data["accommodation_types"]:
+                for d in durations or (2, 7):
+                    records.append(
+                        {
+                            "resourceId": rt["resourceId"],
+                            "accommodationKindId": 1,
+                            "locationId": 1,
+                            "locationCode": "P1",
+                            "arrivalDate": day.isoformat(),
+                            "departureDate": (day + timedelta(days=d)).isoformat(),
+                            "duration": d,
+                            "availableUnits": 2,
+                            "units": [101, 102],
+                            "maxCapacity": 4,
+                            "petCapacity": 0,
+                            "prices": [{"rateTypeId": 1, "currencyCode": "EUR", "price": 99.9 * d}],
+                        }
+                    )
+            day += timedelta(days=1)
+        return self._pages("availability", records)
+
+    def companies(self) -> AsyncIterator[list[Record]]:
+        return self._list("companies")
+
+    def journal_reports(self) -> AsyncIterator[list[Record]]:
+        return self._list("journal_reports")
+
+    def journal_entries(self, report_id: int) -> AsyncIterator[list[Record]]:
+        return self._pages("journal_entries", self.data["journal_entries"](report_id))
+
+    def cash_accounts(self) -> AsyncIterator[list[Record]]:
+        return self._list("cash_accounts")
+
+    def cash_clearances(self) -> AsyncIterator[list[Record]]:
+        return self._list("cash_clearances")
+
+    def customers(self, ids: list[int] | None = None) -> AsyncIterator[list[Record]]:
+        return self._list("customers")
+
+    def reservation_details(
+        self, ids: list[int] | None = None, modified_since: Any = None, sections: Any = None
+    ) -> AsyncIterator[list[Record]]:
+        return self._list("reservation_details")
+
+    def events(self, after_event_id: int = 0) -> AsyncIterator[list[Record]]:
+        return self._pages(
+            "events", [e for e in self.data["events"] if e["eventId"] > after_event_id]
+        )
+
+
+class FakeServiceResource(ReservationServiceResource):
+    """The service resource with the client swapped for the fake."""
+
+    fixture: str = "default"
+
+    def open_client(self) -> FakeService:  # type: ignore[override]
+        data = FIXTURES.get(self.fixture)
+        if data is None:
+            data = FIXTURES.setdefault("default", default_fixture())
+        return FakeService(data)
