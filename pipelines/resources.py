@@ -35,6 +35,9 @@ class ReservationServiceResource(dg.ConfigurableResource):
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     page_size: int = DEFAULT_PAGE_SIZE
     events_path: str = "/events"
+    # Archived units, types and channels still count for the nights before they were archived,
+    # so the lake keeps them: history needs them even when the service hides them by default.
+    show_archived: bool = True
 
     def service_config(self) -> Any:
         from service.config import ServiceConfig
@@ -54,6 +57,7 @@ class ReservationServiceResource(dg.ConfigurableResource):
             max_concurrency=self.max_concurrency,
             page_size=self.page_size,
             events_path=self.events_path,
+            show_archived=self.show_archived,
         )
 
     def open_client(self) -> AbstractAsyncContextManager[Any]:

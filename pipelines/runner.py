@@ -80,6 +80,18 @@ class ServiceTarget:
     today: str | None  # the service's "today" (the sandbox has its own clock)
     sandbox: Any = None  # the sandbox handle when embedded
 
+    @classmethod
+    def from_sandbox(cls, handle: Any) -> ServiceTarget:
+        """A running sandbox (`sandbox.runner.SandboxHandle`) as the run's service."""
+        return cls(
+            handle.base_url,
+            handle.client_id,
+            handle.client_secret,
+            handle.scope,
+            today=handle.world.now.date().isoformat(),
+            sandbox=handle,
+        )
+
 
 @contextlib.contextmanager
 def service_target(settings: Settings, *, scale: str, seed: int) -> Iterator[ServiceTarget]:
@@ -97,14 +109,7 @@ def service_target(settings: Settings, *, scale: str, seed: int) -> Iterator[Ser
     from sandbox.runner import SandboxSettings, run_sandbox  # the CLI is the sandbox's starter
 
     with run_sandbox(SandboxSettings(seed=seed, scale=scale)) as handle:
-        yield ServiceTarget(
-            handle.base_url,
-            handle.client_id,
-            handle.client_secret,
-            handle.scope,
-            today=handle.world.now.date().isoformat(),
-            sandbox=handle,
-        )
+        yield ServiceTarget.from_sandbox(handle)
 
 
 def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]:
@@ -319,6 +324,7 @@ def run_pipeline(
     seed: int = 7,
     quiet: bool = False,
     console: Console | None = None,
+    target: ServiceTarget | None = None,
 ) -> RunSummary:
     """Run the main job once and print its summary; raises RunError with a one-line reason."""
     from pipelines.definitions import defs
@@ -327,7 +333,9 @@ def run_pipeline(
     instance = prepare_instance(settings)
     asset_selection = resolve_selection(defs, select)
     started = time.monotonic()
-    with service_target(settings, scale=scale, seed=seed) as target:
+    with contextlib.ExitStack() as stack:
+        if target is None:
+            target = stack.enter_context(service_target(settings, scale=scale, seed=seed))
         resources = build_resources(settings, target)
         job_name, run_mode = choose_job(settings, mode)
         job = defs.resolve_job_def(job_name)

@@ -23,7 +23,10 @@ created as (
         count(*) filter (where is_on_the_books) as reservations_on_the_books,
         avg(lead_time_days) filter (where is_on_the_books) as avg_lead_time_days,
     from guest
+    -- INIT (0) is an unconfirmed basket and DELETED (-99) never existed for the guest: neither
+    -- counts as a reservation created (docs/contracts.md section 2).
     where booking_date is not null
+        and status_code not in (0, -99)
     group by all
 ),
 

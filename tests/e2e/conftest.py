@@ -1,0 +1,45 @@
+"""One full pipeline run against the embedded sandbox, shared by the end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from pipelines.runner import RunSummary, ServiceTarget, run_pipeline
+from pipelines.settings import Settings
+from sandbox.runner import SandboxSettings, run_sandbox
+
+
+@dataclass
+class PipelineRun:
+    settings: Settings
+    summary: RunSummary
+    handle: Any  # the sandbox handle (world, stats)
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
+    data_dir = tmp_path_factory.mktemp("data")
+    saved = os.environ.get("DAGSTER_HOME")
+    settings = Settings(data_dir=Path(data_dir))
+    try:
+        with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
+            summary = run_pipeline(
+                settings,
+                mode="full",
+                quiet=True,
+                console=Console(file=open(os.devnull, "w")),  # noqa: SIM115
+                target=ServiceTarget.from_sandbox(handle),
+            )
+            yield PipelineRun(settings, summary, handle)
+    finally:
+        if saved is None:
+            os.environ.pop("DAGSTER_HOME", None)
+        else:
+            os.environ["DAGSTER_HOME"] = saved

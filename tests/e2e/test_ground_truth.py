@@ -1,0 +1,114 @@
+"""Every mart figure against the sandbox's own ground truth: exact, for all dates and types."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import duckdb
+import pandas as pd
+import pytest
+
+from tests.e2e.conftest import PipelineRun
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
+
+
+def _mart(run: PipelineRun, sql: str) -> pd.DataFrame:
+    con = duckdb.connect(str(run.settings.warehouse_path), read_only=True)
+    try:
+        return con.execute(sql).df()
+    finally:
+        con.close()
+
+
+def _diff(
+    expected: pd.DataFrame, actual: pd.DataFrame, keys: list[str], values: list[str]
+) -> pd.DataFrame:
+    merged = expected.merge(
+        actual, on=keys, how="outer", suffixes=("_truth", "_mart"), indicator=True
+    )
+    for v in values:
+        merged[f"{v}_truth"] = merged[f"{v}_truth"].fillna(0)
+        merged[f"{v}_mart"] = merged[f"{v}_mart"].fillna(0)
+    bad = pd.Series(False, index=merged.index)
+    for v in values:
+        bad |= merged[f"{v}_truth"] != merged[f"{v}_mart"]
+    return merged[bad]
+
+
+def test_nights_available_sold_and_owner_hold_match_truth(full_run: PipelineRun) -> None:
+    truth = full_run.handle.world.ground_truth()["nights"].rename(
+        columns={"resource_id": "accommodation_type_id"}
+    )
+    truth["date"] = pd.to_datetime(truth["date"]).dt.date
+    mart = _mart(
+        full_run,
+        "select date_day as date, location_id, accommodation_type_id, nights_available, "
+        "nights_sold, owner_hold_nights from marts.occupancy_daily",
+    )
+    mart["date"] = pd.to_datetime(mart["date"]).dt.date
+    lo, hi = truth["date"].min(), truth["date"].max()
+    mart = mart[(mart["date"] >= lo) & (mart["date"] <= hi)]
+    values = ["nights_available", "nights_sold", "owner_hold_nights"]
+    bad = _diff(truth, mart, ["date", "location_id", "accommodation_type_id"], values)
+    assert bad.empty, f"{len(bad)} of {len(truth)} rows differ:\n{bad.head(20).to_string()}"
+    assert int(truth["nights_sold"].sum()) > 1000  # the comparison covered a real business
+
+
+def test_room_and_total_revenue_match_truth_to_the_cent(full_run: PipelineRun) -> None:
+    truth = full_run.handle.world.ground_truth()["room_revenue"].rename(
+        columns={"resource_id": "accommodation_type_id"}
+    )
+    truth["date"] = pd.to_datetime(truth["date"]).dt.date
+    truth = truth[
+        [
+            "date",
+            "location_id",
+            "accommodation_type_id",
+            "currency_code",
+            "room_revenue",
+            "total_revenue",
+        ]
+    ]
+    truth["room_revenue"] = truth["room_revenue"].map(Decimal)
+    truth["total_revenue"] = truth["total_revenue"].map(Decimal)
+    mart = _mart(
+        full_run,
+        "select date_day as date, location_id, accommodation_type_id, currency_code, "
+        "cast(room_revenue as varchar) as room_revenue, "
+        "cast(total_revenue as varchar) as total_revenue "
+        "from marts.revenue_daily where room_revenue <> 0 or total_revenue <> 0",
+    )
+    # Exact comparison: DECIMAL travels as text, never through a float.
+    mart["room_revenue"] = mart["room_revenue"].map(Decimal)
+    mart["total_revenue"] = mart["total_revenue"].map(Decimal)
+    mart["date"] = pd.to_datetime(mart["date"]).dt.date
+    lo, hi = truth["date"].min(), truth["date"].max()
+    mart = mart[(mart["date"] >= lo) & (mart["date"] <= hi)]
+    bad = _diff(
+        truth,
+        mart,
+        ["date", "location_id", "accommodation_type_id", "currency_code"],
+        ["room_revenue", "total_revenue"],
+    )
+    assert bad.empty, f"{len(bad)} of {len(truth)} rows differ:\n{bad.head(20).to_string()}"
+    assert set(truth["currency_code"]) == {"EUR", "GBP"}
+
+
+def test_reservations_created_and_cancelled_per_month_match_truth(full_run: PipelineRun) -> None:
+    truth = full_run.handle.world.ground_truth()["reservations_monthly"]
+    truth = truth.groupby(["month", "location_id"], as_index=False)[
+        ["created", "cancelled", "declined", "expired"]
+    ].sum()
+    truth["month"] = pd.to_datetime(truth["month"]).dt.date
+    mart = _mart(
+        full_run,
+        "select month_start as month, location_id, reservations_created as created, "
+        "reservations_cancelled as cancelled, reservations_declined as declined, "
+        "reservations_expired as expired from marts.cancellations_monthly",
+    )
+    mart["month"] = pd.to_datetime(mart["month"]).dt.date
+    bad = _diff(
+        truth, mart, ["month", "location_id"], ["created", "cancelled", "declined", "expired"]
+    )
+    assert bad.empty, f"{len(bad)} rows differ:\n{bad.head(20).to_string()}"
