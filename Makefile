@@ -31,8 +31,7 @@ lint: $(STAMP)
 
 ## Dagster UI on http://127.0.0.1:3000 with workspace.yaml
 dev: $(STAMP)
-	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/data/dagster_home} ; mkdir -p $$DAGSTER_HOME ; \
-	DAGSTER_HOME=$$DAGSTER_HOME $(BIN)/dagster dev -w workspace.yaml
+	$(BIN)/reservoir dev
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run_all

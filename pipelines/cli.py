@@ -144,6 +144,20 @@ def dashboard(
 
 
 @app.command()
+def dev(
+    port: Annotated[int, typer.Option(help="Port of the Dagster UI.")] = 3000,
+    scale: Annotated[
+        str, typer.Option(help="Sandbox scale when RESERVOIR_BASE_URL is unset.")
+    ] = "small",
+    seed: Annotated[int, typer.Option(help="Sandbox seed when RESERVOIR_BASE_URL is unset.")] = 7,
+) -> None:
+    """Open the Dagster UI on this project (with the embedded sandbox when no service is set)."""
+    from pipelines.devserver import run_dev
+
+    sys.exit(run_dev(_settings(), port=port, scale=scale, seed=seed))
+
+
+@app.command()
 def settings() -> None:
     """List the settings, where they come from, and their current values (secrets hidden)."""
     import os

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 import dagster as dg
 
 from assets import finance, pricing, reference, reservations
@@ -11,24 +9,13 @@ from pipelines.jobs import JOBS
 from pipelines.resources import LakeResource, ReservationServiceResource
 from warehouse.dagster_assets import WarehouseResource, build_warehouse_assets
 
-
-def _warehouse_assets() -> list[dg.AssetsDefinition]:
-    # TODO(warehouse): drop this guard once warehouse/dagster_assets.py builds cleanly; until
-    # then the lake half of the code location must still load.
-    try:
-        return [build_warehouse_assets()]
-    except dg.DagsterInvalidDefinitionError:
-        logging.getLogger(__name__).exception("warehouse assets are not loadable yet")
-        return []
-
-
 defs = dg.Definitions(
     assets=[
         *reference.assets,
         *finance.assets,
         *reservations.assets,
         *pricing.assets,
-        *_warehouse_assets(),
+        build_warehouse_assets(),
     ],
     jobs=JOBS,
     resources={

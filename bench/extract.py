@@ -1,0 +1,275 @@
+"""Benchmark: a full read of every list the pipeline uses, from the sandbox, with our client and
+with dlt's `rest_api` source as the peer figure.
+
+    python -m bench.extract --scale medium --latency-ms 50
+    python -m bench.extract --scale small            # quick run
+
+The sandbox runs in a child process (so its CPU work does not share our GIL) with a fixed
+latency per request. Efficiency = (requests x latency / cap) / wall time: 1.0 means the cap of
+concurrent requests was busy with latency the whole time. Results: a table on stdout and JSON in
+bench/out/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from service.api import ReservationService
+from service.client import ServiceClient
+from service.config import ServiceConfig
+from service.throttle import ConcurrencyLimiter
+
+OUT_DIR = Path(__file__).parent / "out"
+CAP = 15
+DEFAULT_PAGE_SIZE = 1000
+STARTUP_TIMEOUT = 600.0
+
+# facade method -> (path, id field); the lists the pipeline reads in a full run
+TOP_LISTS: dict[str, tuple[str, str]] = {
+    "distribution_channels": ("distributionchannels", "distributionChannelId"),
+    "locations": ("locations", "locationId"),
+    "accommodation_types": ("accommodationtypes/details", "resourceId"),
+    "units": ("units", "unitId"),
+    "rate_types": ("ratetypes", "rateTypeId"),
+    "rate_options": ("ratetypes/rateoptions", "rateOptionId"),
+    "companies": ("companies", "companyId"),
+    "journal_reports": ("companies/journalreports", "journalReportId"),
+    "cash_accounts": ("cashreservations/accounts", "cashAccountId"),
+    "cash_clearances": ("cashreservations/clearance", "cashClearanceId"),
+    "customers": ("customers", "customerId"),
+    "reservation_details": ("reservations/details", "reservationId"),
+    "events": ("events", "eventId"),
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Sandbox:
+    """The sandbox in a child process on a free loopback port."""
+
+    def __init__(self, scale: str, latency_ms: float, seed: int):
+        self.port = _free_port()
+        self.secret = secrets.token_urlsafe(24)
+        self.root = f"http://127.0.0.1:{self.port}"
+        self.base_url = self.root + "/service/v2"
+        cmd = [sys.executable, "-m", "sandbox.runner", "--port", str(self.port), "--scale", scale,
+               "--latency-ms", str(latency_ms), "--seed", str(seed),
+               "--client-secret", self.secret]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def wait(self) -> None:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("sandbox exited: " + (self.proc.stderr.read() or b"").decode())
+            try:
+                if httpx.get(self.root + "/_admin/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        raise RuntimeError("sandbox did not start in time")
+
+    def stats(self) -> dict[str, Any]:
+        return httpx.get(self.root + "/_admin/stats", timeout=10).json()
+
+    def reset(self) -> None:
+        httpx.post(self.root + "/_admin/stats/reset", timeout=10)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+async def read_with_client(sandbox: Sandbox, page_size: int) -> dict[str, Any]:
+    """Every list at once through one ReservationService; children as their parents arrive."""
+    config = ServiceConfig(base_url=sandbox.base_url, client_id="reservoir-sandbox",
+                           client_secret=sandbox.secret, scope="SBX", page_size=page_size,
+                           max_concurrency=CAP, timeout=60.0)
+    limiter = ConcurrencyLimiter(CAP)
+    counts: Counter[str] = Counter()
+    lists: Counter[str] = Counter()  # (name) -> number of separate lists read
+    child_sizes: list[int] = []
+    async with ReservationService(ServiceClient(config, limiter=limiter), owns_client=True) as svc:
+        await svc.client.auth.header()  # authenticate outside the timed read
+        svc.client.stats.requests = 0
+        svc.client.stats.by_endpoint.clear()
+        started = time.perf_counter()
+        async with asyncio.TaskGroup() as group:
+
+            async def consume(name: str, pages: Any, *, child: bool = False) -> list[dict]:
+                n = 0
+                kept: list[dict] = []
+                async for page in pages:
+                    n += len(page)
+                    if name in ("accommodation_types", "journal_reports"):
+                        kept.extend(page)
+                counts[name] += n
+                lists[name] += 1
+                if child:
+                    child_sizes.append(n)
+                else:
+                    child_sizes.append(-n)
+                return kept
+
+            async def with_children(name: str) -> None:
+                parents = await consume(name, getattr(svc, name)())
+                for record in parents:
+                    if name == "accommodation_types":
+                        group.create_task(consume("rates", svc.rates(record["resourceId"]),
+                                                  child=True))
+                    else:
+                        group.create_task(consume(
+                            "journal_entries", svc.journal_entries(record["journalReportId"]),
+                            child=True))
+
+            for name in TOP_LISTS:
+                if name in ("accommodation_types", "journal_reports"):
+                    group.create_task(with_children(name))
+                else:
+                    group.create_task(consume(name, getattr(svc, name)()))
+        wall = time.perf_counter() - started
+        stats = svc.stats
+    requests = stats["requests"] - stats["by_endpoint"].get("/authenticate", 0)
+    minimum = sum(max(1, math.ceil(abs(n) / page_size)) for n in child_sizes)
+    return {"records": dict(counts), "records_total": sum(counts.values()),
+            "requests": requests, "minimum_requests": minimum, "wall_seconds": wall,
+            "peak_in_flight": limiter.peak, "retries": stats["retries"],
+            "by_endpoint": stats["by_endpoint"]}
+
+
+def read_with_dlt(sandbox: Sandbox, page_size: int) -> dict[str, Any]:
+    """The same lists with dlt's rest_api source (page-number paging, its own parallelism)."""
+    os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
+    import dlt
+    from dlt.sources.helpers.rest_client.auth import OAuth2ClientCredentials
+    from dlt.sources.rest_api import rest_api_source
+
+    auth = OAuth2ClientCredentials(
+        access_token_url=sandbox.base_url + "/authenticate",
+        client_id="reservoir-sandbox",
+        client_secret=sandbox.secret,
+        access_token_request_data={"scope": "SBX"},
+    )
+    resources: list[Any] = []
+    for name, (path, _) in TOP_LISTS.items():
+        params: dict[str, Any] = {"size": page_size}
+        if name == "accommodation_types":
+            params["returnSections"] = "CAPACITIES"
+        resources.append({"name": name, "endpoint": {"path": path, "params": params}})
+    resources.append({"name": "rates", "endpoint": {
+        "path": "accommodationtypes/{resource_id}/rates",
+        "params": {"size": page_size, "resource_id": {
+            "type": "resolve", "resource": "accommodation_types", "field": "resourceId"}}}})
+    resources.append({"name": "journal_entries", "endpoint": {
+        "path": "companies/journalreports/{report_id}/entries",
+        "params": {"size": page_size, "report_id": {
+            "type": "resolve", "resource": "journal_reports", "field": "journalReportId"}}}})
+    source = rest_api_source({
+        "client": {
+            "base_url": sandbox.base_url + "/",
+            "auth": auth,
+            "paginator": {"type": "page_number", "base_page": 0, "page_param": "page",
+                          "total_path": "totalPages"},
+        },
+        "resource_defaults": {"endpoint": {"data_selector": "content"}, "parallelized": True},
+        "resources": resources,
+    })
+    with tempfile.TemporaryDirectory() as tmp:
+        pipeline = dlt.pipeline(pipeline_name="bench_dlt", pipelines_dir=tmp)
+        sandbox.reset()
+        started = time.perf_counter()
+        info = pipeline.extract(source)
+        wall = time.perf_counter() - started
+        counts = {}
+        try:
+            metrics = info.metrics[info.loads_ids[0]][0]
+            counts = {k: v.items_count for k, v in metrics["table_metrics"].items()}
+        except (AttributeError, IndexError, KeyError, TypeError):
+            pass
+    server = sandbox.stats()
+    requests = server["requests"] - server["endpoints"].get("POST /service/v2/authenticate", 0)
+    return {"records": counts, "records_total": sum(counts.values()), "requests": requests,
+            "wall_seconds": wall, "peak_in_flight": server["peakInFlight"],
+            "throttled": server["throttled"]}
+
+
+def efficiency(requests: int, latency_ms: float, wall: float) -> float:
+    return (requests * latency_ms / 1000 / CAP) / wall if wall > 0 else 0.0
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", default="medium")
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--page-size", type=int, default=DEFAULT_PAGE_SIZE)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--skip-dlt", action="store_true")
+    args = parser.parse_args(argv)
+
+    sandbox = Sandbox(args.scale, args.latency_ms, args.seed)
+    try:
+        t0 = time.perf_counter()
+        sandbox.wait()
+        startup = time.perf_counter() - t0
+        sandbox.reset()
+        ours = asyncio.run(read_with_client(sandbox, args.page_size))
+        server = sandbox.stats()
+        ours["server_peak_in_flight"] = server["peakInFlight"]
+        ours["server_throttled"] = server["throttled"]
+        ours["efficiency"] = efficiency(ours["requests"], args.latency_ms, ours["wall_seconds"])
+        ours["overhead"] = ours["requests"] / max(1, ours["minimum_requests"]) - 1
+        peer = None
+        if not args.skip_dlt:
+            peer = read_with_dlt(sandbox, args.page_size)
+            peer["efficiency"] = efficiency(peer["requests"], args.latency_ms,
+                                            peer["wall_seconds"])
+    finally:
+        sandbox.stop()
+
+    result = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "scale": args.scale, "latency_ms": args.latency_ms, "page_size": args.page_size,
+        "cap": CAP, "sandbox_startup_seconds": startup, "reservoir": ours, "dlt_rest_api": peer,
+    }
+    rows = [("reservoir", ours)] + ([("dlt rest_api", peer)] if peer else [])
+    print(f"\nscale={args.scale} latency={args.latency_ms:.0f}ms page_size={args.page_size} "
+          f"cap={CAP}")
+    print(f"{'client':<14}{'records':>10}{'requests':>10}{'minimum':>9}{'wall s':>9}"
+          f"{'effic.':>8}{'peak':>6}")
+    for name, r in rows:
+        print(f"{name:<14}{r['records_total']:>10}{r['requests']:>10}"
+              f"{r.get('minimum_requests', ''):>9}{r['wall_seconds']:>9.2f}"
+              f"{r['efficiency']:>8.2f}{r.get('server_peak_in_flight', r['peak_in_flight']):>6}")
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    out = OUT_DIR / f"extract-{args.scale}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    out.write_text(json.dumps(result, indent=2, default=str))
+    print(f"\nwritten to {out}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,480 @@
+"""The HTTP layer: authentication, the shared concurrency cap, retries, error mapping, accounting.
+
+`ServiceClient` sends requests; `service.paging` turns them into streams of pages and
+`service.api.ReservationService` names the endpoints. A client lives inside one event loop (its
+httpx pool and token lock do); the concurrency cap it uses is process-wide (`service.throttle`).
+
+Retries (GET and authenticate only; writes are never repeated): 429 (honouring Retry-After),
+500/502/503/504, timeouts, dropped connections and bodies that are not valid JSON or whose page
+envelope disagrees with its content. Jittered exponential backoff via stamina, bounded by
+`max_retries` and `max_retry_seconds`; then `ServiceUnavailable` naming the endpoint.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+import orjson
+import stamina
+
+from service.auth import (
+    AUTH_TEMPLATE,
+    TEST_REFRESH_HINT,
+    Token,
+    TokenManager,
+    credential_form,
+    parse_token,
+)
+from service.config import ServiceConfig
+from service.errors import (
+    AuthenticationError,
+    BadRequest,
+    NotFound,
+    PermissionDenied,
+    ServiceError,
+    ServiceUnavailable,
+)
+from service.paging import Page, iter_keyset, iter_pages
+from service.secrets import Secret, install_log_redaction, redact, redact_headers
+from service.stats import RequestStats, endpoint_template
+from service.throttle import ConcurrencyLimiter, limiter_for
+
+log = logging.getLogger("service.client")
+
+RETRY_WAIT_INITIAL = 0.25  # seconds before the first retry
+RETRY_WAIT_MAX = 10.0  # cap of one exponential backoff step
+RETRY_WAIT_JITTER = 0.5  # random extra seconds per backoff
+RETRY_AFTER_MAX = 60.0  # never sleep longer than this on one Retry-After
+RETRY_AFTER_DEFAULT = 1.0  # 429 without Retry-After
+TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+QueryParams = Mapping[str, Any]
+
+
+class _Transient(Exception):
+    """One failed attempt that may succeed if repeated."""
+
+    def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+        self.retry_after = retry_after
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _server_message(response: httpx.Response) -> tuple[str | None, str | None]:
+    try:
+        body = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        text = response.text.strip()
+        return (redact(text[:300]) or None), None
+    if isinstance(body, dict):
+        message = body.get("message") or body.get("error_description") or body.get("error")
+        return (redact(str(message)) if message else None), body.get("code")
+    return None, None
+
+
+class ServiceClient:
+    """Async client of the reservation service. Use as `async with ServiceClient(config) as c`."""
+
+    def __init__(
+        self,
+        config: ServiceConfig,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        limiter: ConcurrencyLimiter | None = None,
+        used_today: int = 0,
+    ):
+        install_log_redaction(
+            "service", "service.client", "service.paging", "service.api", "httpx", "httpcore",
+            "httpcore.connection", "httpcore.http11", "stamina",
+        )
+        self.config = config
+        self.limiter = limiter or limiter_for(config.base_url, config.max_concurrency)
+        self.stats = RequestStats(used_today=used_today, daily_free=config.daily_free_requests)
+        self.auth = TokenManager(self)
+        headers: dict[str, str] = {"accept": "application/json"}
+        if config.locale:
+            headers["locale"] = config.locale
+        headers["x-show-archived"] = "true" if config.show_archived else "false"
+        headers.update(config.extra_headers)
+        pool = max(config.max_concurrency, self.limiter.limit)
+        self._http = httpx.AsyncClient(
+            base_url=config.base_url + "/",
+            transport=transport,
+            headers=headers,
+            timeout=httpx.Timeout(config.timeout),
+            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+            event_hooks={"request": [self._log_request], "response": [self._log_response]},
+            follow_redirects=False,
+        )
+
+    def __repr__(self) -> str:
+        return f"ServiceClient(base_url={self.config.base_url!r}, client_id={self.config.client_id!r})"
+
+    async def __aenter__(self) -> ServiceClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # ------------------------------------------------------------------ identity and accounting
+
+    @property
+    def identity(self) -> dict[str, str | None]:
+        """`client_id` and `concern_id` of the authentication response (payment fields)."""
+        token: Token | None = self.auth.token
+        if token is None:
+            return {"client_id": None, "concern_id": None}
+        return {"client_id": token.client_id, "concern_id": token.concern_id}
+
+    def stats_snapshot(self) -> dict[str, Any]:
+        snap = self.stats.snapshot()
+        snap["authentications"] = self.auth.authentications
+        snap["peak_in_flight"] = self.limiter.peak
+        return snap
+
+    # ------------------------------------------------------------------ reading
+
+    async def get_json(
+        self,
+        path: str,
+        *,
+        params: QueryParams | None = None,
+        template: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any:
+        """GET with retries; the decoded JSON body, or None for 204."""
+        _, body = await self._get(path, params=params, template=template, headers=headers)
+        return body
+
+    async def get_page(
+        self,
+        path: str,
+        *,
+        params: QueryParams | None = None,
+        template: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Page:
+        """GET one page of a paged list (204 and bare arrays included)."""
+        status, body = await self._get(
+            path, params=params, template=template, headers=headers, expect_page=True
+        )
+        return Page.from_body(body, status)
+
+    def iter_pages(
+        self,
+        path: str,
+        *,
+        params: QueryParams | None = None,
+        template: str | None = None,
+        size: int | None = None,
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """All pages by page number: page 0 first, then the rest concurrently."""
+        return iter_pages(self, path, params=params, template=template, size=size)
+
+    def iter_keyset(
+        self,
+        path: str,
+        id_field: str,
+        *,
+        params: QueryParams | None = None,
+        template: str | None = None,
+        after: int | None = None,
+        ordered: bool = False,
+        size: int | None = None,
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """All records by id-keyset paging, id ranges read in parallel (churn-safe)."""
+        return iter_keyset(
+            self, path, id_field, params=params, template=template, after=after,
+            ordered=ordered, size=size,
+        )
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: QueryParams | None = None,
+        json: Any = None,
+        template: str | None = None,
+    ) -> Any:
+        """A write (POST/PUT): one attempt, no retries, errors mapped; the JSON body or None."""
+        template = template or endpoint_template(path)
+        header = await self.auth.header()
+        try:
+            response = await self._send_once(
+                method, path, params, template, header, json=json, retry_statuses=False
+            )
+            if response.status_code == 401:
+                header = await self.auth.refresh(header)
+                response = await self._send_once(
+                    method, path, params, template, header, json=json, retry_statuses=False
+                )
+        except _Transient as exc:
+            raise ServiceUnavailable(
+                f"{method} {template} failed ({exc.reason}); writes are not retried because "
+                "they are not idempotent - check the entity before sending again",
+                endpoint=template,
+            ) from exc
+        if response.status_code >= 400:
+            self._raise_for_status(response, template, method)
+        if response.status_code == 204 or not response.content:
+            return None
+        return orjson.loads(response.content)
+
+    # ------------------------------------------------------------------ internals
+
+    def _retrying(self) -> Any:
+        return stamina.retry_context(
+            on=self._retry_hook,
+            attempts=self.config.max_retries + 1,
+            timeout=self.config.max_retry_seconds,
+            wait_initial=RETRY_WAIT_INITIAL,
+            wait_max=RETRY_WAIT_MAX,
+            wait_jitter=RETRY_WAIT_JITTER,
+        )
+
+    def _retry_hook(self, exc: Exception) -> bool | float:
+        if not isinstance(exc, _Transient):
+            return False
+        if exc.retry_after is not None:
+            wait = min(exc.retry_after, RETRY_AFTER_MAX)
+            return wait + random.uniform(0, RETRY_WAIT_JITTER)
+        return True
+
+    async def _get(
+        self,
+        path: str,
+        *,
+        params: QueryParams | None,
+        template: str | None,
+        headers: Mapping[str, str] | None,
+        expect_page: bool = False,
+    ) -> tuple[int, Any]:
+        template = template or endpoint_template(path)
+        path = path.lstrip("/")
+        attempt_no = 0
+        last: _Transient | None = None
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    attempt_no = attempt.num
+                    if last is not None:
+                        self.stats.count_retry(last.reason)
+                    try:
+                        return await self._get_once(path, params, template, headers, expect_page)
+                    except _Transient as exc:
+                        last = exc
+                        raise
+        except _Transient as exc:
+            if exc.status == 401:
+                raise AuthenticationError(
+                    f"GET {template}: freshly issued tokens were refused (401) "
+                    f"{attempt_no} times. " + TEST_REFRESH_HINT,
+                    endpoint=template,
+                    status=401,
+                ) from exc
+            raise ServiceUnavailable(
+                f"GET {template} still failing after {attempt_no} attempts "
+                f"(last: {exc.reason}); the service may be overloaded or down",
+                endpoint=template,
+                status=exc.status,
+                attempts=attempt_no,
+            ) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _get_once(
+        self,
+        path: str,
+        params: QueryParams | None,
+        template: str,
+        headers: Mapping[str, str] | None,
+        expect_page: bool,
+    ) -> tuple[int, Any]:
+        header = await self.auth.header()
+        response = await self._send_once("GET", path, params, template, header, headers=headers)
+        if response.status_code == 401:
+            header = await self.auth.refresh(header)
+            response = await self._send_once("GET", path, params, template, header, headers=headers)
+            if response.status_code == 401:
+                # Retried within the normal budget (a token can be revoked again at once);
+                # reported as an authentication problem if it never clears.
+                raise _Transient("token refused after a refresh", status=401)
+        status = response.status_code
+        if status == 204:
+            return status, None
+        if status >= 400:
+            self._raise_for_status(response, template, "GET")
+        try:
+            body = orjson.loads(response.content)
+        except orjson.JSONDecodeError as exc:
+            raise _Transient("truncated or malformed JSON body", status=status) from exc
+        if expect_page and isinstance(body, dict) and "content" in body:
+            content = body.get("content")
+            declared = body.get("numberOfElements")
+            if not isinstance(content, list) or (
+                isinstance(declared, int) and declared != len(content)
+            ):
+                raise _Transient("page envelope does not match its content", status=status)
+        return status, body
+
+    async def _send_once(
+        self,
+        method: str,
+        path: str,
+        params: QueryParams | None,
+        template: str,
+        authorization: Secret | None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        json: Any = None,
+        form: Mapping[str, str] | None = None,
+        retry_statuses: bool = True,
+    ) -> httpx.Response:
+        request_headers = dict(headers or {})
+        if authorization is not None:
+            request_headers["Authorization"] = authorization.reveal()
+        async with self.limiter.slot():
+            self.stats.count_request(template)
+            try:
+                response = await self._http.request(
+                    method,
+                    path.lstrip("/"),
+                    params=_clean_params(params),
+                    headers=request_headers,
+                    json=json,
+                    data=form,
+                )
+            except httpx.TimeoutException as exc:
+                raise _Transient(f"timeout ({type(exc).__name__})") from None
+            except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                raise _Transient(f"connection dropped ({type(exc).__name__})") from None
+        self.stats.count_response(response.status_code, len(response.content))
+        if retry_statuses and response.status_code in TRANSIENT_STATUSES:
+            retry_after = _retry_after_seconds(response.headers.get("retry-after"))
+            if response.status_code == 429 and retry_after is None:
+                retry_after = RETRY_AFTER_DEFAULT
+            raise _Transient(f"HTTP {response.status_code}", status=response.status_code,
+                             retry_after=retry_after)
+        return response
+
+    async def _authenticate(self) -> Token:
+        """POST /authenticate (retried on transient failures, never on a refusal)."""
+        form = credential_form(self.config)
+        headers = {"content-type": "application/x-www-form-urlencoded"}
+        attempt_no = 0
+        last: _Transient | None = None
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    attempt_no = attempt.num
+                    if last is not None:
+                        self.stats.count_retry(last.reason)
+                    try:
+                        response = await self._send_once(
+                            "POST", "authenticate", None, AUTH_TEMPLATE, None,
+                            headers=headers, form=form,
+                        )
+                        if response.status_code == 200:
+                            try:
+                                body = orjson.loads(response.content)
+                            except orjson.JSONDecodeError as exc:
+                                raise _Transient("truncated authenticate response") from exc
+                            return parse_token(body)
+                    except _Transient as exc:
+                        last = exc
+                        raise
+        except _Transient as exc:
+            raise ServiceUnavailable(
+                f"POST {AUTH_TEMPLATE} still failing after {attempt_no} attempts "
+                f"(last: {exc.reason})",
+                endpoint=AUTH_TEMPLATE,
+                status=exc.status,
+                attempts=attempt_no,
+            ) from exc
+        message, _ = _server_message(response)
+        raise AuthenticationError(
+            f"authentication refused for client id {self.config.client_id!r} "
+            f"(HTTP {response.status_code}{': ' + message if message else ''}). "
+            + TEST_REFRESH_HINT,
+            endpoint=AUTH_TEMPLATE,
+            status=response.status_code,
+        )
+
+    def _raise_for_status(self, response: httpx.Response, template: str, method: str) -> None:
+        status = response.status_code
+        message, code = _server_message(response)
+        where = f"{method} {template}"
+        suffix = f": {message}" if message else ""
+        if status == 400:
+            raise BadRequest(
+                f"{where} rejected (400){suffix}", endpoint=template, server_message=message,
+                code=code,
+            )
+        if status == 401:
+            raise AuthenticationError(f"{where}: token refused (401). " + TEST_REFRESH_HINT,
+                                      endpoint=template, status=status)
+        if status == 403:
+            raise PermissionDenied(
+                f"{where}: the API user has no access (403){suffix}", endpoint=template,
+                status=status,
+            )
+        if status == 404:
+            raise NotFound(f"{where}: not found (404){suffix}", endpoint=template, status=status)
+        if status in TRANSIENT_STATUSES:
+            raise ServiceUnavailable(f"{where} failed with {status}{suffix}", endpoint=template,
+                                     status=status)
+        raise ServiceError(f"{where} failed with HTTP {status}{suffix}", endpoint=template,
+                           status=status)
+
+    async def _log_request(self, request: httpx.Request) -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "-> %s %s headers=%s", request.method, request.url, redact_headers(request.headers)
+            )
+
+    async def _log_response(self, response: httpx.Response) -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            request = response.request
+            log.debug("<- %s %s %s", response.status_code, request.method, request.url)
+
+
+def _clean_params(params: QueryParams | None) -> list[tuple[str, str]] | None:
+    """Flatten to a list of pairs (repeated keys for lists; None dropped; bools lower-case)."""
+    if not params:
+        return None
+    pairs: list[tuple[str, str]] = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        values = value if isinstance(value, (list, tuple)) else [value]
+        for v in values:
+            if v is None:
+                continue
+            if isinstance(v, bool):
+                v = "true" if v else "false"
+            pairs.append((key, str(v)))
+    return pairs

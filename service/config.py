@@ -1,0 +1,137 @@
+"""Settings of the service client, validated once when built.
+
+Nothing here reads the environment at import time: `ServiceConfig.from_env()` is called by the
+wiring code (a Dagster resource or the CLI) when it needs a config.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from service.errors import ConfigurationError
+from service.secrets import Secret
+
+DEFAULT_MAX_CONCURRENCY = 15  # the service caps concurrent calls per IP address at 15
+DEFAULT_PAGE_SIZE = 1000
+DEFAULT_TIMEOUT = 30.0  # seconds, per request
+DEFAULT_MAX_RETRIES = 8  # transient retries per request after the first attempt
+DEFAULT_MAX_RETRY_SECONDS = 120.0  # wall-clock budget for one request including backoff
+DEFAULT_EVENTS_PATH = "/events"
+DEFAULT_DAILY_FREE_REQUESTS = 25_000  # production requests per day that cost nothing
+DEFAULT_MAX_URL_LENGTH = 1800  # stay well below the 2k limit of common proxies
+DEFAULT_AVAILABILITY_WINDOW_DAYS = 31  # the availability endpoint answers 400 beyond 31 arrivals
+
+AuthStyle = Literal["camel", "snake"]
+
+_LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServiceConfig:
+    """Where the service is, who we are, and how hard we may push it."""
+
+    base_url: str
+    client_id: str
+    client_secret: Secret
+    scope: str = ""
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    page_size: int = DEFAULT_PAGE_SIZE
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
+    max_retry_seconds: float = DEFAULT_MAX_RETRY_SECONDS
+    events_path: str = DEFAULT_EVENTS_PATH
+    auth_style: AuthStyle = "camel"
+    locale: str | None = None
+    show_archived: bool = False
+    daily_free_requests: int = DEFAULT_DAILY_FREE_REQUESTS
+    max_url_length: int = DEFAULT_MAX_URL_LENGTH
+    extra_headers: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.client_secret, Secret):
+            object.__setattr__(self, "client_secret", Secret(self.client_secret or ""))
+        object.__setattr__(self, "base_url", (self.base_url or "").rstrip("/"))
+        problems = list(self._problems())
+        if problems:
+            raise ConfigurationError("invalid service configuration: " + "; ".join(problems))
+
+    def _problems(self) -> Any:
+        parts = urlsplit(self.base_url)
+        if not self.base_url:
+            yield "base_url is missing (set RESERVOIR_BASE_URL or start the sandbox)"
+        elif parts.scheme not in {"http", "https"} or not parts.hostname:
+            yield f"base_url {self.base_url!r} is not an absolute http(s) URL"
+        elif parts.scheme == "http" and not _is_loopback(parts.hostname):
+            yield "base_url must use https (plain http is only allowed for loopback hosts)"
+        if not self.client_id:
+            yield "client_id is missing (RESERVOIR_CLIENT_ID)"
+        if not self.client_secret:
+            yield "client_secret is missing (RESERVOIR_CLIENT_SECRET)"
+        if self.max_concurrency < 1:
+            yield "max_concurrency must be at least 1"
+        if self.page_size < 1:
+            yield "page_size must be at least 1"
+        if self.timeout <= 0:
+            yield "timeout must be positive"
+        if self.max_retries < 0 or self.max_retry_seconds <= 0:
+            yield "max_retries must be >= 0 and max_retry_seconds > 0"
+        if self.auth_style not in ("camel", "snake"):
+            yield "auth_style must be 'camel' or 'snake'"
+        if not self.events_path.startswith("/"):
+            yield "events_path must start with '/'"
+        if self.max_url_length < 256:
+            yield "max_url_length must be at least 256"
+
+    def with_(self, **changes: Any) -> ServiceConfig:
+        """A copy with some settings changed (validated again)."""
+        return replace(self, **changes)
+
+    @classmethod
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, **overrides: Any
+    ) -> ServiceConfig:
+        """Build from RESERVOIR_* variables; called explicitly by wiring code, never at import."""
+        env = os.environ if environ is None else environ
+
+        def opt(name: str) -> str | None:
+            value = env.get(name)
+            return value if value not in (None, "") else None
+
+        kwargs: dict[str, Any] = {
+            "base_url": opt("RESERVOIR_BASE_URL") or "",
+            "client_id": opt("RESERVOIR_CLIENT_ID") or "",
+            "client_secret": Secret(opt("RESERVOIR_CLIENT_SECRET") or ""),
+            "scope": opt("RESERVOIR_SCOPE") or "",
+        }
+        numeric = {
+            "RESERVOIR_MAX_CONCURRENCY": ("max_concurrency", int),
+            "RESERVOIR_PAGE_SIZE": ("page_size", int),
+            "RESERVOIR_TIMEOUT": ("timeout", float),
+        }
+        for var, (name, conv) in numeric.items():
+            raw = opt(var)
+            if raw is not None:
+                try:
+                    kwargs[name] = conv(raw)
+                except ValueError as exc:
+                    raise ConfigurationError(f"{var} is not a number: {raw!r}") from exc
+        if (style := opt("RESERVOIR_AUTH_STYLE")) is not None:
+            kwargs["auth_style"] = style
+        if (locale := opt("RESERVOIR_LOCALE")) is not None:
+            kwargs["locale"] = locale
+        kwargs.update(overrides)
+        return cls(**kwargs)

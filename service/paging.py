@@ -1,0 +1,433 @@
+"""Reading whole lists: page-number paging and parallel id-keyset paging.
+
+Both yield pages (lists of records) as they arrive, not in order, through a bounded queue, so a
+slow consumer holds back the readers and memory stays at a few pages.
+
+Page-number paging reads page 0, learns `totalPages` and the size the server really used (it
+clamps silently), then fetches the remaining pages concurrently. Without totals it walks pages in
+order until `last`, an empty page or a short page.
+
+Keyset paging (`filter=id>x`, `sort=id,asc`, always page 0) never skips or repeats a record that
+exists for the whole read, whatever is inserted or deleted meanwhile. To read in parallel with
+few wasted requests:
+
+1. page 0 ascending gives the low end and `totalElements`; one descending page gives the high end
+   (both are full pages of data, not probes);
+2. the id space between them is cut into ranges (as many as the concurrency cap, each expected
+   to hold at least two pages) and every range is walked by its own keyset chain;
+3. a chain stops as soon as fewer than one page is left in its range (the filtered
+   `totalElements` says so) and leaves that remainder;
+4. remainders are packed together, several ranges per request: `id>a`, `id<d` and `id<b||id>c`
+   select the union of (a, b) and (c, d), so the partial pages of all ranges cost about one
+   request in total rather than one each.
+
+So a large list costs about ceil(total/size) + 1 requests, while up to `limit` requests run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from service.errors import BadRequest, ServiceError
+from service.stats import endpoint_template
+
+if TYPE_CHECKING:
+    from service.client import ServiceClient
+
+log = logging.getLogger("service.paging")
+
+Record = dict[str, Any]
+Emit = Callable[[list[Record]], Awaitable[None]]
+Spawn = Callable[[Coroutine[Any, Any, Any]], "asyncio.Task[Any]"]
+
+QUEUE_PAGES_PER_SLOT = 2  # pages buffered per concurrency slot before readers wait
+EARLY_PACK_FILL = 0.9  # send a packed remainder request early once it fills 90 % of a page
+
+
+@dataclass(frozen=True)
+class Page:
+    """One response of a paged list, with the envelope fields the server actually sent."""
+
+    content: list[Record]
+    size: int | None = None
+    number: int | None = None
+    total_elements: int | None = None
+    total_pages: int | None = None
+    last: bool | None = None
+
+    @classmethod
+    def from_body(cls, body: Any, status: int = 200) -> Page:
+        if status == 204 or body is None:
+            return cls(content=[], last=True, total_elements=0, total_pages=0)
+        if isinstance(body, list):
+            return cls(content=body, last=True, total_elements=len(body))
+        if not isinstance(body, dict):
+            raise ServiceError(f"unexpected page body of type {type(body).__name__}")
+        content = body.get("content") or []
+
+        def as_int(name: str) -> int | None:
+            value = body.get(name)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        last = body.get("last")
+        return cls(
+            content=content,
+            size=as_int("size"),
+            number=as_int("number"),
+            total_elements=as_int("totalElements"),
+            total_pages=as_int("totalPages"),
+            last=last if isinstance(last, bool) else None,
+        )
+
+    def effective_size(self, asked: int) -> int:
+        """The page size the server used: its `size`, else what we asked (never below a page)."""
+        if self.size and self.size > 0:
+            return self.size
+        return asked
+
+    def ends_list(self, size: int) -> bool:
+        return not self.content or self.last is True or len(self.content) < size
+
+
+class _Failed:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+
+_DONE = object()
+
+
+def _leaf(error: BaseException) -> BaseException:
+    """The most useful single exception inside (nested) exception groups."""
+    if isinstance(error, BaseExceptionGroup):
+        leaves = [_leaf(e) for e in error.exceptions]
+        for leaf in leaves:
+            if isinstance(leaf, ServiceError):
+                return leaf
+        for leaf in leaves:
+            if not isinstance(leaf, asyncio.CancelledError):
+                return leaf
+        return leaves[0]
+    return error
+
+
+async def stream(
+    run: Callable[[Emit, Spawn], Awaitable[None]], *, maxsize: int
+) -> AsyncIterator[list[Record]]:
+    """Run `run(emit, spawn)` in the background and yield what it emits, as it comes.
+
+    Any failure of a reader cancels the others and is raised to the consumer; closing the
+    generator early cancels all readers.
+    """
+    queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=max(1, maxsize))
+
+    async def emit(records: list[Record]) -> None:
+        if records:
+            await queue.put(records)
+
+    async def supervisor() -> None:
+        try:
+            async with asyncio.TaskGroup() as group:
+                await run(emit, group.create_task)
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            await queue.put(_Failed(_leaf(exc)))
+        else:
+            await queue.put(_DONE)
+
+    task = asyncio.create_task(supervisor())
+    try:
+        while True:
+            item = await queue.get()
+            if item is _DONE:
+                break
+            if isinstance(item, _Failed):
+                raise item.error
+            yield item
+    finally:
+        if not task.done():
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def _base(params: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
+    base = dict(params or {})
+    raw = base.pop("filter", None)
+    if raw is None:
+        filters: list[str] = []
+    elif isinstance(raw, str):
+        filters = [raw]
+    else:
+        filters = [str(f) for f in raw]
+    for key in ("page", "size", "sort"):
+        base.pop(key, None)
+    return base, filters
+
+
+def iter_pages(
+    client: ServiceClient,
+    path: str,
+    *,
+    params: Mapping[str, Any] | None = None,
+    template: str | None = None,
+    size: int | None = None,
+    sort: str | None = None,
+) -> AsyncIterator[list[Record]]:
+    """Every record of a paged list by page number (not churn-safe; use keyset for big lists)."""
+    template = template or endpoint_template(path)
+    asked = size or client.config.page_size
+    base = dict(params or {})
+    if sort is not None:
+        base["sort"] = sort
+
+    def query(page: int, size_: int) -> dict[str, Any]:
+        return {**base, "page": page, "size": size_}
+
+    async def run(emit: Emit, spawn: Spawn) -> None:
+        first = await client.get_page(path, params=query(0, asked), template=template)
+        await emit(first.content)
+        size_ = first.effective_size(asked)
+        if first.ends_list(size_):
+            return
+        if first.total_pages is None:
+            await _sequential(emit, 1, size_)
+            return
+        window = asyncio.Semaphore(client.limiter.limit * QUEUE_PAGES_PER_SLOT)
+        last_page: dict[int, Page] = {}
+
+        async def fetch(number: int) -> None:
+            async with window:
+                page = await client.get_page(path, params=query(number, size_), template=template)
+                if number == first.total_pages - 1:
+                    last_page[number] = page
+                await emit(page.content)
+
+        async with asyncio.TaskGroup() as group:
+            for number in range(1, first.total_pages):
+                group.create_task(fetch(number))
+        tail = last_page.get(first.total_pages - 1)
+        if tail is not None and not tail.ends_list(size_):
+            # The list grew while we read it: continue in order from where the total ended.
+            await _sequential(emit, first.total_pages, size_)
+
+    async def _sequential(emit: Emit, start: int, size_: int) -> None:
+        number = start
+        while True:
+            page = await client.get_page(path, params=query(number, size_), template=template)
+            await emit(page.content)
+            if page.ends_list(size_):
+                return
+            number += 1
+
+    return stream(run, maxsize=client.limiter.limit * QUEUE_PAGES_PER_SLOT)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Records with low < id < high not read yet; `count` as the server last reported it."""
+
+    low: int
+    high: int | None  # None: no upper bound
+    count: int
+
+
+def split_range(low: int, high: int, parts: int) -> list[tuple[int, int]]:
+    """Cut the open id interval (low, high) into `parts` adjacent open intervals.
+
+    Integer ids: piece i holds ids cut[i]+1 .. cut[i+1], expressed as (cut[i], cut[i+1]+1), and
+    the last piece ends at `high`. Together they cover every id in (low, high) exactly once.
+    """
+    span = high - low - 1  # ids strictly between
+    parts = max(1, min(parts, span)) if span > 0 else 1
+    cuts = [low + (span * i) // parts for i in range(parts)] + [high - 1]
+    return [(cuts[i], cuts[i + 1] + 1) for i in range(parts)]
+
+
+def union_filters(id_field: str, gaps: list[Gap]) -> list[str]:
+    """AND-ed filter terms selecting ids in the union of disjoint open intervals.
+
+    For sorted intervals (a1,b1),...,(ak,bk): id>a1, id<bk, and for each hole between bi and
+    a(i+1) the OR term `id<bi||id>a(i+1)`.
+    """
+    ordered = sorted(gaps, key=lambda g: g.low)
+    terms = [f"{id_field}>{ordered[0].low}", f"{id_field}<{ordered[-1].high}"]
+    for left, right in itertools.pairwise(ordered):
+        terms.append(f"{id_field}<{left.high}||{id_field}>{right.low}")
+    return terms
+
+
+def pack_gaps(gaps: list[Gap], size: int) -> list[list[Gap]]:
+    """First-fit decreasing: groups of gaps whose counts add up to at most one page each."""
+    bins: list[tuple[int, list[Gap]]] = []
+    for gap in sorted(gaps, key=lambda g: g.count, reverse=True):
+        for i, (used, members) in enumerate(bins):
+            if used + gap.count <= size:
+                bins[i] = (used + gap.count, [*members, gap])
+                break
+        else:
+            bins.append((gap.count, [gap]))
+    return [members for _, members in bins]
+
+
+def iter_keyset(
+    client: ServiceClient,
+    path: str,
+    id_field: str,
+    *,
+    params: Mapping[str, Any] | None = None,
+    template: str | None = None,
+    after: int | None = None,
+    ordered: bool = False,
+    size: int | None = None,
+) -> AsyncIterator[list[Record]]:
+    """Every record with id > `after` by id-keyset paging; parallel unless `ordered`."""
+    template = template or endpoint_template(path)
+    asked = size or client.config.page_size
+    base, base_filters = _base(params)
+
+    def query(filters: list[str], direction: str, size_: int) -> dict[str, Any]:
+        return {
+            **base,
+            "filter": [*base_filters, *filters],
+            "sort": f"{id_field},{direction}",
+            "page": 0,
+            "size": size_,
+        }
+
+    def ids_of(records: list[Record]) -> list[int]:
+        # Damaged records (null or non-numeric key) are passed on for quarantine but cannot
+        # move the cursor.
+        ids = [r.get(id_field) for r in records]
+        valid = [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
+        if not valid:
+            raise ServiceError(
+                f"{template}: no record of the page has an integer {id_field!r}; keyset "
+                "paging needs it",
+                endpoint=template,
+            )
+        return valid
+
+    async def get(filters: list[str], direction: str, size_: int) -> Page:
+        return await client.get_page(path, params=query(filters, direction, size_), template=template)
+
+    async def run(emit: Emit, spawn: Spawn) -> None:
+        low_filter = [f"{id_field}>{after}"] if after is not None else []
+        first = await get(low_filter, "asc", asked)
+        await emit(first.content)
+        size_ = first.effective_size(asked)
+        if first.ends_list(size_):
+            return
+        low = max(ids_of(first.content))
+        remaining = None if first.total_elements is None else first.total_elements - len(first.content)
+        if ordered or remaining is None or remaining <= size_:
+            await chain(emit, Gap(low, _NO_HIGH, remaining or 0), size_, stop_short=False)
+            return
+        top = await get([f"{id_field}>{low}"], "desc", size_)
+        await emit(top.content)
+        if top.ends_list(size_):
+            return
+        high = min(ids_of(top.content))
+        if top.total_elements is None:
+            await chain(emit, Gap(low, high, 0), size_, stop_short=False)
+            return
+        gap_count = top.total_elements - len(top.content)
+        if gap_count <= 0:
+            return
+        parts = min(client.limiter.limit, gap_count // (2 * size_))
+        if parts <= 1:
+            await chain(emit, Gap(low, high, gap_count), size_, stop_short=False)
+            return
+        packer = _Packer(size_)
+
+        async def walk(lo: int, hi: int) -> None:
+            rest = await chain(emit, Gap(lo, hi, 0), size_, stop_short=True)
+            if rest is not None:
+                packer.add(rest)
+                for group in packer.take_full():
+                    spawn(union_chain(emit, group, size_))
+
+        async with asyncio.TaskGroup() as group:
+            for lo, hi in split_range(low, high, parts):
+                group.create_task(walk(lo, hi))
+        for members in pack_gaps(packer.drain(), size_):
+            spawn(union_chain(emit, members, size_))
+
+    async def chain(emit: Emit, gap: Gap, size_: int, *, stop_short: bool) -> Gap | None:
+        """Walk (gap.low, gap.high) in id order; with stop_short, hand back a sub-page remainder."""
+        cursor = gap.low
+        while True:
+            filters = [f"{id_field}>{cursor}"]
+            if gap.high is not _NO_HIGH:
+                filters.append(f"{id_field}<{gap.high}")
+            page = await get(filters, "asc", size_)
+            await emit(page.content)
+            if page.ends_list(size_):
+                return None
+            cursor = max(ids_of(page.content))
+            if page.total_elements is None:
+                continue
+            left = page.total_elements - len(page.content)
+            if left <= 0:
+                return None
+            if stop_short and left < size_:
+                return Gap(cursor, gap.high, left)
+
+    async def union_chain(emit: Emit, gaps: list[Gap], size_: int) -> None:
+        gaps = sorted(gaps, key=lambda g: g.low)
+        if len(gaps) == 1:
+            await chain(emit, gaps[0], size_, stop_short=False)
+            return
+        try:
+            while gaps:
+                page = await get(union_filters(id_field, gaps), "asc", size_)
+                await emit(page.content)
+                if page.ends_list(size_):
+                    return
+                cursor = max(ids_of(page.content))
+                gaps = [
+                    Gap(max(g.low, cursor), g.high, g.count) for g in gaps if g.high - 1 > cursor
+                ]
+        except BadRequest:
+            # A server without OR chains: read the remainders one by one instead.
+            log.info("%s: OR filters refused; reading %d remainders separately", template, len(gaps))
+            for g in gaps:
+                await chain(emit, g, size_, stop_short=False)
+
+    return stream(run, maxsize=client.limiter.limit * QUEUE_PAGES_PER_SLOT)
+
+
+_NO_HIGH: Any = None
+
+
+class _Packer:
+    """Collects chain remainders and releases groups that nearly fill a page."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.pending: list[Gap] = []
+
+    def add(self, gap: Gap) -> None:
+        self.pending.append(gap)
+
+    def take_full(self) -> list[list[Gap]]:
+        if sum(g.count for g in self.pending) < self.size * EARLY_PACK_FILL:
+            return []
+        groups = pack_gaps(self.pending, self.size)
+        ready = [g for g in groups if sum(x.count for x in g) >= self.size * EARLY_PACK_FILL]
+        taken = {id(x) for group in ready for x in group}
+        self.pending = [g for g in self.pending if id(g) not in taken]
+        return ready
+
+    def drain(self) -> list[Gap]:
+        pending, self.pending = self.pending, []
+        return pending
