@@ -179,10 +179,12 @@ def _list_of(item_type: pa.DataType, ok: Callable[[Any], bool]) -> Callable[[Val
     list_type = pa.list_(item_type)
 
     def convert(values: Values) -> Converted:
-        try:
-            return pa.array(values, type=list_type), None, "not a list"
-        except _ARROW_ERRORS:
-            pass
+        # Only JSON arrays: Arrow would also take the string "MON" as ["M", "O", "N"].
+        if all(v is None or type(v) is list for v in values):
+            try:
+                return pa.array(values, type=list_type), None, "not a list"
+            except _ARROW_ERRORS:
+                pass
         good = [v is None or (isinstance(v, list) and all(ok(x) for x in v)) for v in values]
         bad = ~np.array(good, dtype=bool)
         return (
@@ -228,8 +230,11 @@ CONVERTERS: dict[str, Callable[[Values], Converted]] = {
 }
 
 
-# Types a column is read as straight from the wire dicts (one Arrow conversion per page).
-# Integers are read as doubles so that 2.5 is seen (Arrow would truncate it to int64 2).
+# Types a column is read as straight from the wire dicts (one Arrow conversion per page; list
+# kinds are read by their converter instead, see `_list_of`). Integers are read as doubles so
+# that 2.5 is seen (Arrow would truncate it to int64 2); the price is that this read takes a
+# boolean in a numeric field as 1.0/0.0 and flags integers of 2**53 or more as not exact, where
+# the converters flag the boolean and keep the integer.
 WIRE_TYPES: dict[str, pa.DataType] = {
     "id": pa.float64(),
     "int": pa.float64(),

@@ -1,20 +1,26 @@
 """One page of source records -> typed Arrow tables (root + child tables) and quarantine rows.
 
-Vectorised per page: each column is pulled out of the page with one comprehension and converted
-in one Arrow/pandas call (`assets.convert`); per-record Python runs only for nested lists, the
-unknown-field check and bad rows. The unit of quarantine is the source record: when a child row
-is bad, the whole record (header and children) goes to quarantine, so a reservation is never
-landed with a partial bill.
+Fast path: the whole page, child lists included, is read by one Arrow conversion
+(`pa.array(records, type=<page struct>)`, `assets.convert.WIRE_TYPES`); child tables are the
+flattened list columns with `list_parent_indices` as the link to their record. The only per-row
+Python left is the exact unknown-field check (`frozenset.issuperset` per dict, at C speed); rows
+with unknown fields get `_extra`. A page with any value that does not fit its wire type, or a
+non-object record or child item, is read column by column instead (`map(itemgetter)` when its
+rows share one key set, else `dict.get`), each column through its converter; a property test
+(tests/assets/test_normalise_paths.py) holds the two paths to the same result. The unit of
+quarantine is the source record: when a child row is bad, the whole record (header and children)
+goes to quarantine, so a reservation is never landed with a partial bill.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -27,6 +33,7 @@ from assets.schema import QUARANTINE_SCHEMA, TIMESTAMP, Column, Table
 from assets.specs import EndpointSpec, Section
 
 Record = dict[str, Any]
+Columns = dict[str, list[Any]]
 # Unknown fields that look like personal data never land in `_extra` unless PII is allowed.
 _PII_NAME = re.compile(
     r"name|mail|phone|mobile|address|street|zip|birth|iban|passport", re.IGNORECASE
@@ -50,16 +57,6 @@ class Normalised:
     reasons: Counter[str] = field(default_factory=Counter)
 
 
-def _values(rows: Sequence[Record], path: str) -> list[Any]:
-    if "." not in path:
-        return [r.get(path) for r in rows]
-    head, tail = path.split(".", 1)
-    try:
-        return [(r.get(head) or {}).get(tail) for r in rows]
-    except AttributeError:  # the object is not an object: its fields are bad values
-        return [v.get(tail) if isinstance(v := r.get(head), dict) else _Bad(v) for r in rows]
-
-
 class _Bad:
     """Stands in for a value under a malformed object; no converter accepts it."""
 
@@ -75,85 +72,182 @@ def _short(value: Any) -> str:
     return text if len(text) <= _RAW_LIMIT else text[: _RAW_LIMIT - 3] + "..."
 
 
-def _wire_struct(rows: Sequence[Record], columns: Sequence[Column]) -> pa.StructArray | None:
-    """The page's columns read in one Arrow conversion; None when any value does not fit."""
-    fields: dict[str, pa.DataType | dict[str, pa.DataType]] = {}
+def sub_values(objs: Sequence[Any], tail: str) -> list[Any]:
+    """`head.tail` values: None under a missing object, a bad value under a non-object."""
+    if all(o is None or type(o) is dict for o in objs):
+        return [None if o is None else o.get(tail) for o in objs]
+    return [None if o is None else o.get(tail) if isinstance(o, dict) else _Bad(o) for o in objs]
+
+
+def read_uniform(rows: Sequence[Any], known: frozenset[str]) -> Columns | None:
+    """Every field's values when all rows are dicts with exactly the first row's keys, all known.
+
+    None otherwise (a row with another key set, a non-object row or an unknown field): the caller
+    then reads the page row by row.
+    """
+    first = rows[0]
+    if type(first) is not dict:
+        return None
+    keys = tuple(first)
+    if not known.issuperset(keys):
+        return None
+    try:
+        cols = {k: list(map(itemgetter(k), rows)) for k in keys}
+    except (KeyError, TypeError):  # a row lacks a key, or is not an object
+        return None
+    # Each row holds all of the first row's keys; the same count means no other key either.
+    if len(set(map(len, rows))) != 1:
+        return None
+    return cols
+
+
+def _values(rows: Sequence[Record], source: str) -> list[Any]:
+    if "." not in source:
+        return [r.get(source) for r in rows]
+    head, tail = source.split(".", 1)
+    return sub_values([r.get(head) for r in rows], tail)
+
+
+def _lazy(rows: Sequence[Record]) -> Callable[[str], list[Any]]:
+    """Python values of a wire field, read from the rows on first use."""
+    cache: dict[str, list[Any]] = {}
+
+    def raw(source: str) -> list[Any]:
+        if source not in cache:
+            cache[source] = _values(rows, source)
+        return cache[source]
+
+    return raw
+
+
+def _flat(fields: dict[str, pa.Array], prefix: str = "") -> dict[str, pa.Array]:
+    """Struct columns of a page by wire source, nested objects as `head.tail`."""
+    out: dict[str, pa.Array] = {}
+    for name, arr in fields.items():
+        if pa.types.is_struct(arr.type):
+            sub = dict(zip(arr.type.names, arr.flatten(), strict=True))
+            out.update(_flat(sub, f"{prefix}{name}."))
+        else:
+            out[prefix + name] = arr
+    return out
+
+
+def _wire_struct(columns: Sequence[Column], skip: frozenset[str] = frozenset()) -> pa.StructType:
+    """The Arrow type a table's wire objects are read as (`WIRE_TYPES`; lists are read apart so
+    that a string is never taken for a list of characters)."""
+    fields: dict[str, Any] = {}
     for c in columns:
-        if c.kind not in WIRE_TYPES:
+        if c.kind not in WIRE_TYPES or c.kind.endswith("_list") or c.column in skip:
             continue
         if "." in c.source:
             head, tail = c.source.split(".", 1)
-            sub = fields.setdefault(head, {})
-            if isinstance(sub, dict):
-                sub[tail] = WIRE_TYPES[c.kind]
+            fields.setdefault(head, {})[tail] = WIRE_TYPES[c.kind]
         else:
             fields[c.source] = WIRE_TYPES[c.kind]
-    struct = pa.struct(
+    return pa.struct(
         [
             pa.field(k, pa.struct(list(v.items())) if isinstance(v, dict) else v)
             for k, v in fields.items()
         ]
     )
-    try:
-        return pa.array(rows, type=struct)
-    except _ARROW_ERRORS:
-        return None
 
 
-def _wire_field(struct: pa.StructArray, source: str) -> pa.Array:
-    arr = struct
-    for part in source.split("."):
-        arr = arr.field(part)
-    return arr
+@dataclass(frozen=True)
+class _WirePage:
+    """A page read by one Arrow conversion: root columns, and per child table its columns, its
+    rows as Python objects, their record index and the number of rows of each section."""
+
+    root: dict[str, pa.Array]
+    children: dict[str, tuple[dict[str, pa.Array], list[Record], np.ndarray, list[int]]]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What normalising one table needs, worked out once per normaliser."""
+
+    table: Table
+    columns: tuple[Column, ...]  # landed
+    names: tuple[str, ...]  # lake column of each landed column
+    fields: tuple[str, ...]  # top-level wire fields read from a page
+    known: frozenset[str]
+    sub_known: dict[str, frozenset[str]]  # nested object -> its known fields
+    nested: tuple[str, ...]  # landed dotted sources
+    personal: bool
+
+    @classmethod
+    def of(cls, table: Table, include_pii: bool, extra_fields: Sequence[str] = ()) -> _Plan:
+        columns = table.landed(include_pii)
+        heads = dict.fromkeys(c.source.split(".")[0] for c in table.columns if "." in c.source)
+        sub_known = {
+            head: frozenset(
+                c.source.split(".", 1)[1] for c in table.columns if c.source.startswith(head + ".")
+            )
+            for head in heads
+        }
+        fields = dict.fromkeys(c.source.split(".")[0] for c in columns)
+        fields.update(dict.fromkeys(extra_fields))
+        return cls(
+            table,
+            columns,
+            tuple(c.column for c in columns),
+            tuple(fields),
+            table.known_fields(),
+            sub_known,
+            tuple(c.source for c in columns if "." in c.source),
+            table.name in PERSONAL_TABLES,
+        )
 
 
 class _Converted:
-    """Typed columns of one table plus, per row, the reasons it is bad."""
+    """Typed columns of one table plus, per row, the reasons it is bad.
+
+    `wire` holds columns already read by the page-wide Arrow conversion (`WIRE_TYPES`); any other
+    column, and the raw values quoted in reasons, come from `raw(source)` (Python values).
+    """
 
     def __init__(
         self,
-        table: Table,
-        rows: Sequence[Record],
-        columns: Sequence[Column],
+        plan: _Plan,
+        n: int,
+        raw: Callable[[str], list[Any]],
         preset: dict[str, pa.Array],
+        wire: dict[str, pa.Array] | None = None,
     ) -> None:
         self.arrays: dict[str, pa.Array] = {}
-        self.bad = np.zeros(len(rows), dtype=bool)
+        self.bad = np.zeros(n, dtype=bool)
         self.reasons: dict[int, list[str]] = defaultdict(list)
-        self._table, self._rows = table, rows
-        wanted = [c for c in columns if c.column not in preset]
-        struct = _wire_struct(rows, wanted) if rows else None
-        for c in columns:
-            if c.column in preset:
-                self.arrays[c.column] = preset[c.column]
+        self._table, self._raw = plan.table, raw
+        for c, name in zip(plan.columns, plan.names, strict=True):
+            if name in preset:
+                self.arrays[name] = preset[name]
                 continue
             converted = None
-            if struct is not None and c.kind in WIRE_TYPES:
-                converted = from_wire(c.kind, _wire_field(struct, c.source))
+            if wire is not None and c.source in wire:
+                converted = from_wire(c.kind, wire[c.source])
             if converted is None:
-                converted = CONVERTERS[c.kind](_values(rows, c.source))
+                converted = CONVERTERS[c.kind](raw(c.source))
             arr, bad, label = converted
-            self._mark(c, bad, label)
+            self._mark(name, c.source, bad, label)
             if c.codes is not None:
                 allowed = pa.array(c.codes, type=arr.type)
                 unknown = pc.and_(pc.is_valid(arr), pc.invert(pc.is_in(arr, value_set=allowed)))
-                self._mark(c, unknown.to_numpy(zero_copy_only=False), "unknown code")
+                if unknown.true_count:
+                    bad_code = unknown.to_numpy(zero_copy_only=False)
+                    self._mark(name, c.source, bad_code, "unknown code")
             if c.required and arr.null_count:
                 missing = arr.is_null().to_numpy(zero_copy_only=False)
                 if bad is not None:
                     missing &= ~bad
-                self._mark(c, missing, "missing required value")
-            self.arrays[c.column] = arr
+                self._mark(name, c.source, missing, "missing required value")
+            self.arrays[name] = arr
 
-    def _mark(self, c: Column, bad: np.ndarray | None, label: str) -> None:
+    def _mark(self, name: str, source: str, bad: np.ndarray | None, label: str) -> None:
         if bad is None or not bad.any():
             return
         self.bad |= bad
-        raw = _values(self._rows, c.source)
+        raw = self._raw(source)
         for i in np.flatnonzero(bad):
-            self.reasons[int(i)].append(
-                f"{self._table.name}.{c.column}: {label} ({_short(raw[i])})"
-            )
+            self.reasons[int(i)].append(f"{self._table.name}.{name}: {label} ({_short(raw[i])})")
 
 
 class Normaliser:
@@ -173,45 +267,82 @@ class Normaliser:
         for s in spec.sections:
             self._by_table[s.table.name].append(s)
         self._schemas = {t.name: t.arrow_schema(include_pii) for t in spec.tables}
+        self._plans = {
+            spec.table.name: _Plan.of(spec.table, include_pii, [s.field for s in spec.sections]),
+            **{
+                name: _Plan.of(sections[0].table, include_pii)
+                for name, sections in self._by_table.items()
+            },
+        }
+        # Per child table: lake column -> (kind, section field -> fixed wire value).
+        self._constants: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
+        for name, sections in self._by_table.items():
+            by_source = {c.source: c for c in sections[0].table.columns}
+            consts: dict[str, tuple[str, dict[str, Any]]] = {}
+            for s in sections:
+                for wire, value in s.constants.items():
+                    c = by_source[wire]
+                    consts.setdefault(c.column, (c.kind, {}))[1][s.field] = value
+            self._constants[name] = consts
+        page_fields = list(_wire_struct(self._plans[spec.table.name].columns))
+        for name, sections in self._by_table.items():
+            child_table = sections[0].table
+            preset = frozenset(child_table.parent_key) | frozenset(self._constants[name])
+            child_type = pa.list_(_wire_struct(self._plans[name].columns, preset))
+            page_fields.extend(pa.field(s.field, child_type) for s in sections)
+        self._page_type = pa.struct(page_fields)
 
     def normalise(self, records: Sequence[Record], extracted_at: datetime) -> Normalised:
         root = self.spec.table
         n = len(records)
         unknown: Counter[str] = Counter()
         dropped: Counter[str] = Counter()
-        conv = _Converted(root, records, root.landed(self.include_pii), {})
+        plan = self._plans[root.name]
+        wire = self._wire_page(records) if n else None
+        if wire is None:  # some value does not fit its wire type: column by column
+            values = self._columns(plan, records)
+            conv = _Converted(plan, n, values.__getitem__, {})
+        else:
+            conv = _Converted(plan, n, _lazy(records), {}, wire.root)
         bad_record = conv.bad.copy()
         reasons: dict[int, list[str]] = defaultdict(list, conv.reasons)
-        extras = {root.name: self._extras(root, records, unknown, dropped)}
+        extras = {root.name: self._extras(plan, records, unknown, dropped)}
 
-        children: dict[str, tuple[_Converted, np.ndarray]] = {}
+        children: dict[str, tuple[_Converted, np.ndarray, int]] = {}
         for name, sections in self._by_table.items():
-            child_table = sections[0].table
-            rows, parent_idx, consts = self._child_rows(records, sections)
-            preset = {
-                col: pc.take(conv.arrays[pk], pa.array(parent_idx, type=pa.int64()))
-                for col, pk in child_table.parent_key.items()
-            }
-            for wire, values in consts.items():
-                preset_col = next(c for c in child_table.columns if c.source == wire)
-                arr, _, _ = CONVERTERS[preset_col.kind](values)
-                preset[preset_col.column] = arr
-            child = _Converted(child_table, rows, child_table.landed(self.include_pii), preset)
+            child_plan = self._plans[name]
+            child_table = child_plan.table
+            if wire is None:
+                rows, parent_idx, lengths = self._child_rows(values, sections, n)
+            else:
+                child_wire, rows, parent_idx, lengths = wire.children[name]
+            m = len(rows)
+            take = pa.array(parent_idx, type=pa.int64())
+            preset = {col: conv.arrays[pk].take(take) for col, pk in child_table.parent_key.items()}
+            for col, (kind, per_section) in self._constants[name].items():
+                fixed = [per_section.get(s.field) for s in sections]
+                consts = list(chain.from_iterable(map(_repeat, fixed, lengths)))
+                preset[col] = CONVERTERS[kind](consts)[0]
+            if wire is None:
+                child_values = self._columns(child_plan, rows)
+                child = _Converted(child_plan, m, child_values.__getitem__, preset)
+            else:
+                child = _Converted(child_plan, m, _lazy(rows), preset, child_wire)
             if child.bad.any():
                 hit = parent_idx[child.bad]
                 bad_record[hit] = True
                 for i in np.flatnonzero(child.bad):
                     reasons[int(parent_idx[i])].extend(child.reasons[int(i)])
-            children[name] = (child, parent_idx)
-            extras[name] = self._extras(child_table, rows, unknown, dropped)
+            children[name] = (child, parent_idx, m)
+            extras[name] = self._extras(child_plan, rows, unknown, dropped)
 
         keep = ~bad_record
         tables = {
-            root.name: self._table(root.name, conv.arrays, extras[root.name], keep, extracted_at)
+            root.name: self._table(root.name, conv.arrays, extras[root.name], n, keep, extracted_at)
         }
-        for name, (child, parent_idx) in children.items():
+        for name, (child, parent_idx, m) in children.items():
             tables[name] = self._table(
-                name, child.arrays, extras[name], keep[parent_idx], extracted_at
+                name, child.arrays, extras[name], m, keep[parent_idx], extracted_at
             )
         quarantine = self._quarantine(records, bad_record, reasons, extracted_at)
         counted: Counter[str] = Counter()
@@ -220,81 +351,144 @@ class Normaliser:
                 counted[r.split(" (", 1)[0]] += 1
         return Normalised(tables, quarantine, n, int(bad_record.sum()), unknown, dropped, counted)
 
+    def _wire_page(self, records: Sequence[Record]) -> _WirePage | None:
+        """The whole page (root and child lists) read in one Arrow conversion; None when any
+        value does not fit its wire type, a record is not an object or a child item is null."""
+        if set(map(type, records)) != {dict}:
+            return None
+        try:
+            page = pa.array(records, type=self._page_type)
+        except _ARROW_ERRORS:
+            return None
+        fields = dict(zip(self._page_type.names, page.flatten(), strict=True))
+        children: dict[str, tuple[dict[str, pa.Array], list[Record], np.ndarray, list[int]]] = {}
+        for name, sections in self._by_table.items():
+            parts: list[pa.StructArray] = []
+            parents: list[np.ndarray] = []
+            lengths: list[int] = []
+            rows: list[Record] = []
+            for s in sections:
+                lists = fields.pop(s.field)
+                items = lists.flatten()
+                rows.extend(chain.from_iterable(v for v in lists_of(records, s.field) if v))
+                parts.append(items)
+                parents.append(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False))
+                lengths.append(len(items))
+            # Arrow also reads tuples and (key, value) pairs as objects: only dicts are.
+            if len(rows) != sum(lengths) or not set(map(type, rows)) <= {dict}:
+                return None
+            struct = pa.concat_arrays(parts) if len(parts) > 1 else parts[0]
+            children[name] = (
+                _flat(dict(zip(struct.type.names, struct.flatten(), strict=True))),
+                rows,
+                np.concatenate(parents).astype(np.int64, copy=False),
+                lengths,
+            )
+        return _WirePage(_flat(fields), children)
+
     @staticmethod
-    def _child_rows(
-        records: Sequence[Record], sections: list[Section]
-    ) -> tuple[list[Record], np.ndarray, dict[str, list[Any]]]:
-        rows: list[Record] = []
-        parents: list[np.ndarray] = []
-        consts: dict[str, list[Any]] = defaultdict(list)
-        for s in sections:
-            lists = [r.get(s.field) for r in records]
-            lists = [v if isinstance(v, list) else () for v in lists]
-            lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-            rows.extend(chain.from_iterable(lists))
-            parents.append(np.repeat(np.arange(len(records), dtype=np.int64), lengths))
-            for wire, value in s.constants.items():
-                consts[wire].extend([value] * int(lengths.sum()))
-        # A non-object item in a list cannot be read; an empty object makes its keys bad.
-        if not set(map(type, rows)) <= {dict}:
+    def _columns(plan: _Plan, rows: Sequence[Any]) -> Columns:
+        """Python values of every field the plan reads (dotted for nested objects)."""
+        n = len(rows)
+        missing: list[Any] = [None] * n
+        uniform = read_uniform(rows, plan.known) if n else None
+        if uniform is not None:
+            values = {f: uniform.get(f, missing) for f in plan.fields}
+        else:
             rows = [r if isinstance(r, dict) else {} for r in rows]
-        parent_idx = np.concatenate(parents) if parents else np.zeros(0, dtype=np.int64)
-        return rows, parent_idx, dict(consts)
+            values = {f: [r.get(f) for r in rows] for f in plan.fields}
+        for source in plan.nested:
+            head, tail = source.split(".", 1)
+            objs = values[head] if head in values else [r.get(head) for r in rows]
+            values[source] = sub_values(objs, tail)
+        return values
 
     def _extras(
-        self, table: Table, rows: Sequence[Record], unknown: Counter[str], dropped: Counter[str]
-    ) -> list[str | None]:
-        """`_extra` JSON per row: fields the schema does not know (never silently dropped)."""
-        known = table.known_fields()
-        nested = {c.source.split(".")[0] for c in table.columns if "." in c.source}
-        sub_known = {
-            head: frozenset(
-                c.source.split(".", 1)[1] for c in table.columns if c.source.startswith(head + ".")
-            )
-            for head in nested
-        }
-        out: list[str | None] = [None] * len(rows)
-        if set(chain.from_iterable(rows)) <= known and not nested:
-            return out  # the common case: no row has a field the schema does not know
+        self, plan: _Plan, rows: Sequence[Any], unknown: Counter[str], dropped: Counter[str]
+    ) -> list[str | None] | None:
+        """`_extra` JSON per row: fields the schema does not know (never silently dropped).
+
+        None when no row has one (the common case, checked at C speed)."""
+        known = plan.known
+        dicts = set(map(type, rows)) <= {dict}
+        if dicts and all(map(known.issuperset, rows)) and not plan.sub_known:
+            return None
+        extra_rows: list[dict[str, Any] | None] = [None] * len(rows)
         for i, r in enumerate(rows):
-            extra: dict[str, Any] = {}
-            if not r.keys() <= known:
-                for k in r.keys() - known:
-                    extra[k] = r[k]
-            for head in nested:
+            if not isinstance(r, dict):
+                continue
+            extra: dict[str, Any] | None = None
+            if not known.issuperset(r):
+                extra = {k: v for k, v in r.items() if k not in known}
+            for head, sub_known in plan.sub_known.items():
                 obj = r.get(head)
-                if isinstance(obj, dict) and not obj.keys() <= sub_known[head]:
-                    for k in obj.keys() - sub_known[head]:
-                        extra[f"{head}.{k}"] = obj[k]
+                if isinstance(obj, dict) and not sub_known.issuperset(obj):
+                    extra = extra or {}
+                    for k, v in obj.items():
+                        if k not in sub_known:
+                            extra[f"{head}.{k}"] = v
+            extra_rows[i] = extra
+        if not any(extra_rows):
+            return None
+        name = plan.table.name
+        drop_pii = plan.personal and not self.include_pii
+        out: list[str | None] = [None] * len(extra_rows)
+        for i, extra in enumerate(extra_rows):
             if not extra:
                 continue
             for k in list(extra):
-                unknown[f"{table.name}.{k}"] += 1
-                if not self.include_pii and table.name in PERSONAL_TABLES and _PII_NAME.search(k):
-                    dropped[f"{table.name}.{k}"] += 1
+                unknown[f"{name}.{k}"] += 1
+                if drop_pii and _PII_NAME.search(k):
+                    dropped[f"{name}.{k}"] += 1
                     del extra[k]
             if extra:
                 out[i] = orjson.dumps(extra, default=str).decode()
         return out
 
+    @staticmethod
+    def _child_rows(
+        values: Columns, sections: list[Section], n: int
+    ) -> tuple[list[Any], np.ndarray, list[int]]:
+        """Child rows of all sections (section by section), their record index, rows per section.
+
+        A section that is not a list has no rows; a non-object item is read as an empty object
+        (so its required fields are missing)."""
+        rows: list[Any] = []
+        parents: list[np.ndarray] = []
+        totals: list[int] = []
+        for s in sections:
+            lists = values[s.field]
+            lengths = np.fromiter(
+                (len(v) if type(v) is list else 0 for v in lists), dtype=np.int64, count=n
+            )
+            total = int(lengths.sum())
+            if total:
+                rows.extend(chain.from_iterable(v for v in lists if type(v) is list))
+                parents.append(np.repeat(np.arange(n, dtype=np.int64), lengths))
+            totals.append(total)
+        parent_idx = np.concatenate(parents) if parents else np.zeros(0, dtype=np.int64)
+        return rows, parent_idx, totals
+
     def _table(
         self,
         name: str,
         arrays: dict[str, pa.Array],
-        extra: list[str | None],
+        extra: list[str | None] | None,
+        n: int,
         keep: np.ndarray,
         extracted_at: datetime,
     ) -> pa.Table:
         schema = self._schemas[name]
-        n = len(extra)
         data = dict(arrays)
         data["_batch_id"] = pa.repeat(pa.scalar(self.batch_id), n)
         data["_batch_kind"] = pa.repeat(pa.scalar(self.batch_kind), n)
         data["_extracted_at"] = pa.repeat(pa.scalar(extracted_at, TIMESTAMP), n)
         data["_source"] = pa.repeat(pa.scalar(self.spec.source), n)
         data["_is_deleted"] = pa.repeat(pa.scalar(False), n)
-        data["_extra"] = pa.array(extra, type=pa.string())
-        table = pa.table({f.name: data[f.name] for f in schema}).cast(schema)
+        data["_extra"] = (
+            pa.nulls(n, pa.string()) if extra is None else pa.array(extra, type=pa.string())
+        )
+        table = pa.Table.from_arrays([data[f.name] for f in schema], schema=schema)
         return table if keep.all() else table.filter(pa.array(keep))
 
     def _quarantine(
@@ -317,3 +511,11 @@ class Normaliser:
             for i in idx
         ]
         return pa.Table.from_pylist(rows, schema=QUARANTINE_SCHEMA)
+
+
+def lists_of(records: Sequence[Record], name: str) -> list[Any]:
+    return [r.get(name) for r in records]
+
+
+def _repeat(value: Any, count: int) -> list[Any]:
+    return [value] * count

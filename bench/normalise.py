@@ -1,12 +1,21 @@
-"""Benchmark: normalise + write reservation-details pages into a scratch lake.
+"""Benchmark: normalise (+ write) pages of source records into a scratch lake.
 
-Generates N synthetic `/reservations/details` records shaped like the sandbox's (header, reserved
-resources, three bills, subjects), or takes them from the sandbox world (`--world small`), and
-times only normalisation and the Parquet writes (`assets.extract.run_spec` fed with pages; page
-generation time is measured apart and left out). Reports records/s per core (CPU time of this
-process) and peak RSS, which stays flat as N grows because pages are flushed every `flush_rows`.
+`--kind details` (default) generates N synthetic `/reservations/details` records shaped like the
+sandbox's (header, reserved resources, three bills, subjects; ~13 lake rows per record), or takes
+them from the sandbox world (`--world small`). `--kind <spec>` (e.g. `journal_entries`, `rates`,
+`customers`, `cash_clearances`, `units`) takes a flat list's records from the sandbox world
+(`--world`, default small) as templates; one record is one lake row.
+
+Two timed phases over the same pages, page generation measured apart and left out:
+  1. normalise only (`Normaliser.normalise` per page), and
+  2. normalise + Parquet writes (`assets.extract.run_spec` fed with the pages).
+"Records" are source records (one reservation with all its children is one record); rows are
+lake rows over all tables. Per core = CPU time of this process (`time.process_time()`, all
+threads), so the figures are honest on a busy machine. Peak RSS stays flat as N grows because
+pages are flushed every `flush_rows`.
 
     python -m bench.normalise --records 200000
+    python -m bench.normalise --kind journal_entries --records 500000
 """
 
 from __future__ import annotations
@@ -20,9 +29,12 @@ from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+import orjson
+
 from assets.extract import ExtractSettings, run_spec
 from assets.lake import Lake, new_batch_id
-from assets.specs import SPECS
+from assets.normalise import Normaliser
+from assets.specs import SPECS, EndpointSpec
 
 PAGE_SIZE = 1000
 POOL = 2000  # distinct template records; pages reuse them with fresh reservation ids
@@ -116,67 +128,105 @@ def synthetic_record(rng: random.Random, rid: int) -> dict[str, Any]:
     }
 
 
-def world_records(scale: str) -> list[dict[str, Any]]:
-    """Reservation details as the sandbox world serves them."""
+def world_records(scale: str, collection: str = "reservations") -> list[dict[str, Any]]:
+    """Records of one sandbox collection as the world serves them (details where it has them)."""
     from sandbox.world import World
 
     world = World(seed=7, scale=scale)
-    return [world.details("reservations", k) for k in world.keys("reservations")]
+    records = [world.details(collection, k) for k in world.keys(collection)]
+    return [r for r in records if r is not None]
 
 
 class Pages:
     """Pages of `total` records built from a template pool; generation time is kept apart."""
 
-    def __init__(self, pool: list[dict[str, Any]], total: int) -> None:
-        self.pool, self.total, self.gen_seconds = pool, total, 0.0
+    def __init__(self, pool: list[dict[str, Any]], total: int, key: str = "reservationId") -> None:
+        self.pool, self.total, self.key, self.gen_seconds = pool, total, key, 0.0
 
     def __iter__(self) -> Iterator[tuple[list[dict[str, Any]], datetime]]:
         for start in range(0, self.total, PAGE_SIZE):
             t0 = time.process_time()
             n = min(PAGE_SIZE, self.total - start)
             page = [
-                {**self.pool[(start + i) % len(self.pool)], "reservationId": start + i + 1}
+                {**self.pool[(start + i) % len(self.pool)], self.key: start + i + 1}
                 for i in range(n)
             ]
+            # Fresh objects, as the client's JSON parser hands them (no shared child dicts).
+            page = orjson.loads(orjson.dumps(page))
             now = datetime.now(UTC)
             self.gen_seconds += time.process_time() - t0
             yield page, now
 
 
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _normalise_only(spec: EndpointSpec, pages: Pages) -> tuple[int, int, float, float]:
+    """records, rows, wall s, CPU s of normalising every page (nothing written)."""
+    normaliser = Normaliser(spec, batch_id=new_batch_id())
+    records = rows = 0
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    for page, extracted_at in pages:
+        out = normaliser.normalise(page, extracted_at)
+        records += out.records
+        rows += sum(t.num_rows for t in out.tables.values())
+    wall = time.perf_counter() - wall0 - pages.gen_seconds
+    cpu = time.process_time() - cpu0 - pages.gen_seconds
+    return records, rows, wall, cpu
+
+
+def _line(label: str, records: int, rows: int, wall: float, cpu: float) -> str:
+    return (
+        f"{label:<18} : {wall:6.2f} s wall, {cpu:6.2f} s CPU | records/s per core "
+        f"{records / cpu:>10,.0f} | rows/s per core {rows / cpu:>10,.0f}"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--kind", default="details", help="details, or a flat spec name")
     parser.add_argument("--world", default=None, help="take templates from the sandbox world")
     parser.add_argument("--flush-rows", type=int, default=50_000)
+    parser.add_argument("--skip-write", action="store_true", help="only the normalise phase")
     args = parser.parse_args(argv)
 
-    rng = random.Random(7)
-    pool = (
-        world_records(args.world)
-        if args.world
-        else [synthetic_record(rng, i) for i in range(1, POOL + 1)]
-    )
-    spec = next(s for s in SPECS if s.name == "reservations")
-    pages = Pages(pool, args.records)
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with tempfile.TemporaryDirectory() as tmp:
-        lake = Lake(tmp)
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        report = run_spec(
-            spec,
-            lake=lake,
-            batch_id=new_batch_id(),
-            pages=pages,
-            settings=ExtractSettings(flush_rows=args.flush_rows),
+    if args.kind == "details":
+        spec = next(s for s in SPECS if s.name == "reservations")
+        rng = random.Random(7)
+        pool = (
+            world_records(args.world)
+            if args.world
+            else [synthetic_record(rng, i) for i in range(1, POOL + 1)]
         )
-        wall = time.perf_counter() - wall0 - pages.gen_seconds
-        cpu = time.process_time() - cpu0 - pages.gen_seconds
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows = sum(t.rows for t in report.tables.values())
-    print(f"records            : {report.records:,} ({rows:,} rows in {len(report.tables)} tables)")
-    print(f"normalise + write  : {wall:.2f} s wall, {cpu:.2f} s CPU")
-    print(f"records/s per core : {report.records / cpu:,.0f}  (rows/s per core {rows / cpu:,.0f})")
-    print(f"peak RSS           : {peak_mb:,.0f} MB (before the run {rss_before / 1024:,.0f} MB)")
+    else:
+        spec = next(s for s in SPECS if s.name == args.kind)
+        pool = world_records(args.world or "small", args.kind.replace("_", ""))
+    key = spec.table.columns[0].source
+    rss_before = _peak_mb()
+    print(f"endpoint           : {spec.source} ({len(pool):,} template records)")
+
+    pages = Pages(pool, args.records, key)
+    records, rows, wall, cpu = _normalise_only(spec, pages)
+    print(f"records            : {records:,} source records -> {rows:,} lake rows")
+    print(_line("normalise", records, rows, wall, cpu))
+    if not args.skip_write:
+        pages = Pages(pool, args.records, key)
+        with tempfile.TemporaryDirectory() as tmp:
+            wall0, cpu0 = time.perf_counter(), time.process_time()
+            report = run_spec(
+                spec,
+                lake=Lake(tmp),
+                batch_id=new_batch_id(),
+                pages=pages,
+                settings=ExtractSettings(flush_rows=args.flush_rows),
+            )
+            wall = time.perf_counter() - wall0 - pages.gen_seconds
+            cpu = time.process_time() - cpu0 - pages.gen_seconds
+        rows = sum(t.rows for t in report.tables.values())
+        print(_line("normalise + write", report.records, rows, wall, cpu))
+    print(f"peak RSS           : {_peak_mb():,.0f} MB (before the runs {rss_before:,.0f} MB)")
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from assets.convert import CONVERTERS
         ("str", ["a", 42, {"x": 1}], ["a", "42", None], [False, False, True]),
         ("bool", [True, "false", "maybe"], [True, False, None], [False, False, True]),
         ("int_list", [[1, 2], None, ["x"]], [[1, 2], None, None], [False, False, True]),
+        ("str_list", [["MON"], "MON", None], [["MON"], None, None], [False, True, False]),
         (
             "translation",
             [
@@ -63,6 +64,7 @@ from assets.convert import CONVERTERS
         "str",
         "bool",
         "int-list",
+        "str-list-not-a-string",
         "translations",
     ],
 )
