@@ -1,13 +1,17 @@
 """Benchmark: a full read of every list the pipeline uses, from the sandbox, with our client and
 with dlt's `rest_api` source as the peer figure.
 
-    python -m bench.extract --scale medium --latency-ms 50
+    python -m bench.extract --scale medium --latency-ms 50 --repeat 3
     python -m bench.extract --scale small            # quick run
 
 The sandbox runs in a child process (so its CPU work does not share our GIL) with a fixed
 latency per request. Efficiency = (requests x latency / cap) / wall time: 1.0 means the cap of
-concurrent requests was busy with latency the whole time. Results: a table on stdout and JSON in
-bench/out/.
+concurrent requests was busy with latency the whole time. `minimum` is the sum over every list
+read of ceil(records / the page size that list used) (reservation details use the client's
+`details_page_size`). CPU seconds of both processes are reported next to the wall time, because
+on a small machine the client, the sandbox and anything else running share the cores. With
+`--repeat`, the first read finds the sandbox's encode cache cold and later ones warm. Results: a
+table on stdout and JSON in bench/out/.
 """
 
 from __future__ import annotations
@@ -32,12 +36,13 @@ import httpx
 
 from service.api import ReservationService
 from service.client import ServiceClient
-from service.config import ServiceConfig
+from service.config import DEFAULT_DETAILS_PAGE_SIZE, ServiceConfig
+from service.config import DEFAULT_PAGE_SIZE as _DEFAULT_CONFIG_PAGE_SIZE
 from service.throttle import ConcurrencyLimiter
 
 OUT_DIR = Path(__file__).parent / "out"
 CAP = 15
-DEFAULT_PAGE_SIZE = 1000
+DEFAULT_PAGE_SIZE = _DEFAULT_CONFIG_PAGE_SIZE
 STARTUP_TIMEOUT = 600.0
 
 # facade method -> (path, id field); the lists the pipeline reads in a full run
@@ -67,14 +72,14 @@ def _free_port() -> int:
 class Sandbox:
     """The sandbox in a child process on a free loopback port."""
 
-    def __init__(self, scale: str, latency_ms: float, seed: int):
+    def __init__(self, scale: str, latency_ms: float, seed: int, *, warm: bool = False):
         self.port = _free_port()
         self.secret = secrets.token_urlsafe(24)
         self.root = f"http://127.0.0.1:{self.port}"
         self.base_url = self.root + "/service/v2"
         cmd = [sys.executable, "-m", "sandbox.runner", "--port", str(self.port), "--scale", scale,
                "--latency-ms", str(latency_ms), "--seed", str(seed),
-               "--client-secret", self.secret]
+               "--client-secret", self.secret] + (["--warm-cache"] if warm else [])
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def wait(self) -> None:
@@ -93,6 +98,11 @@ class Sandbox:
     def stats(self) -> dict[str, Any]:
         return httpx.get(self.root + "/_admin/stats", timeout=10).json()
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the sandbox process so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def reset(self) -> None:
         httpx.post(self.root + "/_admin/stats/reset", timeout=10)
 
@@ -104,19 +114,26 @@ class Sandbox:
             self.proc.kill()
 
 
-async def read_with_client(sandbox: Sandbox, page_size: int) -> dict[str, Any]:
+async def read_with_client(sandbox: Sandbox, page_size: int, details_page_size: int
+                           ) -> dict[str, Any]:
     """Every list at once through one ReservationService; children as their parents arrive."""
     config = ServiceConfig(base_url=sandbox.base_url, client_id="reservoir-sandbox",
                            client_secret=sandbox.secret, scope="SBX", page_size=page_size,
-                           max_concurrency=CAP, timeout=60.0)
+                           details_page_size=details_page_size, max_concurrency=CAP,
+                           timeout=60.0)
+    sizes = {name: page_size for name in TOP_LISTS}
+    sizes["reservation_details"] = config.details_size
     limiter = ConcurrencyLimiter(CAP)
     counts: Counter[str] = Counter()
     lists: Counter[str] = Counter()  # (name) -> number of separate lists read
-    child_sizes: list[int] = []
+    list_sizes: list[tuple[str, int]] = []  # (name, records) per list read
     async with ReservationService(ServiceClient(config, limiter=limiter), owns_client=True) as svc:
         await svc.client.auth.header()  # authenticate outside the timed read
         svc.client.stats.requests = 0
         svc.client.stats.by_endpoint.clear()
+        busy0 = limiter.busy_seconds
+        server_cpu0 = sandbox.cpu_seconds()
+        cpu0 = time.process_time()
         started = time.perf_counter()
         async with asyncio.TaskGroup() as group:
 
@@ -129,10 +146,7 @@ async def read_with_client(sandbox: Sandbox, page_size: int) -> dict[str, Any]:
                         kept.extend(page)
                 counts[name] += n
                 lists[name] += 1
-                if child:
-                    child_sizes.append(n)
-                else:
-                    child_sizes.append(-n)
+                list_sizes.append((name, n))
                 return kept
 
             async def with_children(name: str) -> None:
@@ -152,11 +166,19 @@ async def read_with_client(sandbox: Sandbox, page_size: int) -> dict[str, Any]:
                 else:
                     group.create_task(consume(name, getattr(svc, name)()))
         wall = time.perf_counter() - started
+        client_cpu = time.process_time() - cpu0
+        server_cpu = sandbox.cpu_seconds() - server_cpu0
+        busy = limiter.busy_seconds - busy0
         stats = svc.stats
     requests = stats["requests"] - stats["by_endpoint"].get("/authenticate", 0)
-    minimum = sum(max(1, math.ceil(abs(n) / page_size)) for n in child_sizes)
+    minimum = sum(max(1, math.ceil(n / sizes.get(name, page_size))) for name, n in list_sizes)
     return {"records": dict(counts), "records_total": sum(counts.values()),
             "requests": requests, "minimum_requests": minimum, "wall_seconds": wall,
+            "client_cpu_seconds": client_cpu, "server_cpu_seconds": server_cpu,
+            "slot_utilisation": busy / (CAP * wall) if wall > 0 else 0.0,
+            "page_sizes": {"default": page_size, "reservation_details": sizes[
+                "reservation_details"]},
+            "bytes_received": stats.get("bytes_received"),
             "peak_in_flight": limiter.peak, "retries": stats["retries"],
             "by_endpoint": stats["by_endpoint"]}
 
@@ -226,44 +248,65 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--scale", default="medium")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--page-size", type=int, default=DEFAULT_PAGE_SIZE)
+    parser.add_argument("--details-page-size", type=int, default=DEFAULT_DETAILS_PAGE_SIZE,
+                        help="page size of reservation details (capped by --page-size)")
+    parser.add_argument("--warm-cache", action="store_true",
+                        help="the sandbox pre-encodes the lists at start (not timed)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="full reads against the same sandbox (the first one cold)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-dlt", action="store_true")
     args = parser.parse_args(argv)
 
-    sandbox = Sandbox(args.scale, args.latency_ms, args.seed)
+    sandbox = Sandbox(args.scale, args.latency_ms, args.seed, warm=args.warm_cache)
     try:
         t0 = time.perf_counter()
         sandbox.wait()
         startup = time.perf_counter() - t0
-        sandbox.reset()
-        ours = asyncio.run(read_with_client(sandbox, args.page_size))
-        server = sandbox.stats()
-        ours["server_peak_in_flight"] = server["peakInFlight"]
-        ours["server_throttled"] = server["throttled"]
-        ours["efficiency"] = efficiency(ours["requests"], args.latency_ms, ours["wall_seconds"])
-        ours["overhead"] = ours["requests"] / max(1, ours["minimum_requests"]) - 1
+        runs: list[dict[str, Any]] = []
+        for _ in range(max(1, args.repeat)):
+            sandbox.reset()
+            ours = asyncio.run(read_with_client(sandbox, args.page_size,
+                                                args.details_page_size))
+            server = sandbox.stats()
+            ours["server_peak_in_flight"] = server["peakInFlight"]
+            ours["server_throttled"] = server["throttled"]
+            ours["efficiency"] = efficiency(ours["requests"], args.latency_ms,
+                                            ours["wall_seconds"])
+            ours["overhead"] = ours["requests"] / max(1, ours["minimum_requests"]) - 1
+            runs.append(ours)
         peer = None
         if not args.skip_dlt:
+            cpu0 = sandbox.cpu_seconds()
+            client0 = time.process_time()
             peer = read_with_dlt(sandbox, args.page_size)
+            peer["client_cpu_seconds"] = time.process_time() - client0
+            peer["server_cpu_seconds"] = sandbox.cpu_seconds() - cpu0
             peer["efficiency"] = efficiency(peer["requests"], args.latency_ms,
                                             peer["wall_seconds"])
     finally:
         sandbox.stop()
 
+    details = min(args.page_size, args.details_page_size)
     result = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "scale": args.scale, "latency_ms": args.latency_ms, "page_size": args.page_size,
-        "cap": CAP, "sandbox_startup_seconds": startup, "reservoir": ours, "dlt_rest_api": peer,
+        "details_page_size": details, "warm_cache": args.warm_cache, "cap": CAP, "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(), "sandbox_startup_seconds": startup,
+        "reservoir": runs[0], "reservoir_runs": runs, "dlt_rest_api": peer,
     }
-    rows = [("reservoir", ours)] + ([("dlt rest_api", peer)] if peer else [])
+    rows = [(f"reservoir #{i + 1}", r) for i, r in enumerate(runs)]
+    rows += [("dlt rest_api", peer)] if peer else []
     print(f"\nscale={args.scale} latency={args.latency_ms:.0f}ms page_size={args.page_size} "
-          f"cap={CAP}")
-    print(f"{'client':<14}{'records':>10}{'requests':>10}{'minimum':>9}{'wall s':>9}"
-          f"{'effic.':>8}{'peak':>6}")
+          f"details_page_size={details} cap={CAP} load={os.getloadavg()[0]:.1f}")
+    print(f"{'client':<14}{'records':>9}{'requests':>9}{'minimum':>8}{'wall s':>8}"
+          f"{'effic.':>7}{'slots':>7}{'cli cpu':>8}{'srv cpu':>8}{'peak':>5}")
     for name, r in rows:
-        print(f"{name:<14}{r['records_total']:>10}{r['requests']:>10}"
-              f"{r.get('minimum_requests', ''):>9}{r['wall_seconds']:>9.2f}"
-              f"{r['efficiency']:>8.2f}{r.get('server_peak_in_flight', r['peak_in_flight']):>6}")
+        print(f"{name:<14}{r['records_total']:>9}{r['requests']:>9}"
+              f"{r.get('minimum_requests', ''):>8}{r['wall_seconds']:>8.2f}"
+              f"{r['efficiency']:>7.2f}{r.get('slot_utilisation', float('nan')):>7.2f}"
+              f"{r['client_cpu_seconds']:>8.1f}{r['server_cpu_seconds']:>8.1f}"
+              f"{r.get('server_peak_in_flight', r['peak_in_flight']):>5}")
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     out = OUT_DIR / f"extract-{args.scale}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
     out.write_text(json.dumps(result, indent=2, default=str))

@@ -412,6 +412,9 @@ class KeyPlan:
     high_inclusive: bool = True
     ids: list[Any] | None = None  # sorted ids when a membership or equality term was given
     rest: Filters = field(default_factory=list)
+    # OR groups made only of pk comparisons (`id<b||id>c`, the client's packed remainders):
+    # each is a union of key intervals, intersected with the bounds by bisect.
+    unions: Filters = field(default_factory=list)
 
     def index_range(self, keys: Sequence[Any]) -> tuple[int, int]:
         lo, hi = 0, len(keys)
@@ -421,11 +424,59 @@ class KeyPlan:
             hi = (bisect_right if self.high_inclusive else bisect_left)(keys, self.high)
         return lo, max(lo, hi)
 
+    def index_ranges(self, keys: Sequence[Any]) -> list[range]:
+        """Positions in `keys` allowed by the bounds and the unions, as ascending ranges."""
+        lo, hi = self.index_range(keys)
+        ranges = [(lo, hi)] if lo < hi else []
+        n = len(keys)
+        for group in self.unions:
+            allowed: list[tuple[int, int]] = []
+            for cond in group:
+                if cond.op == "<":
+                    allowed.append((0, bisect_left(keys, cond.value)))
+                elif cond.op == "<:":
+                    allowed.append((0, bisect_right(keys, cond.value)))
+                elif cond.op == ">":
+                    allowed.append((bisect_right(keys, cond.value), n))
+                else:  # ">:"
+                    allowed.append((bisect_left(keys, cond.value), n))
+            ranges = _intersect(ranges, _merge(allowed))
+        return [range(a, b) for a, b in ranges]
+
+
+def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(i for i in intervals if i[0] < i[1]):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _intersect(left: list[tuple[int, int]], right: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        a, b = max(left[i][0], right[j][0]), min(left[i][1], right[j][1])
+        if a < b:
+            out.append((a, b))
+        if left[i][1] < right[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
 
 def plan_keys(filters: Filters, pk: str) -> KeyPlan:
     """Move single-term groups on the primary key into bounds / an id list."""
     plan = KeyPlan()
     for group in filters:
+        if len(group) > 1 and all(
+            c.field == pk and c.op in _COMPARISONS and _is_key_value(c.value) for c in group
+        ):
+            plan.unions.append(group)
+            continue
         cond = group[0] if len(group) == 1 else None
         if cond is None or cond.field != pk or not _is_key_value(cond.value):
             plan.rest.append(group)
@@ -447,6 +498,9 @@ def plan_keys(filters: Filters, pk: str) -> KeyPlan:
             plan.ids = sorted(ids if plan.ids is None else ids.intersection(plan.ids))
         else:
             plan.rest.append(group)
+    if plan.ids is not None and plan.unions:  # rare: test the unions record by record
+        plan.rest.extend(plan.unions)
+        plan.unions = []
     return plan
 
 
@@ -467,23 +521,39 @@ def select_keyed(
     size: int,
 ) -> Selection:
     """Page a pk-sorted collection: bisect for the bounds, slice when nothing else filters."""
-    lo, hi = plan.index_range(keys)
     if plan.ids is not None:
+        lo, hi = plan.index_range(keys)
         positions = []
         for key in plan.ids:
             i = bisect_left(keys, key, lo, hi)
             if i < hi and keys[i] == key:
                 positions.append(i)
-        indices: Sequence[int] = positions
+        ranges: list[Sequence[int]] = [positions]
     else:
-        indices = range(lo, hi)
+        ranges = list(plan.index_ranges(keys))
     by_key = not orders or (len(orders) == 1 and orders[0].property == pk)
     if pred is None and by_key:
         descending = bool(orders) and orders[0].descending
-        ordered = indices[::-1] if descending else indices
+        if descending:
+            ranges = [r[::-1] for r in reversed(ranges)]
         start = page * size
-        return Selection([records[i] for i in ordered[start : start + size]], len(indices))
-    candidates = (records[i] for i in indices)
+        return Selection([records[i] for i in _slice(ranges, start, start + size)],
+                         sum(len(r) for r in ranges))
+    candidates = (records[i] for r in ranges for i in r)
     if by_key and not (orders and orders[0].descending):
         return select(candidates, pred, (), page, size)
     return select(candidates, pred, orders, page, size)
+
+
+def _slice(ranges: Sequence[Sequence[int]], start: int, stop: int) -> list[int]:
+    """Items start..stop-1 of the concatenation of `ranges`, without building it."""
+    out: list[int] = []
+    offset = 0
+    for r in ranges:
+        n = len(r)
+        if offset + n > start and offset < stop:
+            out.extend(r[max(0, start - offset) : stop - offset])
+        offset += n
+        if offset >= stop:
+            break
+    return out

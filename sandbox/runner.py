@@ -8,6 +8,7 @@ sandbox.runner` entry point for a developer who wants to poke at the service wit
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import secrets
 import socket
@@ -21,6 +22,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
+from sandbox.encode import DEFAULT_CACHE_BYTES
 from sandbox.faults import DEFAULT_MALFORMED_FRACTION, DEFAULT_SLOW_SECONDS, Faults
 from sandbox.protocol import World
 from sandbox.server import ADMIN_PREFIX, SERVICE_PREFIX, create_app
@@ -53,6 +55,8 @@ class SandboxSettings:
     client_secret: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
     scope: str = "SBX"
     concern_id: int = 1
+    encode_cache_bytes: int = DEFAULT_CACHE_BYTES  # encoded records kept per world generation
+    warm_cache: bool = False  # encode the pipeline's lists before serving (slower start)
 
 
 @dataclass
@@ -118,10 +122,16 @@ class _QuietDrops(logging.Filter):
 
 def _config(app: Starlette, settings: SandboxSettings, log_level: str) -> uvicorn.Config:
     logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+    # httptools and uvloop come with uvicorn[standard] (a dependency of dagster-webserver);
+    # named explicitly so that a missing one is a visible fallback, not a silent one.
+    http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
     return uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
+        http=http,
+        loop=loop,
         lifespan="off",
         access_log=False,
         log_level=log_level,
@@ -150,6 +160,8 @@ def run_sandbox(
     settings = settings or SandboxSettings()
     world = world if world is not None else default_world(settings)
     app = create_app(world, settings)
+    if settings.warm_cache:
+        app.state.service.warm_cache()
     sender = attach_webhooks(world, webhook_url, webhook_secret)
     sock = _bind(settings.host, settings.port)
     host, port = sock.getsockname()[:2]
@@ -195,6 +207,8 @@ def serve(
     settings = settings or SandboxSettings()
     world = default_world(settings)
     app = create_app(world, settings)
+    if settings.warm_cache:
+        app.state.service.warm_cache()
     sender = attach_webhooks(world, webhook_url, webhook_secret)
     sock = _bind(settings.host, settings.port)
     host, port = sock.getsockname()[:2]
@@ -220,6 +234,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--scale", default="small")
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--encode-cache-mb", type=float, default=DEFAULT_CACHE_BYTES / 2**20,
+                        help="encoded records kept in memory (0 = no cache)")
+    parser.add_argument("--warm-cache", action="store_true",
+                        help="encode the pipeline's lists before serving")
     parser.add_argument("--client-secret", default=None,
                         help="fixed secret (default: random, printed at start)")
     parser.add_argument("--fault", action="append", default=[], metavar="NAME=RATE",
@@ -230,7 +248,9 @@ def main(argv: list[str] | None = None) -> None:
         name, _, rate = item.partition("=")
         faults[name] = float(rate)
     settings = SandboxSettings(host=args.host, port=args.port, seed=args.seed, scale=args.scale,
-                               latency_ms=args.latency_ms, faults=faults)
+                               latency_ms=args.latency_ms, faults=faults,
+                               encode_cache_bytes=int(args.encode_cache_mb * 2**20),
+                               warm_cache=args.warm_cache)
     if args.client_secret:
         settings.client_secret = args.client_secret
     serve(settings)

@@ -19,6 +19,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
@@ -34,6 +35,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sandbox.auth import AuthError, Credentials, TokenStore
+from sandbox.encode import DEFAULT_CACHE_BYTES, RecordCache, page_bytes, with_sections
 from sandbox.faults import FAULT_NAMES, NO_FAULTS, FaultDecision, Faults, malform, truncate
 from sandbox.openapi import Endpoint, Param, build_openapi, template
 from sandbox.protocol import COLLECTIONS, Record, World, WorldError
@@ -76,6 +78,32 @@ ERROR_NAMES = {
     502: "BAD_GATEWAY", 503: "SERVICE_UNAVAILABLE",
 }
 _JSON = "application/json"
+_SECTION_NAMES = {"RESERVEDRESOURCES": b'"reservedResources"', "SUBJECTS": b'"subjects"',
+                  **{s: f'"{key}"'.encode() for s, (_, key) in BILL_SECTIONS.items()}}
+TEMPLATE_CACHE_SIZE = 8192
+# flat lists the pipeline reads in a full run (plus accommodation types and reservation details)
+WARM_COLLECTIONS = ("distributionchannels", "locations", "units", "ratetypes", "rateoptions",
+                    "rates", "companies", "journalreports", "journalentries", "cashaccounts",
+                    "cashclearances", "customers", "events")
+
+
+@dataclass(frozen=True)
+class View:
+    """How one request serves a record: `build` gives the record as served (the decode path,
+    used by faults that damage records), `encode` its JSON bytes; `variant` names the cache
+    namespace (two views with the same variant must encode a record identically)."""
+
+    variant: str
+    build: Callable[[Record], Record]
+    encode: Callable[[Record], bytes]
+
+
+def _identity(record: Record) -> Record:
+    return record
+
+
+def plain_view(collection: str) -> View:
+    return View(collection, _identity, orjson.dumps)
 
 
 class ApiError(Exception):
@@ -239,7 +267,9 @@ class Service:
         self.faults = Faults(settings.faults, seed=seed, slow_seconds=settings.slow_seconds,
                              malformed_fraction=settings.malformed_fraction)
         self.stats = Stats()
+        self.cache = RecordCache(getattr(settings, "encode_cache_bytes", DEFAULT_CACHE_BYTES))
         self._types: dict[str, dict[str, str]] = {}
+        self._templates: dict[tuple[str, str], str] = {}
         self.endpoints = self._endpoints()
         self.routes: list[Route] = [
             Route(SERVICE_PREFIX + e.path, e.handler, methods=[e.method]) for e in self.endpoints
@@ -274,7 +304,8 @@ class Service:
                             params=kw.get("params", ()),
                             no_content_when_empty=kw.get("no_content", False))
 
-        def item(path: str, collection: str, summary: str, view: Callable | None = None,
+        def item(path: str, collection: str, summary: str,
+                 view: Callable[[Request], View] | None = None,
                  params: tuple[Param, ...] = ()) -> Endpoint:
             return Endpoint("GET", path, self._item_handler(collection, view), "item",
                             collection, summary, params=params)
@@ -372,6 +403,20 @@ class Service:
         self._types[collection] = types
         return types
 
+    def warm_cache(self) -> int:
+        """Encode every record of the lists the pipeline reads (as it reads them) into the
+        cache now, so the first full read is served from bytes; returns the cached bytes."""
+        views = [(c, plain_view(c)) for c in WARM_COLLECTIONS]
+        views += [("accommodationtypes", self._accotype_view(True)),
+                  ("reservations", self._details_view(set(RESERVATION_SECTIONS)))]
+        with self.world.lock:
+            if not self.cache.sync(self.world):
+                return 0
+            for collection, view in views:
+                self.cache.encode_all(view.variant, self.world.records(collection),
+                                      COLLECTIONS[collection], view.encode, enabled=True)
+            return self.cache.nbytes
+
     def today(self) -> str:
         return self.world.now.date().isoformat()
 
@@ -395,7 +440,7 @@ class Service:
         *,
         no_content: bool = False,
         extra: Callable[[Request], Filters] | None = None,
-        view: Callable[[Record, Request], Record] | None = None,
+        view: Callable[[Request], View] | None = None,
         source: Callable[[Request], Sequence[Record]] | None = None,
     ) -> Callable[[Request], Any]:
         async def handler(request: Request) -> Response:
@@ -415,16 +460,21 @@ class Service:
         collection: str,
         *,
         extra: Callable[[Request], Filters] | None,
-        view: Callable[[Record, Request], Record] | None,
+        view: Callable[[Request], View] | None,
         source: Callable[[Request], Sequence[Record]] | None,
         no_content: bool,
     ) -> bytes | None:
-        """One page as JSON bytes, or None for an empty page of a 204-when-empty endpoint."""
+        """One page as JSON bytes, or None for an empty page of a 204-when-empty endpoint.
+
+        Under the world's lock: select the records and take their encoded bytes (from the
+        cache, encoding the misses). Outside it: join them into the envelope.
+        """
         query = request.query_params
         page, size = parse_paging(query.get("page"), query.get("size"),
                                   self.settings.max_page_size)
         show_archived = request.headers.get("x-show-archived", "false").lower() == "true"
         pk = COLLECTIONS[collection]
+        served = view(request) if view is not None else plain_view(collection)
         world = self.world
         with world.lock:
             self._churn(request, collection)
@@ -449,29 +499,38 @@ class Service:
                     selection = select(records, build_predicate(filters, types), orders,
                                        page, size)
             content = selection.content
-            if view is not None:
-                content = [view(record, request) for record in content]
-            content = self._malform(request, content, collection)
-            if not content and no_content:
-                return None
-            return orjson.dumps(envelope(content, page=page, size=size, total=selection.total,
-                                         orders=orders))
+            if "malformed" in self.decision(request):
+                # The faulted path only: build the records, damage copies, encode the page.
+                damaged = self._malform(request, [served.build(r) for r in content], collection)
+                if not damaged and no_content:
+                    return None
+                return orjson.dumps(envelope(damaged, page=page, size=size,
+                                             total=selection.total, orders=orders))
+            enabled = self.cache.sync(world)
+            parts = self.cache.encode_all(served.variant, content, pk, served.encode,
+                                          enabled=enabled)
+        if not parts and no_content:
+            return None
+        return page_bytes(parts, page=page, size=size, total=selection.total, orders=orders)
 
     def _item_handler(
-        self, collection: str, view: Callable[[Record, Request], Record] | None
+        self, collection: str, view: Callable[[Request], View] | None
     ) -> Callable[[Request], Any]:
         pk = COLLECTIONS[collection]
 
         def body(request: Request) -> bytes:
             key = next(iter(request.path_params.values()))
+            served = view(request) if view is not None else plain_view(collection)
             with self.world.lock:
                 record = self.world.get(collection, key)
                 if record is None:
                     raise ApiError(404, "NOT_FOUND", f"{pk} {key} not found")
-                if view is not None:
-                    record = view(record, request)
-                record = self._malform(request, [record], collection)[0]
-                return orjson.dumps(record)
+                if "malformed" in self.decision(request):
+                    damaged = self._malform(request, [served.build(record)], collection)[0]
+                    return orjson.dumps(damaged)
+                enabled = self.cache.sync(self.world)
+                return self.cache.encode_all(served.variant, [record], pk, served.encode,
+                                             enabled=enabled)[0]
 
         async def handler(request: Request) -> Response:
             return Response(await run_in_threadpool(body, request), media_type=_JSON)
@@ -485,20 +544,31 @@ class Service:
         ids = _ids(request.query_params.getlist("resourceIds"), "resourceIds")
         return [[Condition("resourceId", "in", frozenset(ids))]] if ids else []
 
-    def _accotype_plain(self, record: Record, request: Request) -> Record:
+    @staticmethod
+    def _accotype_record(record: Record) -> Record:
         if "capacities" not in record:
             return record
         return {k: v for k, v in record.items() if k != "capacities"}
 
-    def _accotype_details(self, record: Record, request: Request) -> Record:
-        out = self._accotype_plain(record, request)
-        out = dict(out)
-        if "CAPACITIES" in _sections(request, ACCOMMODATION_SECTIONS):
-            if hasattr(self.world, "capacities"):
-                out["capacities"] = self.world.capacities(record["resourceId"])
-            else:
-                out["capacities"] = record.get("capacities") or []
-        return out
+    def _accotype_plain(self, request: Request) -> View:
+        build = self._accotype_record
+        return View("accommodationtypes", build, lambda r: orjson.dumps(build(r)))
+
+    def _accotype_details(self, request: Request) -> View:
+        return self._accotype_view("CAPACITIES" in _sections(request, ACCOMMODATION_SECTIONS))
+
+    def _accotype_view(self, with_capacities: bool) -> View:
+        def build(record: Record) -> Record:
+            out = dict(self._accotype_record(record))
+            if with_capacities:
+                if hasattr(self.world, "capacities"):
+                    out["capacities"] = self.world.capacities(record["resourceId"])
+                else:
+                    out["capacities"] = record.get("capacities") or []
+            return out
+
+        variant = "accommodationtypes/details" + (":CAPACITIES" if with_capacities else "")
+        return View(variant, build, lambda r: orjson.dumps(build(r)))
 
     def _ratetype_filters(self, request: Request) -> Filters:
         code = request.query_params.get("distributionChannelCode")
@@ -528,20 +598,40 @@ class Service:
             filters.append([Condition("reservationId", "in", matching)])
         return filters
 
-    def _reservation_details(self, record: Record, request: Request) -> Record:
-        sections = _sections(request, RESERVATION_SECTIONS)
-        out = dict(record)
-        rid = record["reservationId"]
-        if "RESERVEDRESOURCES" in sections:
-            out["reservedResources"] = self.world.children("reservedresources", rid)
-        if sections & BILL_SECTIONS.keys():
-            lines = self.world.children("billlines", rid)
-            for section, (payer, key) in BILL_SECTIONS.items():
-                if section in sections:
-                    out[key] = [line for line in lines if line.get("payerType") == payer]
-        if "SUBJECTS" in sections:
-            out["subjects"] = self.world.children("subjects", rid)
-        return out
+    def _reservation_details(self, request: Request) -> View:
+        return self._details_view(_sections(request, RESERVATION_SECTIONS))
+
+    def _details_view(self, sections: set[str]) -> View:
+        asked = [name for name in RESERVATION_SECTIONS if name in sections]
+        bills = [(BILL_SECTIONS[name][0], _SECTION_NAMES[name]) for name in BILL_SECTIONS
+                 if name in sections]
+        world = self.world
+
+        def parts(record: Record) -> list[tuple[bytes, list[Record]]]:
+            # Field order as `dict(record)` + sections in contracts order (byte-identical).
+            rid = record["reservationId"]
+            out: list[tuple[bytes, list[Record]]] = []
+            if "RESERVEDRESOURCES" in sections:
+                out.append((_SECTION_NAMES["RESERVEDRESOURCES"],
+                            world.children("reservedresources", rid)))
+            if bills:
+                lines = world.children("billlines", rid)
+                for payer, name in bills:
+                    out.append((name, [line for line in lines if line.get("payerType") == payer]))
+            if "SUBJECTS" in sections:
+                out.append((_SECTION_NAMES["SUBJECTS"], world.children("subjects", rid)))
+            return out
+
+        def build(record: Record) -> Record:
+            out = dict(record)
+            for name, value in parts(record):
+                out[name.decode()[1:-1]] = value
+            return out
+
+        def encode(record: Record) -> bytes:
+            return with_sections(orjson.dumps(record), parts(record))
+
+        return View("reservations/details:" + ",".join(asked), build, encode)
 
     def _payer(self, request: Request, *, required: bool) -> str | None:
         payer = request.query_params.get("payerType")
@@ -738,11 +828,20 @@ class Service:
 
     def template_for(self, scope: Scope) -> str:
         """`GET /service/v2/reservations/{reservationId}` for stats, or the raw path if unrouted."""
+        key = (scope["method"], scope["path"])
+        found = self._templates.get(key)
+        if found is not None:
+            return found
+        found = f"{scope['method']} (unmatched)"
         for route in self.routes:
             match, _ = route.matches(scope)
             if match is Match.FULL:
-                return f"{scope['method']} {template(route.path)}"
-        return f"{scope['method']} (unmatched)"
+                found = f"{scope['method']} {template(route.path)}"
+                break
+        if len(self._templates) >= TEMPLATE_CACHE_SIZE:
+            self._templates.clear()
+        self._templates[key] = found
+        return found
 
 
 class ServiceGate:

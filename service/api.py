@@ -174,7 +174,8 @@ class ReservationService:
     ) -> Pages:
         """Reservation headers with their children in one stream (keyset on reservationId)."""
         params: dict[str, Any] = {"returnSections": ",".join(sections)} if sections else {}
-        return self._reservations("/reservations/details", params, ids, modified_since)
+        return self._reservations("/reservations/details", params, ids, modified_since,
+                                  size=self.config.details_size)
 
     def reservations(
         self, ids: Iterable[int] | None = None, *, modified_since: datetime | None = None
@@ -187,18 +188,20 @@ class ReservationService:
         params: dict[str, Any],
         ids: Iterable[int] | None,
         modified_since: datetime | None,
+        *,
+        size: int | None = None,
     ) -> Pages:
         if modified_since is not None:
             params = {**params, "filter": [(F("modifiedDate") >= modified_since).render()]}
         if ids is None:
-            return self.client.iter_keyset(path, "reservationId", params=params)
+            return self.client.iter_keyset(path, "reservationId", params=params, size=size)
         budget = self._url_budget(path, {**params, "reservationIds": ""})
         batches = batch_ids((int(i) for i in ids), budget=budget)
         return merge(
             [
                 self.client.iter_keyset(
                     path, "reservationId",
-                    params={**params, "reservationIds": ",".join(map(str, batch))},
+                    params={**params, "reservationIds": ",".join(map(str, batch))}, size=size,
                 )
                 for batch in batches
             ],

@@ -18,6 +18,10 @@ from service.secrets import Secret
 
 DEFAULT_MAX_CONCURRENCY = 15  # the service caps concurrent calls per IP address at 15
 DEFAULT_PAGE_SIZE = 1000
+# Reservation details carry their children (~6 KB of JSON per record against ~0.4 KB for flat
+# lists): parsing a page of 1000 costs the client ~100 ms of CPU, 30x the latency share of one
+# request at 15 in flight. Smaller pages keep the read latency-bound (docs/benchmarks.md).
+DEFAULT_DETAILS_PAGE_SIZE = 100
 DEFAULT_TIMEOUT = 30.0  # seconds, per request
 DEFAULT_MAX_RETRIES = 8  # transient retries per request after the first attempt
 DEFAULT_MAX_RETRY_SECONDS = 120.0  # wall-clock budget for one request including backoff
@@ -50,6 +54,7 @@ class ServiceConfig:
     scope: str = ""
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     page_size: int = DEFAULT_PAGE_SIZE
+    details_page_size: int = DEFAULT_DETAILS_PAGE_SIZE  # capped by page_size
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
     max_retry_seconds: float = DEFAULT_MAX_RETRY_SECONDS
@@ -85,6 +90,8 @@ class ServiceConfig:
             yield "max_concurrency must be at least 1"
         if self.page_size < 1:
             yield "page_size must be at least 1"
+        if self.details_page_size < 1:
+            yield "details_page_size must be at least 1"
         if self.timeout <= 0:
             yield "timeout must be positive"
         if self.max_retries < 0 or self.max_retry_seconds <= 0:
@@ -95,6 +102,11 @@ class ServiceConfig:
             yield "events_path must start with '/'"
         if self.max_url_length < 256:
             yield "max_url_length must be at least 256"
+
+    @property
+    def details_size(self) -> int:
+        """Page size of reservation details: the smaller of the two settings."""
+        return min(self.page_size, self.details_page_size)
 
     def with_(self, **changes: Any) -> ServiceConfig:
         """A copy with some settings changed (validated again)."""
@@ -120,6 +132,7 @@ class ServiceConfig:
         numeric = {
             "RESERVOIR_MAX_CONCURRENCY": ("max_concurrency", int),
             "RESERVOIR_PAGE_SIZE": ("page_size", int),
+            "RESERVOIR_DETAILS_PAGE_SIZE": ("details_page_size", int),
             "RESERVOIR_TIMEOUT": ("timeout", float),
         }
         for var, (name, conv) in numeric.items():

@@ -48,6 +48,8 @@ class ConcurrencyLimiter:
         self._waiters: deque[_Waiter] = deque()
         self._lock = threading.Lock()
         self._paused_until = 0.0
+        self._busy = 0.0  # integral of in-flight requests over time (request-seconds)
+        self._changed = time.monotonic()
 
     @property
     def limit(self) -> int:
@@ -61,6 +63,12 @@ class ConcurrencyLimiter:
     def peak(self) -> int:
         """Most requests ever in flight at once through this limiter."""
         return self._peak
+
+    @property
+    def busy_seconds(self) -> float:
+        """Request-seconds spent in flight so far (divide by limit x wall for utilisation)."""
+        with self._lock:
+            return self._busy + self._in_flight * (time.monotonic() - self._changed)
 
     def reset_peak(self) -> None:
         with self._lock:
@@ -108,11 +116,18 @@ class ConcurrencyLimiter:
         finally:
             self.release()
 
+    def _account_locked(self) -> None:
+        now = time.monotonic()
+        self._busy += self._in_flight * (now - self._changed)
+        self._changed = now
+
     def _take_locked(self) -> None:
+        self._account_locked()
         self._in_flight += 1
         self._peak = max(self._peak, self._in_flight)
 
     def _release_locked(self) -> None:
+        self._account_locked()
         self._in_flight -= 1
         while self._waiters and self._in_flight < self._limit:
             waiter = self._waiters.popleft()

@@ -65,7 +65,7 @@ class BillingMixin:
             tbl.new_id(), bill.bill_id, r.rid, bill.payer, line_type, resource_id, resource_type,
             rr_id, rate_id, r.rt if line_type == 10 and resource_type != "EXTRA" else None,
             description, qty, mult, value / 100, total / 100, vat,
-            dstr(start) if start is not None else None, dstr(end) if end is not None else None,
+            None if start is None else dstr(start), None if end is None else dstr(end),
         )
         tbl.add(rec)
         if line_type in ITEM_TYPES:
@@ -73,7 +73,7 @@ class BillingMixin:
             bill.total += total
             if line_type == 250:
                 bill.tax += total
-            bill.vat += _vat_in(total, vat)
+            bill.vat += round(total * vat / (100 + vat))
         return rec
 
     def _new_bill(self, r: Any, payer: str, pct: int) -> Bill:
@@ -84,11 +84,16 @@ class BillingMixin:
 
     def _close_bill(self, r: Any, bill: Bill) -> None:
         """Append the summary lines (after the item lines, so line ids follow bill order)."""
+        tbl = self.t["billlines"]
+        rid, bill_id, payer = r.rid, bill.bill_id, bill.payer
+        agent = payer == "AGENT"
+        summary = bill.summary
         for code, desc in SUMMARY_ORDER:
-            if code in (100, 110) and bill.payer != "AGENT":
+            if code in (100, 110) and not agent:
                 continue
-            bill.summary[code] = self._line(r, bill, code, None, None, None, None, desc, 1, 1, 0,
-                                            0, 0.0, None, None)
+            summary[code] = tbl.add(_BILL_LINE(
+                tbl.new_id(), bill_id, rid, payer, code, None, None, None, None, None, desc, 1, 1,
+                0.0, 0.0, 0.0, None, None))
         self._refresh_bill(bill)
 
     def _refresh_bill(self, bill: Bill) -> None:
@@ -96,11 +101,25 @@ class BillingMixin:
             bill.comm = round(bill.total * bill.pct / 100)
             bill.comm_vat = round(bill.comm * VAT_COMMISSION / 100)
         s = bill.summary
-        vals = {40: bill.total - bill.tax, 60: bill.vat, 70: bill.total, 80: bill.paid,
-                90: bill.total - bill.paid, 100: bill.comm, 110: bill.comm_vat,
-                120: bill.to_pay()}
+        total, paid = bill.total, bill.paid
         for code, rec in s.items():
-            v = vals[code] / 100
+            if code == 40:
+                c = total - bill.tax
+            elif code == 60:
+                c = bill.vat
+            elif code == 70:
+                c = total
+            elif code == 80:
+                c = paid
+            elif code == 90:
+                c = total - paid
+            elif code == 100:
+                c = bill.comm
+            elif code == 110:
+                c = bill.comm_vat
+            else:
+                c = total - bill.comm - bill.comm_vat - paid
+            v = c / 100
             rec["value"] = v
             rec["total"] = v
 

@@ -20,10 +20,7 @@ def dstr(ordinal: int) -> str:
 
 def dtstr(dt: datetime) -> str:
     """`yyyy-MM-ddTHH:mm:ss.SSS`, UTC without offset, as the real service writes datetimes."""
-    return (
-        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:"
-        f"{dt.second:02d}.{dt.microsecond // 1000:03d}"
-    )
+    return dt.isoformat(timespec="milliseconds")
 
 
 def weekday(ordinal: int) -> int:

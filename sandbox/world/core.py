@@ -67,6 +67,7 @@ class World(
         self._post_buffer: list[tuple] = []
         self._event_buffer: list[tuple] = []
         self._webhooks = None
+        self.generation = 0  # +1 per public mutation; the HTTP layer's encode cache keys on it
         for k in self._COUNTERS:
             setattr(self, k, 0)
         from datetime import timedelta
@@ -102,6 +103,38 @@ class World(
             if tbl.link is None:
                 raise WorldError(f"{collection} is not a child collection")
             return tbl.children(parent_key)
+
+    # mutations: each bumps `generation` (under the lock) once it is done --------------------------
+    # Records are the wire dicts and are changed in place, so the server's cache of encoded
+    # records (sandbox/encode.py) is valid for one generation. Every public method that changes
+    # records must go through `_mutation`.
+    def _mutation(self, method: Any, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self.generation += 1
+
+    def advance(self, hours: float) -> dict[str, Any]:
+        return self._mutation(super().advance, hours)
+
+    def churn(self, collection: str) -> dict[str, Any]:
+        return self._mutation(super().churn, collection)
+
+    def create_reservation(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._mutation(super().create_reservation, body)
+
+    def update_reservation(self, reservation_id: int, body: dict[str, Any]) -> dict[str, Any]:
+        return self._mutation(super().update_reservation, reservation_id, body)
+
+    def pay(self, *args: Any, **kwargs: Any) -> Any:
+        return self._mutation(super().pay, *args, **kwargs)
+
+    def change_stay(self, reservation_id: int, departure_date: Any) -> dict[str, Any]:
+        return self._mutation(super().change_stay, reservation_id, departure_date)
+
+    def merge_customers(self, *args: Any, **kwargs: Any) -> Any:
+        return self._mutation(super().merge_customers, *args, **kwargs)
 
     # beyond the protocol -------------------------------------------------------------------------
     def details(self, collection: str, key: int) -> Record | None:

@@ -6,6 +6,11 @@ from datetime import datetime
 from typing import Any
 
 from .clock import dtstr
+from .store import record_factory
+
+_CUSTOMER = record_factory("Customer", (
+    "customerId", "countryCode", "language", "birthYear", "loyaltyLevel", "createdDate",
+    "modifiedDate", "firstName", "lastName", "email", "phone", "address"))
 
 FIRST = ("Anna", "Bram", "Chloe", "Daan", "Emma", "Finn", "Greta", "Hugo", "Ines", "Jonas", "Lena",
          "Milan", "Nora", "Oscar", "Pia", "Ruben", "Sara", "Tom", "Uma", "Vera", "Wout", "Yara")
@@ -55,13 +60,11 @@ class CustomersMixin:
                 if k in fields and fields[k] is not None:
                     base[k] = fields[k]
         stamp = dtstr(t)
-        rec = {
-            "customerId": cid, "countryCode": base["countryCode"], "language": base["language"],
-            "birthYear": base["birthYear"], "loyaltyLevel": py.choice(LOYALTY),
-            "createdDate": stamp, "modifiedDate": stamp, "firstName": base["firstName"],
-            "lastName": base["lastName"], "email": base["email"], "phone": base["phone"],
-            "address": base["address"],
-        }
+        rec = _CUSTOMER(
+            cid, base["countryCode"], base["language"], base["birthYear"], py.choice(LOYALTY),
+            stamp, stamp, base["firstName"], base["lastName"], base["email"], base["phone"],
+            base["address"],
+        )
         tbl.add(rec)
         self.cust_res[cid] = []
         self._event("CUSTOMER_EVENT", cid, "CREATE", t)

@@ -40,26 +40,23 @@ class FinanceMixin:
             g[0] += tot
             g[1] += tot - _vat_in(tot, ln["vatRate"])
         rec = r.rec
+        ti = r.ti
+        key = (ti.company_id, r.ch.currency)
+        mdate = dstr(t.toordinal())
         for ledger, (incl, excl) in groups.items():
             incl *= sign
             excl *= sign
             if incl == 0:
                 continue
             cr = incl > 0
-            entry = {
-                "mutationDate": dstr(t.toordinal()),
-                "reservationId": r.rid, "reservationNumber": rec["reservationNumber"],
-                "locationId": r.ti.location_id, "resourceCode": r.ti.code,
-                "ledgerNumber": ledger, "secondLedgerNumber": DEBTORS_LEDGER,
-                "costCenter": r.ti.location_code,
-                "debitVatIncluded": 0.0 if cr else -incl / 100,
-                "creditVatIncluded": incl / 100 if cr else 0.0,
-                "debitVatExcluded": 0.0 if cr else -excl / 100,
-                "creditVatExcluded": excl / 100 if cr else 0.0,
-                "customerId": rec["customerId"], "distributionChannelId": r.ch.channel_id,
-                "reservedResourceId": r.acc_rr["reservedResourceId"], "comments": comment,
-            }
-            key = (r.ti.company_id, r.ch.currency)
+            # the fields after (journalEntryId, reportId, type, reportNumber), in record order
+            entry = (
+                mdate, r.rid, rec["reservationNumber"], ti.location_id, ti.code, ledger,
+                DEBTORS_LEDGER, ti.location_code,
+                0.0 if cr else -incl / 100, incl / 100 if cr else 0.0,
+                0.0 if cr else -excl / 100, excl / 100 if cr else 0.0,
+                rec["customerId"], r.ch.channel_id, r.acc_rr["reservedResourceId"], comment,
+            )
             if self._generating:
                 self._post_buffer.append((t, key, entry))
             else:
@@ -83,17 +80,29 @@ class FinanceMixin:
             self._reports[rkey] = rep
         return rep
 
-    def _add_entry(self, t: datetime, key: tuple[int, str], entry: dict[str, Any]) -> None:
+    def _add_entry(self, t: datetime, key: tuple[int, str], entry: tuple[Any, ...]) -> None:
         rep = self._report(key, t.date())
         tbl = self.t["journalentries"]
         tbl.add(_ENTRY(tbl.new_id(), rep["journalReportId"], "MUTATION_REPORT",
-                       rep["reportNumber"], *entry.values()))
+                       rep["reportNumber"], *entry))
 
     def _flush_postings(self) -> None:
-        self._post_buffer.sort(key=lambda p: p[0])
-        for t, key, entry in self._post_buffer:
-            self._add_entry(t, key, entry)
+        buf = self._post_buffer
         self._post_buffer = []
+        buf.sort(key=lambda p: p[0])
+        tbl = self.t["journalentries"]
+        reports = self._reports
+        rep = None
+        last = None
+        for t, key, entry in buf:
+            day = t.date()
+            rk = (key, day.year, day.month)
+            if rk != last:
+                rep = reports.get((key[0], key[1], day.year, day.month)) or self._report(key, day)
+                last = rk
+            tbl.add(_ENTRY(tbl.new_id(), rep["journalReportId"], "MUTATION_REPORT",
+                           rep["reportNumber"], *entry))
+        buf.clear()
 
     # cash ------------------------------------------------------------------------------------
     def _build_cash_accounts(self) -> None:

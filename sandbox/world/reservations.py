@@ -27,6 +27,11 @@ SUBJECTS = (  # subjectId, type, ageFrom, ageTo
 _RR = record_factory("ReservedResource", (
     "reservedResourceId", "reservationId", "resourceId", "unitId", "rateTypeId", "type", "code",
     "name", "quantity", "startDate", "endDate", "statusName", "overrideValue"))
+_RESERVATION = record_factory("Reservation", (
+    "reservationId", "reservationNumber", "reservationCategoryId", "categoryCode", "categoryName",
+    "type", "status", "arrivalDate", "departureDate", "expectedArrivalDateTime",
+    "expectedDepartureDateTime", "customerId", "distributionChannelId", "distributionChannelCode",
+    "locationId", "reservationDate", "modifiedDate", "cancelDate", "voucher", "validationStatus"))
 _SUBJECT = record_factory("ReservationSubject", (
     "reservationSubjectId", "reservationId", "subjectId", "type", "ageFrom", "ageTo", "quantity"))
 
@@ -126,17 +131,11 @@ class ReservationsMixin:
         r.rent_payer = "AGENT" if ch.commission else ("PAYING_CUSTOMER" if paying else "CUSTOMER")
         cat_id, cat_name, rtype = CATEGORIES[category]
         stamp = dtstr(t)
-        r.rec = {
-            "reservationId": rid, "reservationNumber": f"{ti.location_id:03d}{rid:08d}",
-            "reservationCategoryId": cat_id, "categoryCode": category, "categoryName": cat_name,
-            "type": rtype, "status": CODES[status], "arrivalDate": dstr(arr),
-            "departureDate": dstr(dep), "expectedArrivalDateTime": None,
-            "expectedDepartureDateTime": None, "customerId": cust_id,
-            "distributionChannelId": ch.channel_id, "distributionChannelCode": ch.code,
-            "locationId": ti.location_id, "reservationDate": stamp, "modifiedDate": stamp,
-            "cancelDate": None, "voucher": f"{ch.code}-{rid}" if ch.commission else None,
-            "validationStatus": 0,
-        }
+        r.rec = _RESERVATION(
+            rid, f"{ti.location_id:03d}{rid:08d}", cat_id, category, cat_name, rtype,
+            CODES[status], dstr(arr), dstr(dep), None, None, cust_id, ch.channel_id, ch.code,
+            ti.location_id, stamp, stamp, None, f"{ch.code}-{rid}" if ch.commission else None, 0,
+        )
         tbl.add(r.rec)
         rrs = self.t["reservedresources"]
         r.acc_rr = rrs.add(_RR(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any
 
 from sandbox.protocol import CHILDREN, COLLECTIONS
@@ -10,21 +11,22 @@ Record = dict[str, Any]
 
 
 class Table:
-    """Records keyed by primary key, kept in ascending key order without copying.
+    """Records in ascending primary-key order, kept in two parallel lists without copying.
 
-    Ids are assigned increasing, so appending keeps `keys()` and `records()` sorted; a deletion
-    marks the lists stale and they are rebuilt on the next read (deletions are rare).
+    Ids are assigned increasing, so appending keeps `keys()` and `records()` sorted. A lookup is
+    a bisect on the key list (no per-record hash entry: a large world holds ~25M records). A
+    deletion leaves a tombstone (None) in the record list and marks the table stale; the lists
+    are compacted on the next read of `key_list()`/`records()` (deletions are rare).
     """
 
-    __slots__ = ("_dirty", "_keys", "_list", "index", "link", "name", "next_id", "pk", "rows")
+    __slots__ = ("_dead", "_keys", "_list", "index", "link", "name", "next_id", "pk")
 
     def __init__(self, name: str, start_id: int = 1) -> None:
         self.name = name
         self.pk = COLLECTIONS[name]
-        self.rows: dict[int, Record] = {}
         self._keys: list[int] = []
-        self._list: list[Record] = []
-        self._dirty = False
+        self._list: list[Record | None] = []
+        self._dead = 0  # tombstones in _list
         self.next_id = start_id
         self.link: str | None = CHILDREN[name][1] if name in CHILDREN else None
         self.index: dict[int, list[int]] = {}
@@ -36,13 +38,12 @@ class Table:
 
     def add(self, rec: Record) -> Record:
         key = rec[self.pk]
-        if key < self.next_id - 1 or key in self.rows:
+        keys = self._keys
+        if key < self.next_id - 1 or (keys and key <= keys[-1]):
             raise ValueError(f"{self.name}: key {key} not above the last key")
         self.next_id = key + 1
-        self.rows[key] = rec
-        if not self._dirty:
-            self._keys.append(key)
-            self._list.append(rec)
+        keys.append(key)
+        self._list.append(rec)
         link = self.link
         if link is not None:
             parent = rec[link]
@@ -53,11 +54,22 @@ class Table:
                 lst.append(key)
         return rec
 
+    def _pos(self, key: int) -> int:
+        """Position of a live key in the lists, or -1."""
+        keys = self._keys
+        i = bisect_left(keys, key)
+        if i < len(keys) and keys[i] == key and self._list[i] is not None:
+            return i
+        return -1
+
     def delete(self, key: int) -> Record | None:
-        rec = self.rows.pop(key, None)
-        if rec is None:
+        i = self._pos(key)
+        if i < 0:
             return None
-        self._dirty = True
+        rec = self._list[i]
+        assert rec is not None
+        self._list[i] = None
+        self._dead += 1
         if self.link is not None:
             lst = self.index.get(rec[self.link])
             if lst is not None:
@@ -78,10 +90,13 @@ class Table:
         dst.sort()
 
     def _refresh(self) -> None:
-        if self._dirty:
-            self._keys = list(self.rows)  # insertion order == ascending key order
-            self._list = list(self.rows.values())
-            self._dirty = False
+        if self._dead:
+            live = [i for i, rec in enumerate(self._list) if rec is not None]
+            keys = self._keys
+            lst = self._list
+            self._keys = [keys[i] for i in live]
+            self._list = [lst[i] for i in live]
+            self._dead = 0
 
     def key_list(self) -> list[int]:
         self._refresh()
@@ -89,17 +104,36 @@ class Table:
 
     def records(self) -> list[Record]:
         self._refresh()
-        return self._list
+        return self._list  # type: ignore[return-value]  # no tombstones after _refresh
 
     def get(self, key: int) -> Record | None:
-        return self.rows.get(key)
+        keys = self._keys
+        try:
+            i = bisect_left(keys, key)
+        except TypeError:  # not a key of this kind
+            return None
+        if i < len(keys) and keys[i] == key:
+            return self._list[i]
+        return None
 
     def children(self, parent: int) -> list[Record]:
-        rows = self.rows
-        return [rows[k] for k in self.index.get(parent, ())]
+        """A parent's records: one bisect, then a walk (a parent's children are mostly adjacent)."""
+        ks = self.index.get(parent)
+        if not ks:
+            return []
+        keys, lst = self._keys, self._list
+        n = len(keys)
+        i = 0
+        out: list[Record] = []
+        for k in ks:  # ascending, and every key in the index is live
+            if i >= n or keys[i] != k:
+                i = bisect_left(keys, k, i)
+            out.append(lst[i])  # type: ignore[arg-type]
+            i += 1
+        return out
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self._keys) - self._dead
 
 
 def record_factory(name: str, fields: tuple[str, ...]):
