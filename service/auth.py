@@ -8,6 +8,8 @@ see the 401 together they wait on the same refresh instead of each authenticatin
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -92,12 +94,36 @@ def parse_token(body: Any) -> Token:
     )
 
 
+# Tokens shared by every client of the process with the same service and credentials: a run
+# opens one client per asset, and each would otherwise authenticate again (one request each).
+_SHARED: dict[tuple[str, ...], Token] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _cache_key(config: Any) -> tuple[str, ...]:
+    # The secret takes part only as a digest, so the key itself reveals nothing.
+    digest = hashlib.sha256(config.client_secret.reveal().encode()).hexdigest()
+    return (config.base_url, config.client_id, config.scope or "", config.auth_style, digest)
+
+
+def forget_shared_tokens() -> None:
+    """Drop every cached token (tests; after credentials change)."""
+    with _SHARED_LOCK:
+        _SHARED.clear()
+
+
 class TokenManager:
-    """Holds the current token of one client; lives in the client's event loop."""
+    """Holds the current token of one client; lives in the client's event loop.
+
+    A fresh token cached by an earlier client of the process is reused; renewals are shared back.
+    """
 
     def __init__(self, client: ServiceClient):
         self._client = client
-        self._token: Token | None = None
+        self._key = _cache_key(client.config)
+        with _SHARED_LOCK:
+            shared = _SHARED.get(self._key)
+        self._token: Token | None = shared if shared is not None and shared.fresh() else None
         self._lock: asyncio.Lock | None = None
         self.authentications = 0
 
@@ -133,6 +159,8 @@ class TokenManager:
         old = self._token
         self._token = await self._client._authenticate()
         self.authentications += 1
+        with _SHARED_LOCK:
+            _SHARED[self._key] = self._token
         if old is not None:
             forget_secret(old.header.reveal())
             forget_secret(old.header.reveal().split(" ", 1)[-1])

@@ -35,6 +35,18 @@ def test_token_is_reused_across_requests(fake_with_list, limiter) -> None:
     assert fake_with_list.tokens_issued == 1
 
 
+def test_clients_of_one_process_share_a_fresh_token(fake_with_list, limiter) -> None:
+    """A run opens one client per asset; only the first authenticates."""
+
+    async def main() -> None:
+        for _ in range(3):
+            async with client_for(fake_with_list, limiter) as client:
+                await drain(client.iter_keyset("/units", "unitId"))
+
+    run(main())
+    assert fake_with_list.tokens_issued == 1
+
+
 def test_camel_case_form_by_default_and_snake_case_by_setting(fake_with_list, limiter) -> None:
     async def main(style: str) -> None:
         async with client_for(fake_with_list, limiter, auth_style=style) as client:
