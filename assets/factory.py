@@ -8,8 +8,10 @@ column schema) and two checks: unique keys in the current state, and the quarant
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import dagster as dg
+import pyarrow.parquet as pq
 
 from assets.extract import ExtractReport, ExtractSettings, QuarantineRateExceeded, run_spec
 from assets.schema import Table
@@ -71,6 +73,32 @@ def _check_specs(spec: EndpointSpec) -> list[dg.AssetCheckSpec]:
     return checks
 
 
+PREVIEW_ROWS = 5
+PREVIEW_COLUMNS = 8
+
+
+def _preview(folder: Path, files: list[str], table: Table) -> str:
+    """The first rows of what this run wrote, as a Markdown table for the Dagster UI.
+
+    Personal data never enters Dagster's storage: PII columns are left out even when they land.
+    """
+    if not files:
+        return "_no rows written_"
+    batch = pq.ParquetFile(folder / files[0]).read_row_group(0)
+    personal = {c.column for c in table.columns if c.pii}
+    columns = [c for c in batch.column_names if not c.startswith("_") and c not in personal][
+        :PREVIEW_COLUMNS
+    ]
+    rows = batch.select(columns).slice(0, PREVIEW_ROWS).to_pylist()
+
+    def cell(value: object) -> str:
+        return "" if value is None else str(value).replace("|", "\\|").replace("\n", " ")[:40]
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)
+
+
 def _results(
     spec: EndpointSpec, report: ExtractReport, lake: LakeResource
 ) -> Iterator[dg.MaterializeResult]:
@@ -117,6 +145,9 @@ def _results(
                 "batch_id": report.batch_id,
                 "batch_kind": report.batch_kind,
                 "dagster/column_schema": column_schema(table, lake.include_customer_pii),
+                "preview": dg.MetadataValue.md(
+                    _preview(store.table_dir(table.name), tr.files, table)
+                ),
             },
             check_results=checks,
         )

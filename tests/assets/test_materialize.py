@@ -118,6 +118,9 @@ def test_metadata_and_checks(landed) -> None:
         assert "unknown_fields" in md and "quarantined_records" in md
         cols = [c.name for c in md["dagster/column_schema"].schema.columns]
         assert cols == TABLES[name].arrow_schema().names
+        preview = md["preview"].value.splitlines()
+        assert preview[0].startswith("| ") and cols[0] in preview[0], name
+        assert 3 <= len(preview) <= 7, name  # header, rule, 1-5 rows
     checks = result.get_asset_check_evaluations()
     assert len(checks) == len(TABLES) + 16  # unique keys per table + quarantine per stream
     assert all(c.passed for c in checks)
