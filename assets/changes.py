@@ -97,16 +97,24 @@ TARGETS: dict[str, Target] = {
         Target("units", "units", "/units", "unitId", True),
         Target("locations", "locations", "/locations", "locationId", True),
         Target(
-            "distribution_channels", "distribution_channels", "/distributionchannels",
-            "distributionChannelId", True,
+            "distribution_channels",
+            "distribution_channels",
+            "/distributionchannels",
+            "distributionChannelId",
+            True,
         ),
         Target(
-            "accommodation_types", "accommodation_types", "/accommodationtypes/details",
-            "resourceId", True, {"returnSections": "CAPACITIES"},
+            "accommodation_types",
+            "accommodation_types",
+            "/accommodationtypes/details",
+            "resourceId",
+            True,
+            {"returnSections": "CAPACITIES"},
         ),
         Target("rates", "rates", "/accommodationtypes/{resourceId}/rates", "resourceId", False),
-        Target("availability", "availability", "/accommodationtypes/availability", "resourceId",
-               False),
+        Target(
+            "availability", "availability", "/accommodationtypes/availability", "resourceId", False
+        ),
     )
 }
 
@@ -121,18 +129,32 @@ EVENT_TARGETS: dict[str, str] = {
     "RATE_EVENT": "rates",
     "AVAILABILITY_EVENT": "availability",
 }
-NOT_MODELLED: frozenset[str] = frozenset({
-    "ALLOTMENT_EVENT", "ADDITION_EVENT", "ADDON_EVENT", "IMPLY_EVENT", "OFFER_EVENT",
-    "OWNER_EVENT", "RENTABILITY_EVENT", "RESERVABILITY_EVENT",
-})
+NOT_MODELLED: frozenset[str] = frozenset(
+    {
+        "ALLOTMENT_EVENT",
+        "ADDITION_EVENT",
+        "ADDON_EVENT",
+        "IMPLY_EVENT",
+        "OFFER_EVENT",
+        "OWNER_EVENT",
+        "RENTABILITY_EVENT",
+        "RESERVABILITY_EVENT",
+    }
+)
 # RATE and AVAILABILITY events may concern offers (entityType); only accommodation types land.
 _TYPE_SCOPED = {"rates", "availability"}
 _ACCOMMODATION_ENTITY_TYPES = {None, "", "ACCOMMODATIONTYPE", "ACCOMMODATION_TYPE"}
 
 # Lists re-read in full (and compared) when the business date moves and by the nightly sweep.
 REFERENCE_LISTS: tuple[str, ...] = (
-    "distribution_channels", "locations", "accommodation_types", "units", "rate_types",
-    "rate_options", "companies", "cash_accounts",
+    "distribution_channels",
+    "locations",
+    "accommodation_types",
+    "units",
+    "rate_types",
+    "rate_options",
+    "companies",
+    "cash_accounts",
 )
 
 
@@ -200,7 +222,7 @@ def plan_changes(events: Iterable[Record]) -> ChangePlan:
     """
     plan = ChangePlan()
     last: dict[tuple[str, int], str] = {}
-    ordered = sorted(events, key=lambda e: (_int(e.get("eventId")) or 0))
+    ordered = sorted(events, key=lambda e: _int(e.get("eventId")) or 0)
     for event in ordered:
         plan.events += 1
         event_id = _int(event.get("eventId"))
@@ -503,8 +525,14 @@ class Landing:
         if not keys:
             return
         self._tombstones.append(
-            tombstones(self.root, keys, batch_id=self.batch_id, batch_kind=self.kind,
-                       source=source, include_pii=self.settings.include_pii)
+            tombstones(
+                self.root,
+                keys,
+                batch_id=self.batch_id,
+                batch_kind=self.kind,
+                source=source,
+                include_pii=self.settings.include_pii,
+            )
         )
         self.report.tombstones += len(keys)
 
@@ -533,7 +561,9 @@ class Landing:
         writers: dict[str, PartWriter] = {}
         for table in self.spec.tables:
             w = self.lake.writer(
-                table, self.batch_id, include_pii=self.settings.include_pii,
+                table,
+                self.batch_id,
+                include_pii=self.settings.include_pii,
                 flush_rows=self.settings.flush_rows,
             )
             for part in self.buffer[table.name]:
@@ -608,7 +638,10 @@ class Diff:
 
 
 def diff_against_lake(
-    lake: Lake, landing: Landing, *, only_keys: set[tuple[Any, ...]] | None = None,
+    lake: Lake,
+    landing: Landing,
+    *,
+    only_keys: set[tuple[Any, ...]] | None = None,
     detect_removed: bool = False,
 ) -> Diff:
     """Compare a landing's buffered rows (root + children) with the lake's current state.
@@ -689,7 +722,8 @@ def _by_ids(service: Any, target: Target, ids: Sequence[int]) -> Pages:
     return merge(
         [
             service.client.iter_keyset(
-                target.path, target.id_field,
+                target.path,
+                target.id_field,
                 params={**target.params, "filter": [F(target.id_field).isin(batch).render()]},
             )
             for batch in batch_ids(ids, budget=budget)
@@ -740,9 +774,15 @@ class RunReport:
             "plan": self.plan,
             "tables": sorted(self.tables),
             "rows": {
-                k: {"rows": v.rows, "tombstones": v.tombstones, "records": v.records,
-                    "quarantined": v.quarantined, "kind": v.batch_kind}
-                for k, v in self.landed.items() if not v.skipped
+                k: {
+                    "rows": v.rows,
+                    "tombstones": v.tombstones,
+                    "records": v.records,
+                    "quarantined": v.quarantined,
+                    "kind": v.batch_kind,
+                }
+                for k, v in self.landed.items()
+                if not v.skipped
             },
             "diffs": self.diffs,
             "notes": self.notes,
@@ -833,9 +873,7 @@ class ChangeRun:
         fetch = sorted(resources - removed)
         if fetch:
             limit = max(2, self.service.client.limiter.limit * 2)
-            await self._fill(
-                landing, merge([self.service.rates(r) for r in fetch], maxsize=limit)
-            )
+            await self._fill(landing, merge([self.service.rates(r) for r in fetch], maxsize=limit))
         if not landing.report.quarantined:
             scope = resources | removed
             current = self.lake.current("rates")
@@ -861,10 +899,13 @@ class ChangeRun:
         fetch = sorted(resources - removed)
         if fetch:
             limit = max(2, self.service.client.limiter.limit * 2)
-            await self._fill(landing, merge(
-                [self.service.availability(start, end, resource_id=r) for r in fetch],
-                maxsize=limit,
-            ))
+            await self._fill(
+                landing,
+                merge(
+                    [self.service.availability(start, end, resource_id=r) for r in fetch],
+                    maxsize=limit,
+                ),
+            )
         if not landing.report.quarantined:
             current = self.lake.current("availability")
             if current.num_rows:
@@ -923,16 +964,18 @@ class ChangeRun:
         candidates: set[int] = set()
         for rid, period_to in zip(
             fresh.column("journal_report_id").to_pylist(),
-            fresh.column("period_to").to_pylist(), strict=True,
+            fresh.column("period_to").to_pylist(),
+            strict=True,
         ):
             if rid not in known or since is None or period_to is None or period_to >= since:
                 candidates.add(rid)
         entries = self.landing("journal_entries")
         if candidates:
             limit = max(2, self.service.client.limiter.limit * 2)
-            await self._fill(entries, merge(
-                [self.service.journal_entries(r) for r in sorted(candidates)], maxsize=limit
-            ))
+            await self._fill(
+                entries,
+                merge([self.service.journal_entries(r) for r in sorted(candidates)], maxsize=limit),
+            )
         # Which candidate reports (row + entries) differ from the lake?
         keys = {(r,) for r in candidates}
         reports.keep_only(keys)
@@ -940,20 +983,24 @@ class ChangeRun:
         ent_fp = fingerprints(entries.fresh(), ["report_id"])
         lake_rep = fingerprints(
             _current_filtered(self.lake, "journal_reports", ["journal_report_id"], keys),
-            ["journal_report_id"], _data_columns(reports.fresh().schema),
+            ["journal_report_id"],
+            _data_columns(reports.fresh().schema),
         )
         lake_ent = fingerprints(
             _current_filtered(self.lake, "journal_entries", ["report_id"], keys),
-            ["report_id"], _data_columns(entries.fresh().schema),
+            ["report_id"],
+            _data_columns(entries.fresh().schema),
         )
-        differing = {k for k in keys if (rep_fp.get(k), ent_fp.get(k)) != (lake_rep.get(k),
-                                                                           lake_ent.get(k))}
+        differing = {
+            k for k in keys if (rep_fp.get(k), ent_fp.get(k)) != (lake_rep.get(k), lake_ent.get(k))
+        }
         if reports.report.quarantined or entries.report.quarantined:
             differing = keys  # cannot trust the comparison; land what we have as a delta
         reports.keep_only(differing)
         entries.keep_only(differing, ["report_id"])
         self.report.diffs["journal_reports"] = {
-            "reports_compared": len(keys), "reports_differing": len(differing),
+            "reports_compared": len(keys),
+            "reports_differing": len(differing),
         }
         # Entries (children) before their reports (parents).
         self._done("journal_entries", entries, skipped=not differing)
@@ -963,9 +1010,14 @@ class ChangeRun:
         params: dict[str, Any] = {}
         if since is not None:
             params["filter"] = [(F("clearanceDate") >= since - timedelta(days=1)).render()]
-        await self._fill(clear, self.service.client.iter_keyset(
-            "/cashreservations/clearance", "cashClearanceId", params=params or None,
-        ))
+        await self._fill(
+            clear,
+            self.service.client.iter_keyset(
+                "/cashreservations/clearance",
+                "cashClearanceId",
+                params=params or None,
+            ),
+        )
         keys_c = set(_keys(clear.fresh(), ["cash_clearance_id"]))
         diff = diff_against_lake(self.lake, clear, only_keys=keys_c)
         clear.keep_only(diff.differing)
@@ -1004,14 +1056,21 @@ def full_snapshot(
     reports: dict[str, Any] = {}
     pending = list(specs)
     while pending:
-        ready = [s for s in pending if all(d in done or d not in
-                                            {t.name for p in pending for t in p.tables}
-                                            for d in s.deps)]
+        ready = [
+            s
+            for s in pending
+            if all(
+                d in done or d not in {t.name for p in pending for t in p.tables} for d in s.deps
+            )
+        ]
         if not ready:
             raise ValueError("endpoint specs have a dependency cycle")
         for spec in ready:
             reports[spec.name] = run_spec(
-                spec, lake=lake, batch_id=batch_id, settings=settings.extract_settings(),
+                spec,
+                lake=lake,
+                batch_id=batch_id,
+                settings=settings.extract_settings(),
                 open_client=open_client,
             )
             done.update(t.name for t in spec.tables)
@@ -1061,15 +1120,23 @@ def bootstrap(
         report.requests = used + sum(int(r.requests) for r in extracts.values())
         for name, rep in extracts.items():
             report.landed[name] = LandReport(
-                name, rep.batch_kind, records=rep.records, quarantined=rep.quarantined,
+                name,
+                rep.batch_kind,
+                records=rep.records,
+                quarantined=rep.quarantined,
                 rows={t: tr.rows for t, tr in rep.tables.items()},
             )
         write_cursor(lake, batch_id, Cursor(hwm, None, settings.today, batch_id))
         if lake.read_state(SWEEP_STATE) is None:
-            lake.write_state(SWEEP_STATE, batch_id, {
-                "modified_since": _latest_modified(lake), "business_date":
-                settings.today.isoformat(), "batch_id": batch_id,
-            })
+            lake.write_state(
+                SWEEP_STATE,
+                batch_id,
+                {
+                    "modified_since": _latest_modified(lake),
+                    "business_date": settings.today.isoformat(),
+                    "batch_id": batch_id,
+                },
+            )
         mark_warehouse_pending(lake, batch_id, set(TABLES))
     report.cursor_after = hwm
     report.seconds = time.perf_counter() - started
@@ -1140,8 +1207,7 @@ async def _incremental(run: ChangeRun, cursor: Cursor, day_rolled: bool) -> Curs
             reconciled.add(name)
             if name == "accommodation_types":
                 removed_types |= {k[0] for k in diff.removed}
-    for name in ("distribution_channels", "locations", "accommodation_types", "units",
-                 "customers"):
+    for name in ("distribution_channels", "locations", "accommodation_types", "units", "customers"):
         if name in reconciled:
             continue
         await run.refresh_keyed(
@@ -1149,7 +1215,8 @@ async def _incremental(run: ChangeRun, cursor: Cursor, day_rolled: bool) -> Curs
         )
     run.land_merges(plan.merges)
     await run.refresh_keyed(
-        TARGETS["reservations"], plan.refresh.get("reservations", set()),
+        TARGETS["reservations"],
+        plan.refresh.get("reservations", set()),
         plan.delete.get("reservations", set()),
     )
     await run.refresh_rates(plan.refresh.get("rates", set()), removed_types)
@@ -1245,18 +1312,20 @@ def sweep(
                     new_mark["modified_since"] = (
                         _service_time(seen) if seen is not None else since_text
                     )
-                    await run.refresh_finance(
-                        date.fromisoformat(prev_date) if prev_date else None
-                    )
+                    await run.refresh_finance(date.fromisoformat(prev_date) if prev_date else None)
                 finally:
                     report.requests = _requests(service)
 
         _run(main)
-        lake.write_state(SWEEP_STATE, batch_id, {
-            "modified_since": new_mark.get("modified_since", since_text),
-            "business_date": settings.today.isoformat(),
-            "batch_id": batch_id,
-        })
+        lake.write_state(
+            SWEEP_STATE,
+            batch_id,
+            {
+                "modified_since": new_mark.get("modified_since", since_text),
+                "business_date": settings.today.isoformat(),
+                "batch_id": batch_id,
+            },
+        )
         mark_warehouse_pending(lake, batch_id, report.tables)
     report.seconds = time.perf_counter() - started
     return report
@@ -1277,8 +1346,9 @@ def mark_warehouse_pending(lake: Lake, batch_id: str, tables: Iterable[str]) -> 
     if not tables:
         return pending_tables(lake)
     merged = pending_tables(lake) | tables
-    lake.write_state(PENDING_STATE, batch_id, {"tables": ",".join(sorted(merged)),
-                                                "batch_id": batch_id})
+    lake.write_state(
+        PENDING_STATE, batch_id, {"tables": ",".join(sorted(merged)), "batch_id": batch_id}
+    )
     return merged
 
 

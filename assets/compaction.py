@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dagster as dg
 
+from assets.changes import writer_lock
+from assets.lake import Lake
 from assets.schema import TABLES
 from pipelines.resources import LakeResource
 
@@ -17,8 +19,15 @@ from pipelines.resources import LakeResource
 def compact_lake(context, lake: LakeResource) -> dict[str, int]:
     store = lake.lake()
     compacted: dict[str, int] = {}
+    with writer_lock(store):
+        compacted = _compact_all(context, store, lake.compact_min_files)
+    return compacted
+
+
+def _compact_all(context, store: Lake, min_files: int) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    compacted: dict[str, int] = {}
     for table in sorted(TABLES):
-        result = store.compact(table, min_files=lake.compact_min_files)
+        result = store.compact(table, min_files=min_files)
         if result.removed:
             compacted[table] = result.files_before
             context.log.info(

@@ -13,6 +13,7 @@ from pathlib import Path
 import dagster as dg
 import pyarrow.parquet as pq
 
+from assets.changes import writer_lock
 from assets.extract import ExtractReport, ExtractSettings, QuarantineRateExceeded, run_spec
 from assets.schema import Table
 from assets.specs import CHILD_DESCRIPTIONS, EndpointSpec
@@ -175,14 +176,17 @@ def build_assets(spec: EndpointSpec) -> dg.AssetsDefinition:
             horizon_days=lake.availability_horizon_days,
         )
         batch_id = lake.batch_id_for(context)
+        store = lake.lake()
         try:
-            report = run_spec(
-                spec,
-                lake=lake.lake(),
-                batch_id=batch_id,
-                settings=settings,
-                open_client=service.open_client,
-            )
+            # One writer at a time: a full extract never interleaves with an incremental run.
+            with writer_lock(store):
+                report = run_spec(
+                    spec,
+                    lake=store,
+                    batch_id=batch_id,
+                    settings=settings,
+                    open_client=service.open_client,
+                )
         except QuarantineRateExceeded as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
         context.log.info(

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dagster as dg
 
 from assets import finance, pricing, reference, reservations
+from pipelines.incremental_defs import incremental_defs
 from pipelines.jobs import JOBS
 from pipelines.resources import LakeResource, ReservationServiceResource
 from warehouse.dagster_assets import WarehouseResource, build_warehouse_assets
 
-defs = dg.Definitions(
+_core = dg.Definitions(
     assets=[
         *reference.assets,
         *finance.assets,
@@ -30,3 +31,5 @@ defs = dg.Definitions(
         "warehouse": WarehouseResource(data_dir=dg.EnvVar("RESERVOIR_DATA_DIR")),
     },
 )
+
+defs = dg.Definitions.merge(_core, incremental_defs)

@@ -55,9 +55,11 @@ class RunSummary:
     models: dict[str, int] = field(default_factory=dict)
     kpis: list[tuple[str, str]] = field(default_factory=list)
 
+    extra_requests: int = 0  # requests not attributed to a table (event reads, probes)
+
     @property
     def requests(self) -> int:
-        return sum(t.requests for t in self.tables.values())
+        return sum(t.requests for t in self.tables.values()) + self.extra_requests
 
 
 def prepare_instance(settings: Settings) -> dg.DagsterInstance:
@@ -204,6 +206,7 @@ def summarise(
     step_start: dict[str, float] = {}
     step_seconds: dict[str, float] = {}
     materializations = []
+    output_requests = 0
     for entry in instance.all_logs(result.run_id):
         event = entry.dagster_event
         if event is None or not event.step_key:
@@ -216,6 +219,10 @@ def summarise(
             )
         elif event.event_type_value == "ASSET_MATERIALIZATION":
             materializations.append(event)
+        elif event.event_type_value == "STEP_OUTPUT":
+            # Op jobs (incremental, sweep) report the run's requests on their output.
+            meta = event.step_output_data.metadata or {}
+            output_requests += int(_metadata_value(meta.get("requests_used", 0)) or 0)
     counted_steps: set[str] = set()
     for event in materializations:
         materialization = event.event_specific_data.materialization  # type: ignore[union-attr]
@@ -235,6 +242,7 @@ def summarise(
             )
         else:
             summary.models[key[-1]] = rows
+    summary.extra_requests = max(0, output_requests - summary.requests)
     return summary
 
 
@@ -337,7 +345,7 @@ def run_pipeline(
         if target is None:
             target = stack.enter_context(service_target(settings, scale=scale, seed=seed))
         resources = build_resources(settings, target)
-        job_name, run_mode = choose_job(settings, mode)
+        job_name, run_mode = choose_job(settings, mode, select)
         job = defs.resolve_job_def(job_name)
         display = ProgressDisplay(console, enabled=not quiet)
         with display.running():
@@ -357,18 +365,19 @@ def run_pipeline(
         return summary
 
 
-def choose_job(settings: Settings, mode: str) -> tuple[str, str]:
-    """full -> main_job; incremental -> incremental_job; auto -> incremental once a cursor exists."""
-    from pipelines.definitions import defs
+def choose_job(
+    settings: Settings, mode: str, select: Sequence[str] | None = None
+) -> tuple[str, str]:
+    """Which job a `reservoir run` launches.
 
-    has_incremental = any(j.name == "incremental_job" for j in defs.resolve_all_job_defs())
-    if mode == "full" or not has_incremental:
+    full -> `main_job` (a complete snapshot, the cursor untouched); incremental and auto ->
+    `incremental_job`, which bootstraps (high-water mark, snapshot, cursor) when no cursor exists
+    and otherwise applies the event feed since it. A selection of assets always runs `main_job`.
+    """
+    if mode == "full" or select:
         if mode == "incremental":
-            raise RunError("incremental runs are not available in this build; use --mode full")
+            raise RunError("--select works with full runs only; drop --select or use --mode full")
         return "main_job", "full"
-    if mode == "incremental":
-        return "incremental_job", "incremental"
     cursor_dir = settings.lake_dir / "_state" / "event_cursor"
-    if cursor_dir.exists() and any(cursor_dir.glob("*.parquet")):
-        return "incremental_job", "incremental"
-    return "main_job", "full"
+    has_cursor = cursor_dir.exists() and any(cursor_dir.glob("*.parquet"))
+    return "incremental_job", "incremental" if has_cursor else "bootstrap"

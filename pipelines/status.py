@@ -49,7 +49,7 @@ def _runs(settings: Settings) -> tuple[list[Any], int]:
             record.dagster_run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
         ):
             meta = entry.asset_materialization.metadata if entry.asset_materialization else {}
-            value = meta.get("requests")
+            value = meta.get("requests_used")
             used += int(getattr(value, "value", value) or 0)
     return records[:RUNS_SHOWN], used
 

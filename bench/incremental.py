@@ -1,0 +1,312 @@
+"""Benchmark: an incremental run after N hours of changes next to a full refresh, and freshness.
+
+    python -m bench.incremental --scale medium --latency-ms 20
+    python -m bench.incremental --scale small --rounds 3          # quick run
+
+1. Full refresh (the bootstrap: mark, full snapshot, cursor) into data dir A, warehouse built.
+2. The sandbox advances `--hours` (bookings, status moves, payments, merges, rate changes...).
+3. Incremental run into A (events -> refetch -> delta batches -> cursor), then the warehouse
+   models that depend on the changed tables; requests and wall time of each.
+4. A full refresh of the same state into data dir B, for comparison.
+5. Freshness: the sensor's logic (`poll_high_water` + `feed_decision`, then the run) loops every
+   `--poll` seconds in a thread while the sandbox makes changes; for each change, the time from
+   the change to the warehouse showing it (a changed reservation's `modified_at` in the
+   published warehouse equals the service's).
+
+The sandbox runs in a child process (its CPU work does not share our GIL) with a fixed latency
+per request. Results: a table on stdout and JSON in bench/out/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import httpx
+
+from assets.changes import (
+    ChangeSettings,
+    apply_changes,
+    read_cursor,
+    refresh_warehouse,
+)
+from assets.lake import Lake
+from pipelines.resources import ReservationServiceResource
+from pipelines.sensors import feed_decision, poll_high_water
+
+OUT_DIR = Path(__file__).parent / "out"
+STARTUP_TIMEOUT = 900.0
+
+
+@dataclass
+class Sandbox:
+    process: subprocess.Popen[bytes]
+    root: str
+    secret: str = field(repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return self.root + "/service/v2"
+
+    def admin(self, method: str, path: str, **params: Any) -> Any:
+        response = httpx.request(method, f"{self.root}/_admin{path}", params=params, timeout=600)
+        response.raise_for_status()
+        return response.json()
+
+    def resource(self) -> ReservationServiceResource:
+        return ReservationServiceResource(
+            base_url=self.base_url, client_id="reservoir-sandbox", client_secret=self.secret, scope="SBX"
+        )
+
+    def today(self) -> date:
+        return datetime.fromisoformat(self.admin("GET", "/health")["now"]).date()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_sandbox(scale: str, seed: int, latency_ms: float) -> Sandbox:
+    port = _free_port()
+    secret = secrets.token_urlsafe(16)
+    cmd = [
+        sys.executable, "-m", "sandbox.runner", "--port", str(port), "--scale", scale,
+        "--seed", str(seed), "--latency-ms", str(latency_ms), "--client-secret", secret,
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    sb = Sandbox(proc, f"http://127.0.0.1:{port}", secret)
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("the sandbox exited during startup")
+        try:
+            sb.admin("GET", "/health")
+            return sb
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    proc.terminate()
+    raise RuntimeError("the sandbox did not start in time")
+
+
+def _settings(sb: Sandbox) -> ChangeSettings:
+    return ChangeSettings(today=sb.today())
+
+
+def _timed_build(data_dir: Path) -> tuple[float, int]:
+    t = time.perf_counter()
+    result = refresh_warehouse(data_dir)
+    return time.perf_counter() - t, len(result.models) if result is not None else 0
+
+
+def full_refresh(sb: Sandbox, data_dir: Path) -> dict[str, Any]:
+    lake = Lake(data_dir / "lake")
+    report = apply_changes(lake, sb.resource().open_client, _settings(sb))
+    build_s, models = _timed_build(data_dir)
+    return {"requests": report.requests, "seconds": round(report.seconds, 2),
+            "warehouse_seconds": round(build_s, 2), "models_built": models}
+
+
+def incremental(sb: Sandbox, data_dir: Path) -> dict[str, Any]:
+    lake = Lake(data_dir / "lake")
+    report = apply_changes(lake, sb.resource().open_client, _settings(sb))
+    build_s, models = _timed_build(data_dir)
+    return {"requests": report.requests, "seconds": round(report.seconds, 2),
+            "warehouse_seconds": round(build_s, 2), "models_built": models,
+            "events": report.plan.get("events"), "plan": report.plan,
+            "tables": sorted(report.tables), "day_rolled": report.day_rolled}
+
+
+class SensorLoop(threading.Thread):
+    """The feed sensor's decision and the incremental job's work, every `poll` seconds."""
+
+    def __init__(self, sb: Sandbox, data_dir: Path, poll: float) -> None:
+        super().__init__(name="sensor-loop", daemon=True)
+        self.sb, self.data_dir, self.poll = sb, data_dir, poll
+        self.lake = Lake(data_dir / "lake")
+        self.stop = threading.Event()
+        self.published: list[tuple[float, int]] = []  # (monotonic time, cursor) per publish
+        self.ticks = 0
+        self.runs = 0
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        resource = self.sb.resource()
+        while not self.stop.is_set():
+            self.ticks += 1
+            try:
+                cursor = read_cursor(self.lake)
+                decision = feed_decision(cursor.event_id if cursor else None,
+                                         poll_high_water(resource))
+                if not hasattr(decision, "run_key"):
+                    self.stop.wait(self.poll)
+                    continue
+                report = apply_changes(self.lake, resource.open_client, _settings(self.sb))
+                refresh_warehouse(self.data_dir)
+                self.runs += 1
+                self.published.append((time.monotonic(), int(report.cursor_after or 0)))
+            except Exception as exc:  # keep looping, like a sensor tick that failed
+                self.errors.append(repr(exc))
+                self.stop.wait(self.poll)
+
+
+async def _latest_reservation_change(sb: Sandbox, after: int) -> tuple[int, str | None] | None:
+    """The last reservation changed after event `after`: its modifiedDate, None when deleted."""
+    from service.api import ReservationService
+    from service.errors import NotFound
+
+    async with ReservationService.connect(sb.resource().service_config()) as service:
+        last_action: dict[int, str] = {}
+        async for page in service.events(after_event_id=after):
+            for e in page:
+                if e.get("eventType") == "RESERVATION_EVENT":
+                    rid = int(e["entityId"])
+                    last_action.pop(rid, None)  # keep insertion order = order of last change
+                    last_action[rid] = str(e.get("entityAction"))
+        if not last_action:
+            return None
+        rid = list(last_action)[-1]
+        try:
+            record = await service.get(f"/reservations/{rid}")
+        except NotFound:
+            return rid, None
+        return rid, str(record["modifiedDate"])
+
+
+def _visible(data_dir: Path, rid: int, modified: str | None) -> bool:
+    """The warehouse shows the reservation as the service has it (absent when deleted)."""
+    path = data_dir / "warehouse.duckdb"
+    if not path.exists():
+        return False
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        row = con.execute(
+            "select strftime(modified_at at time zone 'UTC', '%Y-%m-%dT%H:%M:%S.%g') "
+            "from staging.stg_reservations where reservation_id = ?", [rid]
+        ).fetchone()
+    finally:
+        con.close()
+    if modified is None:
+        return row is None
+    return row is not None and row[0] == modified
+
+
+def freshness(sb: Sandbox, data_dir: Path, rounds: int, poll: float, step_hours: float,
+              gap: float) -> dict[str, Any]:
+    loop = SensorLoop(sb, data_dir, poll)
+    loop.start()
+    samples: list[float] = []
+    skipped = 0
+    try:
+        i = 0
+        while len(samples) < rounds and i < rounds * 5:
+            i += 1
+            time.sleep(gap)
+            before = read_cursor(loop.lake)
+            summary = sb.admin("POST", "/advance", hours=step_hours).get("summary", {})
+            t0 = time.monotonic()
+            target = int(summary.get("lastEventId") or 0)
+            if target < int(summary.get("firstEventId") or 0):
+                skipped += 1  # nothing happened in that step: nothing to see
+                continue
+            probe = asyncio.run(_latest_reservation_change(sb, before.event_id if before else 0))
+            deadline = t0 + 300
+            while time.monotonic() < deadline:
+                done = [t for t, c in loop.published if c >= target and t >= t0]
+                if done and (probe is None or _visible(data_dir, *probe)):
+                    samples.append(done[0] - t0)
+                    print(f"  change {i}: visible after {samples[-1]:.2f} s",
+                          file=sys.stderr)
+                    break
+                time.sleep(0.05)
+            else:
+                print(f"  change {i}: not visible within 300 s", file=sys.stderr)
+    finally:
+        loop.stop.set()
+        loop.join(60)
+    return {
+        "rounds": rounds, "poll_seconds": poll, "step_hours": step_hours,
+        "samples_seconds": [round(s, 2) for s in samples],
+        "median_seconds": round(statistics.median(samples), 2) if samples else None,
+        "max_seconds": round(max(samples), 2) if samples else None,
+        "steps_without_events": skipped, "sensor_ticks": loop.ticks, "runs": loop.runs, "errors": loop.errors[:5],
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", default="medium", choices=["small", "medium", "large"])
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--latency-ms", type=float, default=20.0)
+    parser.add_argument("--hours", type=float, default=1.0, help="changes before the run")
+    parser.add_argument("--rounds", type=int, default=5, help="freshness samples")
+    parser.add_argument("--poll", type=float, default=1.0, help="sensor interval (s)")
+    parser.add_argument("--step-hours", type=float, default=0.25,
+                        help="simulated hours per freshness change")
+    parser.add_argument("--gap", type=float, default=2.0, help="wall seconds between changes")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    sb = start_sandbox(args.scale, args.seed, args.latency_ms)
+    result: dict[str, Any] = {"scale": args.scale, "seed": args.seed,
+                              "latency_ms": args.latency_ms, "hours": args.hours,
+                              "at": datetime.now(UTC).isoformat(timespec="seconds")}
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-incremental-") as tmp:
+            dir_a, dir_b = Path(tmp) / "a", Path(tmp) / "b"
+            dir_a.mkdir()
+            dir_b.mkdir()
+            print("full refresh (bootstrap) into A ...", file=sys.stderr)
+            result["full_initial"] = full_refresh(sb, dir_a)
+            result["advance"] = sb.admin("POST", "/advance", hours=args.hours).get("summary")
+            print("incremental run into A ...", file=sys.stderr)
+            result["incremental"] = incremental(sb, dir_a)
+            print("full refresh of the same state into B ...", file=sys.stderr)
+            result["full_same_state"] = full_refresh(sb, dir_b)
+            print("freshness with the sensor loop ...", file=sys.stderr)
+            result["freshness"] = freshness(sb, dir_a, args.rounds, args.poll, args.step_hours,
+                                            args.gap)
+    finally:
+        sb.process.terminate()
+        sb.process.wait(30)
+    result["total_seconds"] = round(time.perf_counter() - started, 1)
+
+    OUT_DIR.mkdir(exist_ok=True)
+    out = OUT_DIR / f"incremental-{args.scale}.json"
+    out.write_text(json.dumps(result, indent=2, default=str))
+    inc, full = result["incremental"], result["full_same_state"]
+    fr = result["freshness"]
+    print(f"scale {args.scale}, {args.hours} h of changes ({inc['events']} events), "
+          f"latency {args.latency_ms} ms")
+    print(f"{'':24}{'requests':>10}{'lake s':>10}{'warehouse s':>13}{'models':>8}")
+    for name, row in (("incremental", inc), ("full refresh", full)):
+        print(f"{name:24}{row['requests']:>10}{row['seconds']:>10}"
+              f"{row['warehouse_seconds']:>13}{row['models_built']:>8}")
+    print(f"freshness (poll {fr['poll_seconds']} s): median {fr['median_seconds']} s, "
+          f"max {fr['max_seconds']} s over {len(fr['samples_seconds'])} changes")
+    print(f"results: {out}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

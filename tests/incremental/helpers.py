@@ -1,0 +1,76 @@
+"""Comparison helpers: lake current state and marts of two data dirs, lineage excluded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from assets.lake import Lake
+from assets.schema import TABLES
+
+
+def _data(table: pa.Table) -> pa.Table:
+    return table.select([c for c in table.schema.names if not c.startswith("_")])
+
+
+def table_differences(a: pa.Table, b: pa.Table, sample: int = 3) -> dict[str, object] | None:
+    """None when both hold the same multiset of rows; else counts and a few rows of each side."""
+    con = duckdb.connect()
+    try:
+        con.register("a", a)
+        con.register("b", b)
+        only_a = con.sql("select * from a except all select * from b").to_arrow_table()
+        only_b = con.sql("select * from b except all select * from a").to_arrow_table()
+    finally:
+        con.close()
+    if only_a.num_rows == 0 and only_b.num_rows == 0:
+        return None
+    return {
+        "rows": (a.num_rows, b.num_rows),
+        "only_a": only_a.slice(0, sample).to_pylist(),
+        "only_b": only_b.slice(0, sample).to_pylist(),
+        "n_only_a": only_a.num_rows,
+        "n_only_b": only_b.num_rows,
+    }
+
+
+def lake_differences(a: Lake, b: Lake) -> dict[str, object]:
+    """Per lake table: how the current states (without lineage columns) differ."""
+    out: dict[str, object] = {}
+    for name in TABLES:
+        diff = table_differences(_data(a.current(name)), _data(b.current(name)))
+        if diff is not None:
+            out[name] = diff
+    return out
+
+
+def mart_differences(a: Path, b: Path, schema: str = "marts") -> dict[str, object]:
+    """Per warehouse model of `schema`: how the two warehouse files differ."""
+    out: dict[str, object] = {}
+    ca = duckdb.connect(str(a), read_only=True)
+    cb = duckdb.connect(str(b), read_only=True)
+    try:
+        names_a = _tables(ca, schema)
+        names_b = _tables(cb, schema)
+        if names_a != names_b:
+            out["<models>"] = {"only_a": sorted(names_a - names_b),
+                               "only_b": sorted(names_b - names_a)}
+        for name in sorted(names_a & names_b):
+            ta = ca.sql(f'select * from {schema}."{name}"').to_arrow_table()
+            tb = cb.sql(f'select * from {schema}."{name}"').to_arrow_table()
+            diff = table_differences(ta, tb)
+            if diff is not None:
+                out[name] = diff
+    finally:
+        ca.close()
+        cb.close()
+    return out
+
+
+def _tables(con: duckdb.DuckDBPyConnection, schema: str) -> set[str]:
+    rows = con.execute(
+        "select table_name from information_schema.tables where table_schema = $1", [schema]
+    ).fetchall()
+    return {r[0] for r in rows}

@@ -1,0 +1,181 @@
+"""Sensors and jobs against the fake service: skip when idle, one stable run key when not."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from assets.changes import ChangeSettings, apply_changes, read_cursor
+from assets.lake import Lake
+from pipelines.incremental_defs import incremental_defs, incremental_job, webhook_refresh_job
+from pipelines.resources import LakeResource
+from pipelines.schedules import nightly_sweep_schedule
+from pipelines.sensors import (
+    INCREMENTAL_JOB,
+    event_feed_sensor,
+    feed_decision,
+    webhook_run_request,
+    webhook_sensor,
+)
+from pipelines.webhook_inbox import Notification, WebhookInbox
+from tests.incremental.fakes import DATA, IncrementalFakeResource, event, fixture, opener
+
+TODAY = "2026-06-01"
+
+
+@pytest.fixture
+def data(request: pytest.FixtureRequest) -> dict[str, Any]:
+    name = request.node.name
+    DATA[name] = fixture()
+    yield DATA[name]
+    DATA.pop(name, None)
+
+
+@pytest.fixture
+def resources(tmp_path: Path, data: dict[str, Any], request: pytest.FixtureRequest) -> dict:
+    return {
+        "lake": LakeResource(data_dir=str(tmp_path), availability_start=TODAY,
+                             availability_horizon_days=3),
+        "service": IncrementalFakeResource(fixture=request.node.name),
+    }
+
+
+def _bootstrap(resources: dict, data: dict[str, Any]) -> Lake:
+    lake = resources["lake"].lake()
+    apply_changes(lake, opener(data), ChangeSettings(today=date.fromisoformat(TODAY),
+                                                     horizon_days=3))
+    return lake
+
+
+def _tick(sensor: dg.SensorDefinition, instance: dg.DagsterInstance, resources: dict) -> Any:
+    context = dg.build_sensor_context(instance=instance, resources=resources)
+    return sensor(context)
+
+
+@pytest.mark.parametrize(
+    ("cursor", "hwm", "expected"),
+    [
+        (None, None, "bootstrap-0"),
+        (None, 17, "bootstrap-17"),
+        (5, 5, None),
+        (5, None, None),
+        (5, 9, "events-5-9"),
+    ],
+)
+def test_feed_decision(cursor: int | None, hwm: int | None, expected: str | None) -> None:
+    decision = feed_decision(cursor, hwm)
+    if expected is None:
+        assert isinstance(decision, dg.SkipReason)
+    else:
+        assert isinstance(decision, dg.RunRequest) and decision.run_key == expected
+
+
+def test_feed_sensor_skips_without_new_events_and_asks_once_with_them(
+    resources: dict, data: dict[str, Any]
+) -> None:
+    _bootstrap(resources, data)
+    instance = dg.DagsterInstance.ephemeral()
+    assert isinstance(_tick(event_feed_sensor, instance, resources), dg.SkipReason)
+
+    data["events"].append(event(3, "RESERVATION_EVENT", 1))
+    first = _tick(event_feed_sensor, instance, resources)
+    second = _tick(event_feed_sensor, instance, resources)
+    assert isinstance(first, dg.RunRequest)
+    assert first.run_key == second.run_key == "events-2-3"
+
+
+def test_feed_sensor_skips_while_a_run_is_active(resources: dict, data: dict[str, Any]) -> None:
+    _bootstrap(resources, data)
+    data["events"].append(event(3, "RESERVATION_EVENT", 1))
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_run(dg.DagsterRun(job_name=INCREMENTAL_JOB, status=dg.DagsterRunStatus.STARTED))
+    result = _tick(event_feed_sensor, instance, resources)
+    assert isinstance(result, dg.SkipReason)
+    assert "already queued or running" in (result.skip_message or "")
+
+
+def _notify(inbox: WebhookInbox, webhook_id: str, reservation_id: int) -> None:
+    inbox.add(Notification(
+        webhook_id=webhook_id, received_at=datetime.now(UTC), event_occurred=None,
+        type="reservation.status_change", reservation_id=reservation_id,
+        data={"reservationId": reservation_id},
+    ))
+
+
+def test_webhook_sensor_and_refresh_job_mark_processed_after_landing(
+    resources: dict, data: dict[str, Any], tmp_path: Path
+) -> None:
+    _bootstrap(resources, data)
+    instance = dg.DagsterInstance.ephemeral()
+    assert isinstance(_tick(webhook_sensor, instance, resources), dg.SkipReason)
+
+    inbox = WebhookInbox(tmp_path)
+    _notify(inbox, "msg_1", 1)
+    _notify(inbox, "msg_2", 2)
+    _notify(inbox, "msg_3", 1)
+    request = _tick(webhook_sensor, instance, resources)
+    assert isinstance(request, dg.RunRequest)
+    assert request.run_key == _tick(webhook_sensor, instance, resources).run_key
+    config = request.run_config["ops"]["refresh_from_webhooks"]["config"]
+    assert config == {"reservation_ids": [1, 2], "webhook_ids": ["msg_1", "msg_2", "msg_3"]}
+
+    result = webhook_refresh_job.execute_in_process(
+        run_config=request.run_config, resources=resources, instance=instance
+    )
+    assert result.success
+    assert inbox.pending() == []
+    keys = {e.asset_key for e in result.get_asset_materialization_events()}
+    assert dg.AssetKey(["lake", "reservations"]) in keys
+
+
+def test_webhook_run_key_changes_with_the_snapshot() -> None:
+    class N:
+        def __init__(self, wid: str, rid: int) -> None:
+            self.webhook_id, self.reservation_id = wid, rid
+
+    a = webhook_run_request([N("a", 1)])
+    b = webhook_run_request([N("a", 1), N("b", 1)])
+    assert isinstance(a, dg.RunRequest) and isinstance(b, dg.RunRequest)
+    assert a.run_key != b.run_key
+
+
+def test_incremental_job_bootstraps_then_applies_events(
+    resources: dict, data: dict[str, Any]
+) -> None:
+    instance = dg.DagsterInstance.ephemeral()
+    first = incremental_job.execute_in_process(resources=resources, instance=instance)
+    assert first.success
+    lake = resources["lake"].lake()
+    assert read_cursor(lake).event_id == 2  # type: ignore[union-attr]
+    assert (Path(resources["lake"].data_dir) / "warehouse.duckdb").exists()
+
+    data["events"].append(event(3, "RESERVATION_EVENT", 1))
+    second = incremental_job.execute_in_process(resources=resources, instance=instance)
+    assert second.success
+    assert read_cursor(lake).event_id == 3  # type: ignore[union-attr]
+    out = second.output_for_node("apply_events")
+    assert "reservations" in out
+    keys = {e.asset_key.path[0] for e in second.get_asset_materialization_events()}
+    assert keys == {"lake", "warehouse"}
+
+
+def test_schedule_and_definitions_load() -> None:
+    with dg.instance_for_test() as instance:
+        context = dg.build_schedule_context(
+            instance=instance, scheduled_execution_time=datetime(2026, 6, 2, 2, 30, tzinfo=UTC)
+        )
+        request = nightly_sweep_schedule(context)
+    assert isinstance(request, dg.RunRequest) and request.run_key == "sweep-2026-06-02"
+    from pipelines.definitions import defs
+
+    merged = dg.Definitions.merge(defs, incremental_defs)  # as the code location will
+    dg.Definitions.validate_loadable(merged)
+    repo = merged.get_repository_def()
+    assert {s.name for s in repo.sensor_defs} >= {"event_feed_sensor", "webhook_sensor"}
+    assert {j.name for j in repo.get_all_jobs()} >= {
+        "incremental_job", "webhook_refresh_job", "sweep_job"
+    }
