@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import stamina.instrumentation
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
@@ -136,6 +137,47 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
     return resources
 
 
+PREFLIGHT_RETRIES = 2
+PREFLIGHT_TIMEOUT_SECONDS = 10.0
+
+
+def preflight(settings: Settings, target: ServiceTarget) -> None:
+    """One authenticate and one small request before the job starts.
+
+    A wrong credential, an unreachable host or a plain-HTTP remote URL then ends the command in
+    a second with one line, instead of every asset spending the client's retry budget first.
+    """
+    from service.api import ReservationService
+    from service.config import ServiceConfig
+    from service.errors import ServiceError, ServiceUnavailable
+    from service.sync import run
+
+    try:
+        config = ServiceConfig(
+            base_url=target.base_url,
+            client_id=target.client_id,
+            client_secret=target.client_secret,
+            scope=target.scope,
+            max_concurrency=settings.max_concurrency,
+            max_retries=PREFLIGHT_RETRIES,
+            max_retry_seconds=PREFLIGHT_TIMEOUT_SECONDS,
+            timeout=PREFLIGHT_TIMEOUT_SECONDS,
+        )
+
+        async def probe() -> None:
+            async with ReservationService.connect(config) as service:
+                await service.latest_event_id()
+
+        run(probe())
+    except ServiceUnavailable as exc:
+        raise RunError(
+            f"the service at {target.base_url} did not answer ({exc}); check RESERVOIR_BASE_URL "
+            "and that the host is reachable from here"
+        ) from None
+    except ServiceError as exc:
+        raise RunError(f"{exc} (checked before the run; nothing was written)") from None
+
+
 def resolve_selection(
     defs: dg.Definitions, select: Sequence[str] | None
 ) -> list[dg.AssetKey] | None:
@@ -206,7 +248,7 @@ def summarise(
     step_start: dict[str, float] = {}
     step_seconds: dict[str, float] = {}
     materializations = []
-    output_requests = 0
+    output_requests: dict[str, int] = {}
     for entry in instance.all_logs(result.run_id):
         event = entry.dagster_event
         if event is None or not event.step_key:
@@ -222,8 +264,11 @@ def summarise(
         elif event.event_type_value == "STEP_OUTPUT":
             # Op jobs (incremental, sweep) report the run's requests on their output.
             meta = event.step_output_data.metadata or {}
-            output_requests += int(_metadata_value(meta.get("requests_used", 0)) or 0)
+            value = int(_metadata_value(meta.get("requests_used", 0)) or 0)
+            step = event.step_key
+            output_requests[step] = max(output_requests.get(step, 0), value)
     counted_steps: set[str] = set()
+    requests_steps: set[str] = set()
     for event in materializations:
         materialization = event.event_specific_data.materialization  # type: ignore[union-attr]
         key = materialization.asset_key.path
@@ -234,6 +279,8 @@ def summarise(
             # A multi-asset reports its step's requests on every output: count them once.
             requests = 0 if step in counted_steps else int(meta.get("requests_used", 0) or 0)
             counted_steps.add(step)
+            if requests:
+                requests_steps.add(step)
             summary.tables[key[-1]] = TableLine(
                 rows=rows,
                 quarantined=int(meta.get("quarantined_records", 0) or 0),
@@ -242,7 +289,10 @@ def summarise(
             )
         else:
             summary.models[key[-1]] = rows
-    summary.extra_requests = max(0, output_requests - summary.requests)
+    # Steps whose requests no lake materialization carried (an op job's event reads).
+    summary.extra_requests = sum(
+        n for step, n in output_requests.items() if step not in requests_steps
+    )
     return summary
 
 
@@ -338,12 +388,16 @@ def run_pipeline(
     from pipelines.definitions import defs
 
     console = console or Console()
+    # The client counts its retries in the run's metadata; one line per retry on the terminal
+    # would bury the progress display and the one-line errors.
+    stamina.instrumentation.set_on_retry_hooks([])
     instance = prepare_instance(settings)
     asset_selection = resolve_selection(defs, select)
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
         if target is None:
             target = stack.enter_context(service_target(settings, scale=scale, seed=seed))
+        preflight(settings, target)
         resources = build_resources(settings, target)
         job_name, run_mode = choose_job(settings, mode, select)
         job = defs.resolve_job_def(job_name)
@@ -354,7 +408,9 @@ def run_pipeline(
                 resources=resources,
                 asset_selection=asset_selection,
                 raise_on_error=False,
-                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+                # Failures reach the user as one line (RunError); the full event log, stack traces
+                # included, stays in the Dagster instance for `make dev`.
+                run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
                 tags={"reservoir/mode": run_mode, "reservoir/launched_by": "cli"},
             )
         if not result.success:
