@@ -53,7 +53,7 @@ def run(
         typer.Option(
             "--mode",
             "-m",
-            help="full: a complete snapshot; incremental: apply the event feed since the cursor; auto: incremental when a cursor exists.",
+            help="auto (default): the first run bootstraps (event high-water mark, full snapshot, cursor), later runs apply the event feed since the cursor; incremental: the same; full: a complete snapshot that leaves the cursor alone.",
         ),
     ] = "auto",
     select: Annotated[
@@ -75,7 +75,7 @@ def run(
         bool, typer.Option("--quiet", "-q", help="No progress display, only the summary.")
     ] = False,
 ) -> None:
-    """Run the main job: extract every source area, land it in the lake, build the warehouse."""
+    """Extract every source area into the lake and build the warehouse, then print a summary."""
     from pipelines.runner import RunError, run_pipeline
 
     settings = _settings()

@@ -1,0 +1,74 @@
+"""The command line as a user meets it: accurate help, one-line errors, secrets hidden."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+
+runner = CliRunner()
+
+COMMANDS = [
+    ([], ["run", "status", "sql", "dashboard", "dev", "settings", "sandbox", "webhooks"]),
+    (["run"], ["--mode", "--select", "--scale", "--quiet"]),
+    (["status"], ["cursor"]),
+    (["sql"], ["read-only"]),
+    (["dashboard"], ["--out", "--today"]),
+    (["dev"], ["Dagster UI"]),
+    (["sandbox"], ["serve", "advance"]),
+    (["sandbox", "serve"], ["--seed", "--scale", "--latency-ms", "--max-page-size", "--faults"]),
+    (["sandbox", "advance"], ["--hours"]),
+    (["webhooks", "serve"], ["--port", "--body-only-hmac"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"), COMMANDS, ids=[" ".join(a) or "reservoir" for a, _ in COMMANDS]
+)
+def test_help_names_every_option(args: list[str], words: list[str]) -> None:
+    result = runner.invoke(app, [*args, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for word in words:
+        assert word in result.output, f"{word!r} missing from `reservoir {' '.join(args)} --help`"
+
+
+def test_settings_hides_secrets(tmp_path: Path) -> None:
+    env = {"RESERVOIR_CLIENT_SECRET": "s3cret-canary", "RESERVOIR_SCOPE": "ABC", "COLUMNS": "200"}
+    result = runner.invoke(app, ["settings"], env=env)
+    assert result.exit_code == 0
+    assert "s3cret-canary" not in result.output
+    assert "RESERVOIR_CLIENT_SECRET" in result.output and "(set)" in result.output
+    assert "ABC" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "expected"),
+    [
+        (["sql", "select 1"], {}, "no warehouse at"),
+        (["dashboard"], {}, "no warehouse at"),
+        (["run"], {"RESERVOIR_BASE_URL": "https://service.example/v2"}, "RESERVOIR_CLIENT_ID"),
+        (["run"], {"RESERVOIR_MAX_CONCURRENCY": "40"}, "between 1 and 15"),
+        (["run", "--mode", "sometimes"], {}, "--mode must be"),
+        (["webhooks", "serve"], {}, "RESERVOIR_WEBHOOK_SECRET is not set"),
+    ],
+    ids=[
+        "sql-no-warehouse",
+        "dashboard-no-warehouse",
+        "url-without-credentials",
+        "concurrency-cap",
+        "bad-mode",
+        "webhooks-no-secret",
+    ],
+)
+def test_errors_are_one_line_that_says_what_to_do(
+    tmp_path: Path, args: list[str], env: dict[str, str], expected: str
+) -> None:
+    full_env = {"RESERVOIR_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200", **env}
+    result = runner.invoke(app, args, env=full_env)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    assert expected in lines[0]
