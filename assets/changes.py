@@ -893,19 +893,14 @@ class ChangeRun:
             return self._done("availability", landing)
         if not resources and not removed:
             return None
-        from service.api import merge
-
         landing = self.landing("availability")
         fetch = sorted(resources - removed)
-        if fetch:
-            limit = max(2, self.service.client.limiter.limit * 2)
-            await self._fill(
-                landing,
-                merge(
-                    [self.service.availability(start, end, resource_id=r) for r in fetch],
-                    maxsize=limit,
-                ),
-            )
+        if len(fetch) == 1:
+            await self._fill(landing, self.service.availability(start, end, resource_id=fetch[0]))
+        elif fetch:
+            # One call per window for every type costs fewer requests (the daily quota) than
+            # one per window per changed type; the other types' records are dropped here.
+            await self._fill(landing, _only_resources(self.service.availability(start, end), fetch))
         if not landing.report.quarantined:
             current = self.lake.current("availability")
             if current.num_rows:
@@ -1379,3 +1374,15 @@ def refresh_warehouse(
         result = build_warehouse(data_dir, only=only, as_of=as_of) if only is None or only else None
         lake.write_state(PENDING_STATE, next_batch_id(lake), {"tables": "", "batch_id": ""})
     return result
+
+
+async def _only_resources(pages: Pages, resource_ids: Iterable[int]) -> Pages:
+    """Pages of availability records restricted to some accommodation types."""
+    wanted = set(resource_ids)
+    async for page in pages:
+        # A record whose resourceId is damaged is kept, so that it reaches the quarantine.
+        kept = [
+            r for r in page if not isinstance(r.get("resourceId"), int) or r["resourceId"] in wanted
+        ]
+        if kept:
+            yield kept
