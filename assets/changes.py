@@ -1347,6 +1347,9 @@ def mark_warehouse_pending(lake: Lake, batch_id: str, tables: Iterable[str]) -> 
     return merged
 
 
+PARTIAL_BUILD_SHARE = 0.5
+
+
 def refresh_warehouse(
     data_dir: Path | str,
     *,
@@ -1359,7 +1362,7 @@ def refresh_warehouse(
     With no warehouse file yet, everything is built.
     """
     from warehouse.build import build_warehouse, warehouse_path
-    from warehouse.models import models_depending_on
+    from warehouse.models import discover_models, models_depending_on
 
     data_dir = Path(data_dir)
     lake = Lake(data_dir / "lake")
@@ -1371,6 +1374,10 @@ def refresh_warehouse(
             return None
         full = not warehouse_path(data_dir).exists() or changed >= set(TABLES)
         only = None if full else models_depending_on(changed)
+        if only is not None and len(only) > PARTIAL_BUILD_SHARE * len(discover_models()):
+            # A partial build copies the published file first; past about half of the models
+            # that copy costs more than building everything fresh (bench/incremental.py).
+            only = None
         result = build_warehouse(data_dir, only=only, as_of=as_of) if only is None or only else None
         lake.write_state(PENDING_STATE, next_batch_id(lake), {"tables": "", "batch_id": ""})
     return result
