@@ -181,18 +181,24 @@ def preflight(settings: Settings, target: ServiceTarget) -> None:
 def resolve_selection(
     defs: dg.Definitions, select: Sequence[str] | None
 ) -> list[dg.AssetKey] | None:
-    """Map short names (`reservations`, `occupancy_daily`) to asset keys; unknown names fail."""
+    """Map short names (`reservations`, `occupancy_daily`) to asset keys; unknown names fail.
+
+    A table landed by a multi-asset brings its siblings (one request stream lands them all).
+    """
     if not select:
         return None
     keys = list(defs.resolve_all_asset_keys())
-    chosen: list[dg.AssetKey] = []
+    chosen: dict[dg.AssetKey, None] = {}
     for name in select:
         matches = [k for k in keys if k.path[-1] == name or k.to_user_string() == name]
         if not matches:
             known = ", ".join(sorted({k.path[-1] for k in keys}))
             raise RunError(f"--select {name!r} matches no table or model; known: {known}")
-        chosen.extend(matches)
-    return chosen
+        for key in matches:
+            assets_def = defs.resolve_assets_def(key)
+            for sibling in [key] if assets_def.can_subset else sorted(assets_def.keys):
+                chosen[sibling] = None
+    return list(chosen)
 
 
 class ProgressDisplay:
@@ -373,6 +379,40 @@ def _failure_message(result: dg.ExecuteInProcessResult) -> str:
     return "the run failed; see the Dagster UI (make dev) for the event log"
 
 
+def execute(
+    defs: dg.Definitions,
+    job: dg.JobDefinition,
+    *,
+    instance: dg.DagsterInstance,
+    resources: dict[str, Any],
+    asset_selection: list[dg.AssetKey] | None,
+    run_config: dict[str, Any],
+    tags: dict[str, str],
+) -> dg.ExecuteInProcessResult:
+    """Run a job in this process with the command's resources.
+
+    A selection runs as an ad-hoc materialization of the code location's assets: Dagster refuses
+    to override the resources of a subset of a job that already binds them.
+    """
+    if asset_selection is None:
+        return job.execute_in_process(
+            instance=instance,
+            resources=resources,
+            raise_on_error=False,
+            run_config=run_config,
+            tags=tags,
+        )
+    return dg.materialize(
+        [a for a in defs.assets or [] if isinstance(a, dg.AssetsDefinition)],
+        selection=asset_selection,
+        instance=instance,
+        resources=resources,
+        raise_on_error=False,
+        run_config=run_config,
+        tags=tags,
+    )
+
+
 def run_pipeline(
     settings: Settings,
     *,
@@ -403,11 +443,12 @@ def run_pipeline(
         job = defs.resolve_job_def(job_name)
         display = ProgressDisplay(console, enabled=not quiet)
         with display.running():
-            result = job.execute_in_process(
+            result = execute(
+                defs,
+                job,
                 instance=instance,
                 resources=resources,
                 asset_selection=asset_selection,
-                raise_on_error=False,
                 # Failures reach the user as one line (RunError); the full event log, stack traces
                 # included, stays in the Dagster instance for `make dev`.
                 run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},

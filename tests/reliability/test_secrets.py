@@ -91,4 +91,4 @@ def test_secret_is_not_in_reservoir_run_output_or_files(
     assert not found, found
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "data" / "dagster_home").is_dir()
-    assert count > 20
+    assert count >= 10  # lake batches, Dagster run and event storage at least
