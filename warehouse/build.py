@@ -26,6 +26,10 @@ from warehouse.sqltext import quote_ident, quote_literal
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 LAKE_DIR = "lake"
+# DuckDB takes up to 80 % of RAM by default; a build is bounded instead and spills to disk
+# beyond this (issue #6: at most 4 GB at large scale), next to the file it builds.
+DEFAULT_MEMORY_LIMIT = "3GB"
+SPILL_DIR = ".warehouse-spill"
 SCHEMAS: tuple[str, ...] = (*LAYERS, "meta")
 
 
@@ -92,6 +96,10 @@ def build_warehouse(
     con = duckdb.connect(str(building))
     try:
         con.execute("set TimeZone = 'UTC'")
+        con.execute(f"set memory_limit = {quote_literal(DEFAULT_MEMORY_LIMIT)}")
+        con.execute(f"set temp_directory = {quote_literal(str(data_dir / SPILL_DIR))}")
+        # Models are tables built once; keeping insertion order only costs memory.
+        con.execute("set preserve_insertion_order = false")
         lake_files = attach_lake(con, data_dir / LAKE_DIR)
         for macro in MACROS:
             con.execute(macro)
