@@ -15,3 +15,21 @@ def _no_shared_tokens() -> Iterator[None]:
     forget_shared_tokens()
     yield
     forget_shared_tokens()
+
+
+@pytest.fixture(autouse=True)
+def _no_stale_dagster_state_storage() -> Iterator[None]:
+    """Start every test without a process-wide Dagster defs-state storage.
+
+    Dagster 1.13 keeps the storage of the last instance entered in a context variable; when a
+    test's ephemeral instance is garbage-collected, a later `dg.materialize` in the same worker
+    fails with "undefined DagsterInstance weakref". Tests must not depend on each other's order.
+    """
+    try:
+        from dagster._core.storage.defs_state.base import _current_storage
+    except ImportError:  # pragma: no cover - a Dagster without the variable has no such leak
+        yield
+        return
+    token = _current_storage.set(None)
+    yield
+    _current_storage.reset(token)
