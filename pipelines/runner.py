@@ -327,9 +327,16 @@ def print_summary(
     table = Table(title=f"reservoir {summary.mode} run {summary.run_id[:8]}")
     for col in ("table", "rows", "requests", "seconds", "quarantined"):
         table.add_column(col, justify="left" if col == "table" else "right")
+    # Asset jobs run one step per source stream, so requests and seconds are per table; the
+    # incremental job lands every table in one step, whose totals only the last row can show.
+    per_table = summary.mode == "full"
     for name, line in sorted(summary.tables.items()):
         table.add_row(
-            name, f"{line.rows:,}", str(line.requests), f"{line.seconds:.1f}", str(line.quarantined)
+            name,
+            f"{line.rows:,}",
+            str(line.requests) if per_table else "",
+            f"{line.seconds:.1f}" if per_table else "",
+            str(line.quarantined),
         )
     table.add_section()
     total_rows = sum(line.rows for line in summary.tables.values())
