@@ -12,25 +12,63 @@ from .clock import dstr
 from .reference import ADDONS
 from .store import record_factory
 
-_BILL_LINE = record_factory("BillLine", (
-    "reservationBillLineId", "reservationBillId", "reservationId", "payerType", "billLineType",
-    "resourceId", "resourceType", "reservedResourceId", "rateId", "rateTypeId", "description",
-    "quantity", "multiplier", "value", "total", "vatRate", "startDate", "endDate"))
+_BILL_LINE = record_factory(
+    "BillLine",
+    (
+        "reservationBillLineId",
+        "reservationBillId",
+        "reservationId",
+        "payerType",
+        "billLineType",
+        "resourceId",
+        "resourceType",
+        "reservedResourceId",
+        "rateId",
+        "rateTypeId",
+        "description",
+        "quantity",
+        "multiplier",
+        "value",
+        "total",
+        "vatRate",
+        "startDate",
+        "endDate",
+    ),
+)
 
 TOURIST_TAX = 250  # cents per person-night
 VAT_RENT = 9.0
 VAT_EXTRA = 21.0
 VAT_COMMISSION = 21
-SUMMARY_ORDER = ((40, "Subtotal"), (60, "Included VAT"), (70, "Total"), (80, "Paid amount"),
-                 (90, "Due amount"), (100, "Commission"), (110, "Commission VAT"), (120, "To pay"))
+SUMMARY_ORDER = (
+    (40, "Subtotal"),
+    (60, "Included VAT"),
+    (70, "Total"),
+    (80, "Paid amount"),
+    (90, "Due amount"),
+    (100, "Commission"),
+    (110, "Commission VAT"),
+    (120, "To pay"),
+)
 ITEM_TYPES = frozenset({10, 20, 190, 250})
 
 
 class Bill:
     """One payer's bill: item lines, summary lines and the running figures in cents."""
 
-    __slots__ = ("bill_id", "comm", "comm_vat", "items", "paid", "payer", "pct", "summary",
-                 "tax", "total", "vat")
+    __slots__ = (
+        "bill_id",
+        "comm",
+        "comm_vat",
+        "items",
+        "paid",
+        "payer",
+        "pct",
+        "summary",
+        "tax",
+        "total",
+        "vat",
+    )
 
     def __init__(self, bill_id: int, payer: str, pct: int) -> None:
         self.bill_id = bill_id
@@ -56,16 +94,44 @@ def _vat_in(total: int, rate: float) -> int:
 class BillingMixin:
     """Creates and updates bill lines; keeps summary lines equal to the item lines."""
 
-    def _line(self, r: Any, bill: Bill, line_type: int, resource_id: int | None,
-              resource_type: str | None, rr_id: int | None, rate_id: int | None,
-              description: str, qty: int, mult: int, value: int, total: int, vat: float,
-              start: int | None, end: int | None) -> dict[str, Any]:
+    def _line(
+        self,
+        r: Any,
+        bill: Bill,
+        line_type: int,
+        resource_id: int | None,
+        resource_type: str | None,
+        rr_id: int | None,
+        rate_id: int | None,
+        description: str,
+        qty: int,
+        mult: int,
+        value: int,
+        total: int,
+        vat: float,
+        start: int | None,
+        end: int | None,
+    ) -> dict[str, Any]:
         tbl = self.t["billlines"]
         rec = _BILL_LINE(
-            tbl.new_id(), bill.bill_id, r.rid, bill.payer, line_type, resource_id, resource_type,
-            rr_id, rate_id, r.rt if line_type == 10 and resource_type != "EXTRA" else None,
-            description, qty, mult, value / 100, total / 100, vat,
-            None if start is None else dstr(start), None if end is None else dstr(end),
+            tbl.new_id(),
+            bill.bill_id,
+            r.rid,
+            bill.payer,
+            line_type,
+            resource_id,
+            resource_type,
+            rr_id,
+            rate_id,
+            r.rt if line_type == 10 and resource_type != "EXTRA" else None,
+            description,
+            qty,
+            mult,
+            value / 100,
+            total / 100,
+            vat,
+            None if start is None else dstr(start),
+            None if end is None else dstr(end),
         )
         tbl.add(rec)
         if line_type in ITEM_TYPES:
@@ -91,9 +157,28 @@ class BillingMixin:
         for code, desc in SUMMARY_ORDER:
             if code in (100, 110) and not agent:
                 continue
-            summary[code] = tbl.add(_BILL_LINE(
-                tbl.new_id(), bill_id, rid, payer, code, None, None, None, None, None, desc, 1, 1,
-                0.0, 0.0, 0.0, None, None))
+            summary[code] = tbl.add(
+                _BILL_LINE(
+                    tbl.new_id(),
+                    bill_id,
+                    rid,
+                    payer,
+                    code,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    desc,
+                    1,
+                    1,
+                    0.0,
+                    0.0,
+                    0.0,
+                    None,
+                    None,
+                )
+            )
         self._refresh_bill(bill)
 
     def _refresh_bill(self, bill: Bill) -> None:
@@ -123,8 +208,9 @@ class BillingMixin:
             rec["value"] = v
             rec["total"] = v
 
-    def _stay_items(self, r: Any, first: int, nights: int, *, initial: bool,
-                    override: int | None = None) -> list[dict[str, Any]]:
+    def _stay_items(
+        self, r: Any, first: int, nights: int, *, initial: bool, override: int | None = None
+    ) -> list[dict[str, Any]]:
         """Item lines for nights [first, first + nights): rent runs, pets, tourist tax (+ extras)."""
         lines: list[dict[str, Any]] = []
         rent_bill = r.bills[r.rent_payer]
@@ -133,34 +219,133 @@ class BillingMixin:
         rr_id = r.acc_rr["reservedResourceId"]
         if r.category not in ("OWNER", "BLOCK"):
             for start, n, price, rate_id in self.price_runs(ti.idx, r.rt, first, nights, override):
-                lines.append(self._line(r, rent_bill, 10, ti.resource_id, "ACCOMMODATIONTYPE",
-                                        rr_id, rate_id, f"Rent {ti.code}", n, 1, price, price * n,
-                                        VAT_RENT, start, start + n))
+                lines.append(
+                    self._line(
+                        r,
+                        rent_bill,
+                        10,
+                        ti.resource_id,
+                        "ACCOMMODATIONTYPE",
+                        rr_id,
+                        rate_id,
+                        f"Rent {ti.code}",
+                        n,
+                        1,
+                        price,
+                        price * n,
+                        VAT_RENT,
+                        start,
+                        start + n,
+                    )
+                )
             if initial and r.discount_pct:
                 rent = sum(round(x["total"] * 100) for x in lines)
                 disc = -round(rent * r.discount_pct / 100)
-                lines.append(self._line(r, rent_bill, 10, ADDONS["EARLYBIRD"][0], "SPECIAL",
-                                        rr_id, None, ADDONS["EARLYBIRD"][1], 1, 1, disc, disc,
-                                        VAT_RENT, first, first + nights))
+                lines.append(
+                    self._line(
+                        r,
+                        rent_bill,
+                        10,
+                        ADDONS["EARLYBIRD"][0],
+                        "SPECIAL",
+                        rr_id,
+                        None,
+                        ADDONS["EARLYBIRD"][1],
+                        1,
+                        1,
+                        disc,
+                        disc,
+                        VAT_RENT,
+                        first,
+                        first + nights,
+                    )
+                )
         if r.category == "BLOCK":
             return lines
         for code, rr in r.extra_rrs.items():
             rid, name, price, vat, per = ADDONS[code]
             if per == "PET_NIGHT":
-                lines.append(self._line(r, cust, 10, rid, "EXTRA", rr["reservedResourceId"], None,
-                                        name, nights, r.pets, price, price * nights * r.pets, vat,
-                                        first, first + nights))
+                lines.append(
+                    self._line(
+                        r,
+                        cust,
+                        10,
+                        rid,
+                        "EXTRA",
+                        rr["reservedResourceId"],
+                        None,
+                        name,
+                        nights,
+                        r.pets,
+                        price,
+                        price * nights * r.pets,
+                        vat,
+                        first,
+                        first + nights,
+                    )
+                )
             elif initial and per == "PERSON":
                 q = rr["quantity"]
-                lines.append(self._line(r, cust, 10, rid, "EXTRA", rr["reservedResourceId"], None,
-                                        name, q, 1, price, price * q, vat, first, first + nights))
+                lines.append(
+                    self._line(
+                        r,
+                        cust,
+                        10,
+                        rid,
+                        "EXTRA",
+                        rr["reservedResourceId"],
+                        None,
+                        name,
+                        q,
+                        1,
+                        price,
+                        price * q,
+                        vat,
+                        first,
+                        first + nights,
+                    )
+                )
             elif initial and per == "STAY":
-                lines.append(self._line(r, cust, 10, rid, "EXTRA", rr["reservedResourceId"], None,
-                                        name, 1, 1, price, price, vat, None, None))
+                lines.append(
+                    self._line(
+                        r,
+                        cust,
+                        10,
+                        rid,
+                        "EXTRA",
+                        rr["reservedResourceId"],
+                        None,
+                        name,
+                        1,
+                        1,
+                        price,
+                        price,
+                        vat,
+                        None,
+                        None,
+                    )
+                )
         if r.persons:
             q = r.persons * nights
-            lines.append(self._line(r, cust, 250, None, None, None, None, "Tourist tax", q, 1,
-                                    TOURIST_TAX, TOURIST_TAX * q, 0.0, first, first + nights))
+            lines.append(
+                self._line(
+                    r,
+                    cust,
+                    250,
+                    None,
+                    None,
+                    None,
+                    None,
+                    "Tourist tax",
+                    q,
+                    1,
+                    TOURIST_TAX,
+                    TOURIST_TAX * q,
+                    0.0,
+                    first,
+                    first + nights,
+                )
+            )
         return lines
 
     def _build_bills(self, r: Any, override: int | None = None) -> None:

@@ -30,8 +30,16 @@ START_IDS = {"reservations": 100001, "customers": 5001, "reservedresources": 1, 
 
 
 class World(
-    ReferenceMixin, PricingMixin, BillingMixin, FinanceMixin, CustomersMixin, EventsMixin,
-    ReservationsMixin, GenerateMixin, SimulateMixin, TruthMixin,
+    ReferenceMixin,
+    PricingMixin,
+    BillingMixin,
+    FinanceMixin,
+    CustomersMixin,
+    EventsMixin,
+    ReservationsMixin,
+    GenerateMixin,
+    SimulateMixin,
+    TruthMixin,
 ):
     """Deterministic for (seed, scale, now): the same calls give the same records and events.
 
@@ -39,11 +47,11 @@ class World(
     All public methods take `self.lock`, because the HTTP server calls in from its own thread.
     """
 
-    _COUNTERS = ("n_created", "n_moves", "n_payments", "n_extended", "n_archived",
-                 "webhooks_sent")
+    _COUNTERS = ("n_created", "n_moves", "n_payments", "n_extended", "n_archived", "webhooks_sent")
 
-    def __init__(self, seed: int = 7, scale: str = "small", now: datetime | str | None = None
-                 ) -> None:
+    def __init__(
+        self, seed: int = 7, scale: str = "small", now: datetime | str | None = None
+    ) -> None:
         if scale not in SCALES:
             raise ValueError(f"scale must be one of {sorted(SCALES)}")
         self.lock = threading.RLock()
@@ -52,7 +60,9 @@ class World(
         self.now: datetime = ms(parse_datetime(now)) if now is not None else DEFAULT_NOW
         self.rng = np.random.default_rng(seed)
         self.py = random.Random(seed)
-        self.t: dict[str, Table] = {name: Table(name, START_IDS.get(name, 1)) for name in COLLECTIONS}
+        self.t: dict[str, Table] = {
+            name: Table(name, START_IDS.get(name, 1)) for name in COLLECTIONS
+        }
         self.res: dict[int, Any] = {}
         self.cust_res: dict[int, list[int]] = {}
         self._cust_ids: list[int] = []
@@ -160,8 +170,7 @@ class World(
                 self._webhooks.close()
             self._webhooks = sender
 
-    def configure_webhooks(self, url: str | None, secret: str | None = None, **options: Any
-                           ) -> Any:
+    def configure_webhooks(self, url: str | None, secret: str | None = None, **options: Any) -> Any:
         """Push reservation webhooks to `url`, signed with `secret` (None url = stop pushing)."""
         from sandbox.webhooks import WebhookSender
 

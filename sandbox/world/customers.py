@@ -8,30 +8,100 @@ from typing import Any
 from .clock import dtstr
 from .store import record_factory
 
-_CUSTOMER = record_factory("Customer", (
-    "customerId", "countryCode", "language", "birthYear", "loyaltyLevel", "createdDate",
-    "modifiedDate", "firstName", "lastName", "email", "phone", "address"))
+_CUSTOMER = record_factory(
+    "Customer",
+    (
+        "customerId",
+        "countryCode",
+        "language",
+        "birthYear",
+        "loyaltyLevel",
+        "createdDate",
+        "modifiedDate",
+        "firstName",
+        "lastName",
+        "email",
+        "phone",
+        "address",
+    ),
+)
 
-FIRST = ("Anna", "Bram", "Chloe", "Daan", "Emma", "Finn", "Greta", "Hugo", "Ines", "Jonas", "Lena",
-         "Milan", "Nora", "Oscar", "Pia", "Ruben", "Sara", "Tom", "Uma", "Vera", "Wout", "Yara")
-LAST = ("Jansen", "Peeters", "Schmidt", "Smith", "Dubois", "Visser", "Maes", "Muller", "Brown",
-        "Bakker", "Claes", "Weber", "Taylor", "Martin", "Smit", "Wouters", "Wagner", "Evans")
-COUNTRIES = (("NL", "nl", 0.38), ("DE", "de", 0.25), ("BE", "nl", 0.12), ("GB", "en", 0.15),
-             ("FR", "fr", 0.10))
+FIRST = (
+    "Anna",
+    "Bram",
+    "Chloe",
+    "Daan",
+    "Emma",
+    "Finn",
+    "Greta",
+    "Hugo",
+    "Ines",
+    "Jonas",
+    "Lena",
+    "Milan",
+    "Nora",
+    "Oscar",
+    "Pia",
+    "Ruben",
+    "Sara",
+    "Tom",
+    "Uma",
+    "Vera",
+    "Wout",
+    "Yara",
+)
+LAST = (
+    "Jansen",
+    "Peeters",
+    "Schmidt",
+    "Smith",
+    "Dubois",
+    "Visser",
+    "Maes",
+    "Muller",
+    "Brown",
+    "Bakker",
+    "Claes",
+    "Weber",
+    "Taylor",
+    "Martin",
+    "Smit",
+    "Wouters",
+    "Wagner",
+    "Evans",
+)
+COUNTRIES = (
+    ("NL", "nl", 0.38),
+    ("DE", "de", 0.25),
+    ("BE", "nl", 0.12),
+    ("GB", "en", 0.15),
+    ("FR", "fr", 0.10),
+)
 LOYALTY = (None, None, None, "BRONZE", "SILVER", "GOLD")
 
 
 class CustomersMixin:
     """Customers are created with their first booking; a few are duplicates that get merged."""
 
-    def _new_customer(self, t: datetime, fields: dict[str, Any] | None = None,
-                      like: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _new_customer(
+        self, t: datetime, fields: dict[str, Any] | None = None, like: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         py = self.py
         tbl = self.t["customers"]
         cid = tbl.new_id()
         if like is not None:
-            base = {k: like[k] for k in ("countryCode", "language", "birthYear", "firstName",
-                                          "lastName", "email", "phone")}
+            base = {
+                k: like[k]
+                for k in (
+                    "countryCode",
+                    "language",
+                    "birthYear",
+                    "firstName",
+                    "lastName",
+                    "email",
+                    "phone",
+                )
+            }
             base["address"] = dict(like["address"])
         else:
             r = py.random()
@@ -45,24 +115,47 @@ class CustomersMixin:
             fn = py.choice(FIRST)
             ln = py.choice(LAST)
             base = {
-                "countryCode": cc, "language": lang, "birthYear": py.randint(1945, 2004),
-                "firstName": fn, "lastName": ln,
+                "countryCode": cc,
+                "language": lang,
+                "birthYear": py.randint(1945, 2004),
+                "firstName": fn,
+                "lastName": ln,
                 "email": f"{fn.lower()}.{ln.lower()}{cid}@example.org",
                 "phone": f"+{py.randint(30, 49)}{py.randint(100000000, 999999999)}",
-                "address": {"address1": f"{py.choice(('Main', 'Church', 'Mill', 'Dyke'))} Street "
-                                        f"{py.randint(1, 200)}",
-                            "zipCode": f"{py.randint(1000, 9999)}", "city": "Springfield",
-                            "countryCode": cc},
+                "address": {
+                    "address1": f"{py.choice(('Main', 'Church', 'Mill', 'Dyke'))} Street "
+                    f"{py.randint(1, 200)}",
+                    "zipCode": f"{py.randint(1000, 9999)}",
+                    "city": "Springfield",
+                    "countryCode": cc,
+                },
             }
         if fields:
-            for k in ("countryCode", "language", "birthYear", "firstName", "lastName", "email",
-                      "phone", "address"):
+            for k in (
+                "countryCode",
+                "language",
+                "birthYear",
+                "firstName",
+                "lastName",
+                "email",
+                "phone",
+                "address",
+            ):
                 if k in fields and fields[k] is not None:
                     base[k] = fields[k]
         stamp = dtstr(t)
         rec = _CUSTOMER(
-            cid, base["countryCode"], base["language"], base["birthYear"], py.choice(LOYALTY),
-            stamp, stamp, base["firstName"], base["lastName"], base["email"], base["phone"],
+            cid,
+            base["countryCode"],
+            base["language"],
+            base["birthYear"],
+            py.choice(LOYALTY),
+            stamp,
+            stamp,
+            base["firstName"],
+            base["lastName"],
+            base["email"],
+            base["phone"],
             base["address"],
         )
         tbl.add(rec)

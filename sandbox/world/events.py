@@ -23,22 +23,30 @@ ENTITY_TYPES = {
 class EventsMixin:
     """Every change calls `_event`; during generation events are buffered and sorted by time."""
 
-    def _event(self, event_type: str, entity_id: int, action: str, t: datetime,
-               old: int | None = None) -> None:
+    def _event(
+        self, event_type: str, entity_id: int, action: str, t: datetime, old: int | None = None
+    ) -> None:
         if self._generating:
             if t > self._event_window:
                 self._event_buffer.append((t, event_type, entity_id, action, old))
             return
         self._append_event(t, event_type, entity_id, action, old)
 
-    def _append_event(self, t: datetime, event_type: str, entity_id: int, action: str,
-                      old: int | None) -> None:
+    def _append_event(
+        self, t: datetime, event_type: str, entity_id: int, action: str, old: int | None
+    ) -> None:
         tbl = self.t["events"]
-        tbl.add({
-            "eventId": tbl.new_id(), "eventType": event_type, "entityId": entity_id,
-            "entityType": ENTITY_TYPES.get(event_type, "RESERVATION"), "entityAction": action,
-            "oldEntityId": old, "eventDate": dtstr(t),
-        })
+        tbl.add(
+            {
+                "eventId": tbl.new_id(),
+                "eventType": event_type,
+                "entityId": entity_id,
+                "entityType": ENTITY_TYPES.get(event_type, "RESERVATION"),
+                "entityAction": action,
+                "oldEntityId": old,
+                "eventDate": dtstr(t),
+            }
+        )
 
     def _flush_events(self) -> None:
         self._event_buffer.sort(key=lambda e: e[0])

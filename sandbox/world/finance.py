@@ -15,11 +15,31 @@ TAX_LEDGER = "1750"
 DEBTORS_LEDGER = "1300"
 
 
-_ENTRY = record_factory("JournalEntry", (
-    "journalEntryId", "reportId", "type", "reportNumber", "mutationDate", "reservationId",
-    "reservationNumber", "locationId", "resourceCode", "ledgerNumber", "secondLedgerNumber",
-    "costCenter", "debitVatIncluded", "creditVatIncluded", "debitVatExcluded",
-    "creditVatExcluded", "customerId", "distributionChannelId", "reservedResourceId", "comments"))
+_ENTRY = record_factory(
+    "JournalEntry",
+    (
+        "journalEntryId",
+        "reportId",
+        "type",
+        "reportNumber",
+        "mutationDate",
+        "reservationId",
+        "reservationNumber",
+        "locationId",
+        "resourceCode",
+        "ledgerNumber",
+        "secondLedgerNumber",
+        "costCenter",
+        "debitVatIncluded",
+        "creditVatIncluded",
+        "debitVatExcluded",
+        "creditVatExcluded",
+        "customerId",
+        "distributionChannelId",
+        "reservedResourceId",
+        "comments",
+    ),
+)
 
 
 def ledger_of(line: dict[str, Any]) -> str:
@@ -31,8 +51,9 @@ def ledger_of(line: dict[str, Any]) -> str:
 class FinanceMixin:
     """Journal entries follow the bills: credit on booking, reversal on cancel, delta on change."""
 
-    def _post(self, r: Any, lines: list[dict[str, Any]], sign: int, t: datetime,
-              comment: str) -> None:
+    def _post(
+        self, r: Any, lines: list[dict[str, Any]], sign: int, t: datetime, comment: str
+    ) -> None:
         groups: dict[str, list[int]] = {}
         for ln in lines:
             tot = round(ln["total"] * 100)
@@ -51,11 +72,22 @@ class FinanceMixin:
             cr = incl > 0
             # the fields after (journalEntryId, reportId, type, reportNumber), in record order
             entry = (
-                mdate, r.rid, rec["reservationNumber"], ti.location_id, ti.code, ledger,
-                DEBTORS_LEDGER, ti.location_code,
-                0.0 if cr else -incl / 100, incl / 100 if cr else 0.0,
-                0.0 if cr else -excl / 100, excl / 100 if cr else 0.0,
-                rec["customerId"], r.ch.channel_id, r.acc_rr["reservedResourceId"], comment,
+                mdate,
+                r.rid,
+                rec["reservationNumber"],
+                ti.location_id,
+                ti.code,
+                ledger,
+                DEBTORS_LEDGER,
+                ti.location_code,
+                0.0 if cr else -incl / 100,
+                incl / 100 if cr else 0.0,
+                0.0 if cr else -excl / 100,
+                excl / 100 if cr else 0.0,
+                rec["customerId"],
+                r.ch.channel_id,
+                r.acc_rr["reservedResourceId"],
+                comment,
             )
             if self._generating:
                 self._post_buffer.append((t, key, entry))
@@ -71,20 +103,29 @@ class FinanceMixin:
             self._report_numbers[key[0]] = n
             first = day.replace(day=1)
             last = day.replace(day=calendar.monthrange(day.year, day.month)[1])
-            rep = tbl.add({
-                "journalReportId": tbl.new_id(), "companyId": key[0], "reportNumber": n,
-                "type": "MUTATION_REPORT", "periodFrom": first.isoformat(),
-                "periodTo": last.isoformat(), "createdDate": dtstr(datetime(first.year, first.month, 1, 0, 5)),
-                "currencyCode": key[1],
-            })
+            rep = tbl.add(
+                {
+                    "journalReportId": tbl.new_id(),
+                    "companyId": key[0],
+                    "reportNumber": n,
+                    "type": "MUTATION_REPORT",
+                    "periodFrom": first.isoformat(),
+                    "periodTo": last.isoformat(),
+                    "createdDate": dtstr(datetime(first.year, first.month, 1, 0, 5)),
+                    "currencyCode": key[1],
+                }
+            )
             self._reports[rkey] = rep
         return rep
 
     def _add_entry(self, t: datetime, key: tuple[int, str], entry: tuple[Any, ...]) -> None:
         rep = self._report(key, t.date())
         tbl = self.t["journalentries"]
-        tbl.add(_ENTRY(tbl.new_id(), rep["journalReportId"], "MUTATION_REPORT",
-                       rep["reportNumber"], *entry))
+        tbl.add(
+            _ENTRY(
+                tbl.new_id(), rep["journalReportId"], "MUTATION_REPORT", rep["reportNumber"], *entry
+            )
+        )
 
     def _flush_postings(self) -> None:
         buf = self._post_buffer
@@ -100,8 +141,15 @@ class FinanceMixin:
             if rk != last:
                 rep = reports.get((key[0], key[1], day.year, day.month)) or self._report(key, day)
                 last = rk
-            tbl.add(_ENTRY(tbl.new_id(), rep["journalReportId"], "MUTATION_REPORT",
-                           rep["reportNumber"], *entry))
+            tbl.add(
+                _ENTRY(
+                    tbl.new_id(),
+                    rep["journalReportId"],
+                    "MUTATION_REPORT",
+                    rep["reportNumber"],
+                    *entry,
+                )
+            )
         buf.clear()
 
     # cash ------------------------------------------------------------------------------------
@@ -110,12 +158,16 @@ class FinanceMixin:
         for loc in self.t["locations"].records():
             lid = loc["locationId"]
             comp = self.location_company[lid]
-            tbl.add({
-                "cashAccountId": lid, "companyId": comp, "locationId": lid,
-                "code": f"{loc['code']}-RECEPTION",
-                "name": f"Reception {loc['translations'][0]['name']}",
-                "currencyCode": self.company_currency[comp],
-            })
+            tbl.add(
+                {
+                    "cashAccountId": lid,
+                    "companyId": comp,
+                    "locationId": lid,
+                    "code": f"{loc['code']}-RECEPTION",
+                    "name": f"Reception {loc['translations'][0]['name']}",
+                    "currencyCode": self.company_currency[comp],
+                }
+            )
         self._cash_state = {lid: [0, 20000] for lid in self.location_company}  # number, balance
         self._cash_day = self.ord0  # next day to clear
 
@@ -142,15 +194,27 @@ class FinanceMixin:
                 ancv = 0
                 cash = counted - card
                 nxt = 20000
-                cleared = at(d, 21) + timedelta(minutes=py.randint(0, 59), seconds=py.randint(0, 59))
-                tbl.add({
-                    "cashClearanceId": tbl.new_id(), "cashAccountId": acc["cashAccountId"],
-                    "clearanceNumber": st[0], "clearanceDate": dstr(d), "clearedAt": dtstr(cleared),
-                    "startBalance": start / 100, "expectedAmount": expected / 100,
-                    "countedCash": cash / 100, "countedCard": card / 100,
-                    "countedCheque": cheque / 100, "countedAncv": ancv / 100,
-                    "difference": diff / 100, "differenceReason": reason,
-                    "startBalanceNextDay": nxt / 100, "employeeId": py.randint(1, 40),
-                })
+                cleared = at(d, 21) + timedelta(
+                    minutes=py.randint(0, 59), seconds=py.randint(0, 59)
+                )
+                tbl.add(
+                    {
+                        "cashClearanceId": tbl.new_id(),
+                        "cashAccountId": acc["cashAccountId"],
+                        "clearanceNumber": st[0],
+                        "clearanceDate": dstr(d),
+                        "clearedAt": dtstr(cleared),
+                        "startBalance": start / 100,
+                        "expectedAmount": expected / 100,
+                        "countedCash": cash / 100,
+                        "countedCard": card / 100,
+                        "countedCheque": cheque / 100,
+                        "countedAncv": ancv / 100,
+                        "difference": diff / 100,
+                        "differenceReason": reason,
+                        "startBalanceNextDay": nxt / 100,
+                        "employeeId": py.randint(1, 40),
+                    }
+                )
                 st[1] = nxt
             self._cash_day += 1

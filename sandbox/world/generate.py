@@ -114,8 +114,13 @@ class GenerateMixin:
         )
         ch[cat >= 2] = np.where(cur[cat >= 2], 2, 1)
         # lead time (days): long for summer and Christmas, short for owners and blocks
-        high = np.isin(np.array([date.fromordinal(int(a)).month for a in arr], dtype=np.int64),
-                       [7, 8, 12]) if n else np.zeros(0, bool)
+        high = (
+            np.isin(
+                np.array([date.fromordinal(int(a)).month for a in arr], dtype=np.int64), [7, 8, 12]
+            )
+            if n
+            else np.zeros(0, bool)
+        )
         lead = np.exp(rng.normal(math.log(38), 1.05, n)) * np.where(high, 1.7, 1.0)
         lead = np.where(cat >= 2, rng.uniform(1, 60, n), lead)
         lead = np.minimum(lead, 420).astype(np.int64)
@@ -137,10 +142,22 @@ class GenerateMixin:
         st = rng.random(n)
         order = np.argsort(restime, kind="stable")
         cols = {
-            "unit": unit, "arr": arr, "dur": dur, "cat": cat, "ch": ch, "restime": restime,
-            "adults": adults, "children": children, "babies": babies, "pets": pets,
-            "linen": linen, "cleaning": cleaning, "discount": discount, "paying": paying,
-            "st": st, "lead": lead,
+            "unit": unit,
+            "arr": arr,
+            "dur": dur,
+            "cat": cat,
+            "ch": ch,
+            "restime": restime,
+            "adults": adults,
+            "children": children,
+            "babies": babies,
+            "pets": pets,
+            "linen": linen,
+            "cleaning": cleaning,
+            "discount": discount,
+            "paying": paying,
+            "st": st,
+            "lead": lead,
         }
         return {k: v[order] for k, v in cols.items()}
 
@@ -184,8 +201,15 @@ class GenerateMixin:
         elif cat == "OWNER" or ch.commission:
             status = "PROVISIONAL"
         else:
-            status = ("PROVISIONAL" if stv < 0.68 else "OPTIONAL" if stv < 0.80 else
-                      "REQUEST" if stv < 0.87 else "QUOTATION")
+            status = (
+                "PROVISIONAL"
+                if stv < 0.68
+                else "OPTIONAL"
+                if stv < 0.80
+                else "REQUEST"
+                if stv < 0.87
+                else "QUOTATION"
+            )
         if status == "QUOTATION" or not self._unit_free(u, arr, dep - arr):
             alt = self._free_unit(ti, arr, dep - arr, prefer=u)
             if alt is None:
@@ -211,8 +235,22 @@ class GenerateMixin:
         if cat == "BLOCK":
             groups, pets, extras = [(1, 1)], 0, {}
         cust = self._pick_customer(t)
-        r = self._book(t, ti, u, arr, dep, ch, cat, status, cust, groups, pets, extras,
-                       int(s["discount"][i]), bool(s["paying"][i]))
+        r = self._book(
+            t,
+            ti,
+            u,
+            arr,
+            dep,
+            ch,
+            cat,
+            status,
+            cust,
+            groups,
+            pets,
+            extras,
+            int(s["discount"][i]),
+            bool(s["paying"][i]),
+        )
         if cat == "BLOCK":
             r.persons = 0
         self._run_steps(r, self._plan(r, t))
@@ -250,8 +288,9 @@ class GenerateMixin:
         steps.sort(key=lambda s: s[0])
         return steps
 
-    def _plan_after_confirm(self, r: Any, tc: datetime, arr_t: datetime | None = None
-                            ) -> list[tuple[datetime, str, Any]]:
+    def _plan_after_confirm(
+        self, r: Any, tc: datetime, arr_t: datetime | None = None
+    ) -> list[tuple[datetime, str, Any]]:
         py = self.py
         if arr_t is None:
             arr_t = at(r.arr, 15 + (r.rid % 300) / 60)
@@ -259,8 +298,9 @@ class GenerateMixin:
         lead_days = window / 86400
 
         def frac(lo: float, hi: float) -> datetime:
-            return tc + timedelta(seconds=max(60.0, window * py.uniform(lo, hi)),
-                                  milliseconds=py.randint(0, 999))
+            return tc + timedelta(
+                seconds=max(60.0, window * py.uniform(lo, hi)), milliseconds=py.randint(0, 999)
+            )
 
         steps: list[tuple[datetime, str, Any]] = []
         if r.guest and py.random() < 0.06 + 0.08 * min(1.0, lead_days / 180):
@@ -330,15 +370,31 @@ class GenerateMixin:
         if u is None or self.nightly(ti.idx, ch.rate_type_id, arr, nights) is None:
             return None
         cust = self._pick_customer(t)
-        r = self._book(t, ti, u, arr, arr + nights, ch, "GUEST", "INIT", cust,
-                       [(1, 2)], 0, {"CLEANING": 1}, 0, False)
+        r = self._book(
+            t,
+            ti,
+            u,
+            arr,
+            arr + nights,
+            ch,
+            "GUEST",
+            "INIT",
+            cust,
+            [(1, 2)],
+            0,
+            {"CLEANING": 1},
+            0,
+            False,
+        )
         later = max(t + timedelta(minutes=py.uniform(5, 40)), self.now + timedelta(minutes=1))
         if py.random() < 0.6:
             steps = [(later, "book", None)]
         else:
             steps = [(later + timedelta(minutes=30), "delete", None)]
-        steps += [(at(r.arr, 15 + (r.rid % 300) / 60), "arrive", r.arr),
-                  (at(r.dep, 9 + (r.rid % 90) / 60), "depart", r.dep)]
+        steps += [
+            (at(r.arr, 15 + (r.rid % 300) / 60), "arrive", r.arr),
+            (at(r.dep, 9 + (r.rid % 90) / 60), "depart", r.dep),
+        ]
         self._run_steps(r, steps)
         return r
 
@@ -352,8 +408,11 @@ class GenerateMixin:
             o, d = tbl.get(orig), tbl.get(dup)
             if o is None or d is None or d["createdDate"] >= stamp or o["createdDate"] >= stamp:
                 continue
-            if any(self.res[rid].rec["reservationDate"] >= stamp
-                   for rid in self.cust_res.get(dup, ()) if rid in self.res):
+            if any(
+                self.res[rid].rec["reservationDate"] >= stamp
+                for rid in self.cust_res.get(dup, ())
+                if rid in self.res
+            ):
                 continue
             del self._dups[k]
             self.merge_customers(orig, dup, t)

@@ -24,17 +24,36 @@ WEEKEND = ("FRI", "SAT")
 class PricingMixin:
     """Rates as records plus per (type, rate type) arrays of nightly price and rate id."""
 
-    def _rate_record(self, ti, rt: int, vf: int, vt: int, prio: int, cents: int,
-                     days: tuple[str, ...] | None, bookfrom: int | None) -> dict:
+    def _rate_record(
+        self,
+        ti,
+        rt: int,
+        vf: int,
+        vt: int,
+        prio: int,
+        cents: int,
+        days: tuple[str, ...] | None,
+        bookfrom: int | None,
+    ) -> dict:
         rate_id = self.t["rates"].new_id()
         rec = {
-            "rateId": rate_id, "resourceId": ti.resource_id, "rateTypeId": rt, "rateTypeIds": [rt],
-            "rateOptionId": self.rate_option_night[rt], "value": cents / 100,
-            "quantifier": "OVERRIDE", "valueType": "single", "priority": prio,
-            "validFrom": dstr(vf), "validTo": dstr(vt),
-            "bookdateFrom": dstr(bookfrom) if bookfrom is not None else None, "bookdateTo": None,
-            "minDuration": 1, "maxDuration": None,
-            "applicableDays": list(days) if days else None, "status": 1,
+            "rateId": rate_id,
+            "resourceId": ti.resource_id,
+            "rateTypeId": rt,
+            "rateTypeIds": [rt],
+            "rateOptionId": self.rate_option_night[rt],
+            "value": cents / 100,
+            "quantifier": "OVERRIDE",
+            "valueType": "single",
+            "priority": prio,
+            "validFrom": dstr(vf),
+            "validTo": dstr(vt),
+            "bookdateFrom": dstr(bookfrom) if bookfrom is not None else None,
+            "bookdateTo": None,
+            "minDuration": 1,
+            "maxDuration": None,
+            "applicableDays": list(days) if days else None,
+            "status": 1,
         }
         self.t["rates"].add(rec)
         self.rate_specs.setdefault((ti.idx, rt), []).append((prio, rate_id, vf, vt, days, cents))
@@ -51,8 +70,10 @@ class PricingMixin:
         last = self.ord_end - 1
         for ti in self.types:
             for rt, (_code, _cur, factor) in self.rate_types.items():
+
                 def c(mult: float, ti=ti, factor=factor) -> int:
                     return round(ti.base_cents * factor * mult / 100) * 100
+
                 self._rate_record(ti, rt, far_past, last, 1, c(1.0), None, None)
                 self._rate_record(ti, rt, far_past, last, 3, c(1.25), WEEKEND, None)
                 for y in range(y0, y1 + 1):
@@ -61,16 +82,18 @@ class PricingMixin:
                         vt = date(y + (1 if m1 < m0 else 0), m1, d1).toordinal()
                         if vt < self.ord0 or vf > last:
                             continue
-                        self._rate_record(ti, rt, vf, vt, prio, c(mult), WEEKEND if wk else None,
-                                          vf - 400)
+                        self._rate_record(
+                            ti, rt, vf, vt, prio, c(mult), WEEKEND if wk else None, vf - 400
+                        )
                 self._recompute_price(ti.idx, rt)
 
     def _recompute_price(self, type_idx: int, rt: int) -> None:
         n = self.ord_end - self.ord0
         price = np.full(n, -1, dtype=np.int64)
         rate = np.zeros(n, dtype=np.int64)
-        for _prio, rate_id, vf, vt, days, cents in sorted(self.rate_specs[(type_idx, rt)],
-                                                          key=lambda s: (s[0], s[1])):
+        for _prio, rate_id, vf, vt, days, cents in sorted(
+            self.rate_specs[(type_idx, rt)], key=lambda s: (s[0], s[1])
+        ):
             lo = max(vf, self.ord0) - self.ord0
             hi = min(vt + 1, self.ord_end) - self.ord0
             if hi <= lo:
@@ -97,14 +120,15 @@ class PricingMixin:
             return None
         return p
 
-    def price_runs(self, type_idx: int, rt: int, first: int, nights: int,
-                   override: int | None = None) -> list[tuple[int, int, int, int | None]]:
+    def price_runs(
+        self, type_idx: int, rt: int, first: int, nights: int, override: int | None = None
+    ) -> list[tuple[int, int, int, int | None]]:
         """Runs of equal nightly price: [(first night ordinal, nights, cents, rateId)]."""
         if override is not None:
             return [(first, nights, override, None)]
         lo = first - self.ord0
-        p = self.price[(type_idx, rt)][lo:lo + nights].tolist()
-        r = self.price_rate[(type_idx, rt)][lo:lo + nights].tolist()
+        p = self.price[(type_idx, rt)][lo : lo + nights].tolist()
+        r = self.price_rate[(type_idx, rt)][lo : lo + nights].tolist()
         runs: list[tuple[int, int, int, int | None]] = []
         s = 0
         for i in range(1, nights + 1):

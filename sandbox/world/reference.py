@@ -16,12 +16,40 @@ KIND_INFO = {
     "LODGE": (3, 8, 4, 2.0, 18500, False),
     "CAMPING_PITCH": (4, 4, 0, 0.0, 3500, True),
 }
-PREFIXES = ("Dune", "Heather", "Pine", "Sea", "Oak", "River", "Lake", "Moor", "Forest", "Meadow",
-            "Willow", "Birch", "Cliff", "Bay", "Marsh", "Hill", "Fen", "Brook", "Glen", "Cove")
+PREFIXES = (
+    "Dune",
+    "Heather",
+    "Pine",
+    "Sea",
+    "Oak",
+    "River",
+    "Lake",
+    "Moor",
+    "Forest",
+    "Meadow",
+    "Willow",
+    "Birch",
+    "Cliff",
+    "Bay",
+    "Marsh",
+    "Hill",
+    "Fen",
+    "Brook",
+    "Glen",
+    "Cove",
+)
 SUFFIXES = ("Park", "Village", "Resort", "Haven", "Fields", "Woods", "Shores", "Valley")
-CITIES = (("NL", "Zandvoort", "2041"), ("NL", "Ede", "6711"), ("DE", "Winterberg", "59955"),
-          ("BE", "De Haan", "8420"), ("GB", "Keswick", "CA12"), ("GB", "Newquay", "TR7"),
-          ("NL", "Renesse", "4325"), ("DE", "Cochem", "56812"), ("FR", "Saint-Malo", "35400"))
+CITIES = (
+    ("NL", "Zandvoort", "2041"),
+    ("NL", "Ede", "6711"),
+    ("DE", "Winterberg", "59955"),
+    ("BE", "De Haan", "8420"),
+    ("GB", "Keswick", "CA12"),
+    ("GB", "Newquay", "TR7"),
+    ("NL", "Renesse", "4325"),
+    ("DE", "Cochem", "56812"),
+    ("FR", "Saint-Malo", "35400"),
+)
 
 # Distribution channels: code, name, type, currency, commission %, rate type code.
 CHANNELS = (
@@ -96,12 +124,19 @@ class ReferenceMixin:
         # companies: the second one is British, so GBP appears in company currency too
         for i in range(1, n_comp + 1):
             cur = "GBP" if i % 3 == 2 else "EUR"
-            t["companies"].add({
-                "companyId": i, "code": f"C{i:02d}", "name": f"{PREFIXES[i % 20]} Holidays {i}",
-                "adminOrganisationId": 100 + i, "currencyCode": cur,
-                "countryCode": "GB" if cur == "GBP" else ("NL", "DE", "BE")[i % 3],
-            })
-        self.company_currency = {r["companyId"]: r["currencyCode"] for r in t["companies"].records()}
+            t["companies"].add(
+                {
+                    "companyId": i,
+                    "code": f"C{i:02d}",
+                    "name": f"{PREFIXES[i % 20]} Holidays {i}",
+                    "adminOrganisationId": 100 + i,
+                    "currencyCode": cur,
+                    "countryCode": "GB" if cur == "GBP" else ("NL", "DE", "BE")[i % 3],
+                }
+            )
+        self.company_currency = {
+            r["companyId"]: r["currencyCode"] for r in t["companies"].records()
+        }
         # rate types and options
         self.rate_types: dict[int, tuple[str, str, float]] = {}
         rt_by_code: dict[str, int] = {}
@@ -114,26 +149,48 @@ class ReferenceMixin:
             ch = Channel(i, code, kind, cur, comm, rt_by_code[rtc])
             self.channels[code] = ch
             self.channel_by_id[i] = ch
-            t["distributionchannels"].add({
-                "distributionChannelId": i, "code": code, "name": name, "type": kind,
-                "parentId": None, "currencyId": 1 if cur == "EUR" else 2, "currencyCode": cur,
-                "commissionPercentage": float(comm), "activeStartDate": dstr(far_past),
-                "activeEndDate": None, "archivedFrom": None, "allotmentOnly": False,
-            })
+            t["distributionchannels"].add(
+                {
+                    "distributionChannelId": i,
+                    "code": code,
+                    "name": name,
+                    "type": kind,
+                    "parentId": None,
+                    "currencyId": 1 if cur == "EUR" else 2,
+                    "currencyCode": cur,
+                    "commissionPercentage": float(comm),
+                    "activeStartDate": dstr(far_past),
+                    "activeEndDate": None,
+                    "archivedFrom": None,
+                    "allotmentOnly": False,
+                }
+            )
         for i, (code, name, cur, _f, prio) in enumerate(RATE_TYPES, start=1):
-            t["ratetypes"].add({
-                "rateTypeId": i, "code": code, "name": name, "currencyCode": cur,
-                "distributionChannelIds": [c.channel_id for c in self.channels.values()
-                                           if c.rate_type_id == i],
-                "priority": prio,
-            })
+            t["ratetypes"].add(
+                {
+                    "rateTypeId": i,
+                    "code": code,
+                    "name": name,
+                    "currencyCode": cur,
+                    "distributionChannelIds": [
+                        c.channel_id for c in self.channels.values() if c.rate_type_id == i
+                    ],
+                    "priority": prio,
+                }
+            )
         for i in range(1, len(RATE_TYPES) + 1):
-            for j, (oc, on, ot) in enumerate((("NIGHT", "Per night", "PER_NIGHT"),
-                                               ("LOS", "Length of stay", "LENGTH_OF_STAY"))):
-                t["rateoptions"].add({
-                    "rateOptionId": i * 10 + j, "rateTypeId": i, "code": f"{RATE_TYPES[i - 1][0]}-{oc}",
-                    "name": on, "optionType": ot,
-                })
+            for j, (oc, on, ot) in enumerate(
+                (("NIGHT", "Per night", "PER_NIGHT"), ("LOS", "Length of stay", "LENGTH_OF_STAY"))
+            ):
+                t["rateoptions"].add(
+                    {
+                        "rateOptionId": i * 10 + j,
+                        "rateTypeId": i,
+                        "code": f"{RATE_TYPES[i - 1][0]}-{oc}",
+                        "name": on,
+                        "optionType": ot,
+                    }
+                )
         self.rate_option_night = {i: i * 10 for i in range(1, len(RATE_TYPES) + 1)}
         # locations, types, units
         self.types: list[TypeInfo] = []
@@ -156,15 +213,29 @@ class ReferenceMixin:
             lcode = f"L{li:03d}"
             self.location_company[li] = comp
             self.location_code[li] = lcode
-            t["locations"].add({
-                "locationId": li, "code": lcode, "locationNumber": 100 + li, "parentId": None,
-                "adminOrganisationId": 100 + comp, "companyId": comp, "bookableLocation": True,
-                "archivedFrom": None, "minAgeForBooking": 18,
-                "translations": [{"language": "en", "name": name, "description": f"Holiday park {name}"},
-                                 {"language": "nl", "name": name, "description": f"Vakantiepark {name}"}],
-                "visitAddress": {"address1": f"Parkweg {li}", "zipCode": zipc, "city": city,
-                                 "countryCode": cc},
-            })
+            t["locations"].add(
+                {
+                    "locationId": li,
+                    "code": lcode,
+                    "locationNumber": 100 + li,
+                    "parentId": None,
+                    "adminOrganisationId": 100 + comp,
+                    "companyId": comp,
+                    "bookableLocation": True,
+                    "archivedFrom": None,
+                    "minAgeForBooking": 18,
+                    "translations": [
+                        {"language": "en", "name": name, "description": f"Holiday park {name}"},
+                        {"language": "nl", "name": name, "description": f"Vakantiepark {name}"},
+                    ],
+                    "visitAddress": {
+                        "address1": f"Parkweg {li}",
+                        "zipCode": zipc,
+                        "city": city,
+                        "countryCode": cc,
+                    },
+                }
+            )
             n_types = int(rng.integers(tpl[0], tpl[1] + 1))
             loc_factor = float(rng.uniform(0.85, 1.25))
             for k in range(n_types):
@@ -175,20 +246,44 @@ class ReferenceMixin:
                     base = int(base * 1.3)
                 rid += 1
                 code = f"{lcode}-{kind[:3]}{k + 1}"
-                ti = TypeInfo(len(self.types), rid, code, li, lcode, comp,
-                              self.company_currency[comp], kind, kid, persons, pets,
-                              round(base * loc_factor / 100) * 100)
+                ti = TypeInfo(
+                    len(self.types),
+                    rid,
+                    code,
+                    li,
+                    lcode,
+                    comp,
+                    self.company_currency[comp],
+                    kind,
+                    kid,
+                    persons,
+                    pets,
+                    round(base * loc_factor / 100) * 100,
+                )
                 self.types.append(ti)
                 self.type_by_id[rid] = ti
                 tname = f"{kind.replace('_', ' ').title()} {persons}p"
-                t["accommodationtypes"].add({
-                    "resourceId": rid, "code": code, "locationId": li, "accotypeKindId": kid,
-                    "kindCode": kind, "type": "ACCOMMODATIONTYPE", "nrOfBedrooms": bedrooms,
-                    "nrOfBathrooms": baths, "numberOfPersons": persons, "hasObjects": True,
-                    "priority": k + 1, "checkinTime": "15:00:00", "checkoutTime": "10:00:00",
-                    "archivedFrom": None,
-                    "translations": [{"language": "en", "name": tname, "description": f"{tname} at {name}"}],
-                })
+                t["accommodationtypes"].add(
+                    {
+                        "resourceId": rid,
+                        "code": code,
+                        "locationId": li,
+                        "accotypeKindId": kid,
+                        "kindCode": kind,
+                        "type": "ACCOMMODATIONTYPE",
+                        "nrOfBedrooms": bedrooms,
+                        "nrOfBathrooms": baths,
+                        "numberOfPersons": persons,
+                        "hasObjects": True,
+                        "priority": k + 1,
+                        "checkinTime": "15:00:00",
+                        "checkoutTime": "10:00:00",
+                        "archivedFrom": None,
+                        "translations": [
+                            {"language": "en", "name": tname, "description": f"{tname} at {name}"}
+                        ],
+                    }
+                )
                 n_units = int(rng.integers(upt[0], upt[1] + 1))
                 for j in range(n_units):
                     uid = len(self.unit_ids) + 1
@@ -206,13 +301,21 @@ class ReferenceMixin:
                     if arch is not None and arch <= setup:
                         arch = None
                     ucode = f"{code}-{j + 1:02d}"
-                    t["units"].add({
-                        "unitId": uid, "resourceId": rid, "code": ucode, "roomCode": f"{j + 1:02d}",
-                        "nrOfBedrooms": bedrooms, "nrOfBathrooms": baths, "choosableOnInternet": True,
-                        "cleaningStatus": "CLEAN", "setupDate": dstr(setup),
-                        "archivedFrom": dstr(arch) if arch is not None else None,
-                        "translations": [{"language": "en", "name": f"{tname} {ucode}"}],
-                    })
+                    t["units"].add(
+                        {
+                            "unitId": uid,
+                            "resourceId": rid,
+                            "code": ucode,
+                            "roomCode": f"{j + 1:02d}",
+                            "nrOfBedrooms": bedrooms,
+                            "nrOfBathrooms": baths,
+                            "choosableOnInternet": True,
+                            "cleaningStatus": "CLEAN",
+                            "setupDate": dstr(setup),
+                            "archivedFrom": dstr(arch) if arch is not None else None,
+                            "translations": [{"language": "en", "name": f"{tname} {ucode}"}],
+                        }
+                    )
                     ti.units.append(len(self.unit_ids))
                     self.unit_ids.append(uid)
                     unit_type.append(ti.idx)
@@ -237,8 +340,16 @@ class ReferenceMixin:
         for ti in self.types:
             caps = []
             for sid, nm, cap in ((1, "Persons", ti.persons), (2, "Pets", 2 if ti.pets else 0)):
-                caps.append({"capacityId": cap_id, "capacity": cap, "subjectId": sid,
-                             "startDate": dstr(far_past), "endDate": None, "name": nm})
+                caps.append(
+                    {
+                        "capacityId": cap_id,
+                        "capacity": cap,
+                        "subjectId": sid,
+                        "startDate": dstr(far_past),
+                        "endDate": None,
+                        "name": nm,
+                    }
+                )
                 cap_id += 1
             self._capacities[ti.resource_id] = caps
 

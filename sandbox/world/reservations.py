@@ -24,24 +24,82 @@ SUBJECTS = (  # subjectId, type, ageFrom, ageTo
 )
 
 
-_RR = record_factory("ReservedResource", (
-    "reservedResourceId", "reservationId", "resourceId", "unitId", "rateTypeId", "type", "code",
-    "name", "quantity", "startDate", "endDate", "statusName", "overrideValue"))
-_RESERVATION = record_factory("Reservation", (
-    "reservationId", "reservationNumber", "reservationCategoryId", "categoryCode", "categoryName",
-    "type", "status", "arrivalDate", "departureDate", "expectedArrivalDateTime",
-    "expectedDepartureDateTime", "customerId", "distributionChannelId", "distributionChannelCode",
-    "locationId", "reservationDate", "modifiedDate", "cancelDate", "voucher", "validationStatus"))
-_SUBJECT = record_factory("ReservationSubject", (
-    "reservationSubjectId", "reservationId", "subjectId", "type", "ageFrom", "ageTo", "quantity"))
+_RR = record_factory(
+    "ReservedResource",
+    (
+        "reservedResourceId",
+        "reservationId",
+        "resourceId",
+        "unitId",
+        "rateTypeId",
+        "type",
+        "code",
+        "name",
+        "quantity",
+        "startDate",
+        "endDate",
+        "statusName",
+        "overrideValue",
+    ),
+)
+_RESERVATION = record_factory(
+    "Reservation",
+    (
+        "reservationId",
+        "reservationNumber",
+        "reservationCategoryId",
+        "categoryCode",
+        "categoryName",
+        "type",
+        "status",
+        "arrivalDate",
+        "departureDate",
+        "expectedArrivalDateTime",
+        "expectedDepartureDateTime",
+        "customerId",
+        "distributionChannelId",
+        "distributionChannelCode",
+        "locationId",
+        "reservationDate",
+        "modifiedDate",
+        "cancelDate",
+        "voucher",
+        "validationStatus",
+    ),
+)
+_SUBJECT = record_factory(
+    "ReservationSubject",
+    ("reservationSubjectId", "reservationId", "subjectId", "type", "ageFrom", "ageTo", "quantity"),
+)
 
 
 class Res:
     """Typed state of one reservation beside its wire record (`rec`)."""
 
-    __slots__ = ("acc_rr", "arr", "autopilot", "bills", "category", "ch", "created", "cust",
-                 "dep", "discount_pct", "extra_rrs", "hist", "holding", "persons", "pets", "rec",
-                 "rent_payer", "rid", "rt", "status", "ti", "unit")
+    __slots__ = (
+        "acc_rr",
+        "arr",
+        "autopilot",
+        "bills",
+        "category",
+        "ch",
+        "created",
+        "cust",
+        "dep",
+        "discount_pct",
+        "extra_rrs",
+        "hist",
+        "holding",
+        "persons",
+        "pets",
+        "rec",
+        "rent_payer",
+        "rid",
+        "rt",
+        "status",
+        "ti",
+        "unit",
+    )
 
     def __init__(self) -> None:
         self.hist: list[tuple[datetime, str]] = []
@@ -73,13 +131,14 @@ class ReservationsMixin:
         if not self._in_horizon(first, nights):
             return False
         lo = first - self.ord0
-        seg = self.occ[u, lo:lo + nights]
+        seg = self.occ[u, lo : lo + nights]
         if ignore:
             return bool(((seg == 0) | (seg == ignore)).all())
         return not seg.any()
 
-    def _free_unit(self, ti: TypeInfo, first: int, nights: int, prefer: int | None = None,
-                   ignore: int = 0) -> int | None:
+    def _free_unit(
+        self, ti: TypeInfo, first: int, nights: int, prefer: int | None = None, ignore: int = 0
+    ) -> int | None:
         if prefer is not None and self._unit_free(prefer, first, nights, ignore):
             return prefer
         for u in ti.units:
@@ -91,7 +150,7 @@ class ReservationsMixin:
         if not self._unit_free(r.unit, r.arr, r.dep - r.arr, r.rid):
             raise WorldError(f"unit {self.unit_ids[r.unit]} is not available")
         lo = r.arr - self.ord0
-        self.occ[r.unit, lo:lo + r.dep - r.arr] = r.rid
+        self.occ[r.unit, lo : lo + r.dep - r.arr] = r.rid
         r.holding = True
         self._event("AVAILABILITY_EVENT", r.ti.resource_id, "UPDATE", t)
 
@@ -99,7 +158,7 @@ class ReservationsMixin:
         if not r.holding:
             return
         lo = r.arr - self.ord0
-        seg = self.occ[r.unit, lo:lo + r.dep - r.arr]
+        seg = self.occ[r.unit, lo : lo + r.dep - r.arr]
         seg[seg == r.rid] = 0
         r.holding = False
         self._event("AVAILABILITY_EVENT", r.ti.resource_id, "UPDATE", t)
@@ -109,10 +168,25 @@ class ReservationsMixin:
         r.acc_rr["unitId"] = self.unit_ids[u]
 
     # creation ----------------------------------------------------------------------------------
-    def _book(self, t: datetime, ti: TypeInfo, unit: int, arr: int, dep: int, ch: Channel,
-              category: str, status: str, cust_id: int, groups: list[tuple[int, int]], pets: int,
-              extras: dict[str, int], discount_pct: int, paying: bool,
-              override: int | None = None, rt: int | None = None) -> Res:
+    def _book(
+        self,
+        t: datetime,
+        ti: TypeInfo,
+        unit: int,
+        arr: int,
+        dep: int,
+        ch: Channel,
+        category: str,
+        status: str,
+        cust_id: int,
+        groups: list[tuple[int, int]],
+        pets: int,
+        extras: dict[str, int],
+        discount_pct: int,
+        paying: bool,
+        override: int | None = None,
+        rt: int | None = None,
+    ) -> Res:
         """Create one reservation with its reserved resources, subjects and bills."""
         if status in HOLDING and not self._unit_free(unit, arr, dep - arr):
             raise WorldError(f"unit {self.unit_ids[unit]} is not available")
@@ -132,25 +206,67 @@ class ReservationsMixin:
         cat_id, cat_name, rtype = CATEGORIES[category]
         stamp = dtstr(t)
         r.rec = _RESERVATION(
-            rid, f"{ti.location_id:03d}{rid:08d}", cat_id, category, cat_name, rtype,
-            CODES[status], dstr(arr), dstr(dep), None, None, cust_id, ch.channel_id, ch.code,
-            ti.location_id, stamp, stamp, None, f"{ch.code}-{rid}" if ch.commission else None, 0,
+            rid,
+            f"{ti.location_id:03d}{rid:08d}",
+            cat_id,
+            category,
+            cat_name,
+            rtype,
+            CODES[status],
+            dstr(arr),
+            dstr(dep),
+            None,
+            None,
+            cust_id,
+            ch.channel_id,
+            ch.code,
+            ti.location_id,
+            stamp,
+            stamp,
+            None,
+            f"{ch.code}-{rid}" if ch.commission else None,
+            0,
         )
         tbl.add(r.rec)
         rrs = self.t["reservedresources"]
-        r.acc_rr = rrs.add(_RR(
-            rrs.new_id(), rid, ti.resource_id, self.unit_ids[unit], r.rt, "ACCOMMODATIONTYPE",
-            ti.code, f"{ti.kind.replace('_', ' ').title()} {ti.persons}p", 1, dstr(arr),
-            dstr(dep), "BOOKED", override / 100 if override is not None else None,
-        ))
+        r.acc_rr = rrs.add(
+            _RR(
+                rrs.new_id(),
+                rid,
+                ti.resource_id,
+                self.unit_ids[unit],
+                r.rt,
+                "ACCOMMODATIONTYPE",
+                ti.code,
+                f"{ti.kind.replace('_', ' ').title()} {ti.persons}p",
+                1,
+                dstr(arr),
+                dstr(dep),
+                "BOOKED",
+                override / 100 if override is not None else None,
+            )
+        )
         for code, qty in extras.items():
             if qty <= 0:
                 continue
             aid, name, _p, _v, _per = ADDONS[code]
-            r.extra_rrs[code] = rrs.add(_RR(
-                rrs.new_id(), rid, aid, None, None, "EXTRA", code, name, qty, dstr(arr),
-                dstr(dep), "BOOKED", None,
-            ))
+            r.extra_rrs[code] = rrs.add(
+                _RR(
+                    rrs.new_id(),
+                    rid,
+                    aid,
+                    None,
+                    None,
+                    "EXTRA",
+                    code,
+                    name,
+                    qty,
+                    dstr(arr),
+                    dstr(dep),
+                    "BOOKED",
+                    None,
+                )
+            )
         subj = self.t["subjects"]
         for sid, q in groups:
             _s, typ, a0, a1 = SUBJECTS[sid - 1]
@@ -214,6 +330,10 @@ class ReservationsMixin:
 
     def _delete(self, r: Res, t: datetime) -> None:
         self._move(r, "DELETED", t)
+        self._purge(r, t)
+
+    def _purge(self, r: Res, t: datetime) -> None:
+        """Housekeeping removal of a never-counted reservation (no status move involved)."""
         rid = r.rid
         for name in ("reservedresources", "billlines", "subjects"):
             tbl = self.t[name]
@@ -323,15 +443,19 @@ class ReservationsMixin:
             return False
         if not r.holding or not self._unit_free(r.unit, r.dep, nights):
             return False
-        if self.nightly(r.ti.idx, r.rt, r.dep, nights) is None and r.acc_rr["overrideValue"] is None:
+        if (
+            self.nightly(r.ti.idx, r.rt, r.dep, nights) is None
+            and r.acc_rr["overrideValue"] is None
+        ):
             return False
         old_dep = r.dep
         lo = old_dep - self.ord0
-        self.occ[r.unit, lo:lo + nights] = r.rid
+        self.occ[r.unit, lo : lo + nights] = r.rid
         r.dep = old_dep + nights
         ov = r.acc_rr["overrideValue"]
-        lines = self._stay_items(r, old_dep, nights, initial=False,
-                                 override=round(ov * 100) if ov is not None else None)
+        lines = self._stay_items(
+            r, old_dep, nights, initial=False, override=round(ov * 100) if ov is not None else None
+        )
         for b in r.bills.values():
             self._refresh_bill(b)
         rec = r.rec
@@ -345,10 +469,20 @@ class ReservationsMixin:
         self._schedule(at(r.dep, 9 + (r.rid % 90) / 60), r.rid, "depart", r.dep)
         self._event("RESERVATION_EVENT", r.rid, "UPDATE", t)
         self._event("AVAILABILITY_EVENT", r.ti.resource_id, "UPDATE", t)
-        self._hook("stay_period_change", r, t, previousArrivalDate=dstr(r.arr),
-                   previousDepartureDate=dstr(old_dep))
-        self._hook("bill_change", r, t, amount=sum(b.total for b in r.bills.values()) / 100,
-                   currencyCode=r.ch.currency)
+        self._hook(
+            "stay_period_change",
+            r,
+            t,
+            previousArrivalDate=dstr(r.arr),
+            previousDepartureDate=dstr(old_dep),
+        )
+        self._hook(
+            "bill_change",
+            r,
+            t,
+            amount=sum(b.total for b in r.bills.values()) / 100,
+            currencyCode=r.ch.currency,
+        )
         self.n_extended += 1
         return True
 
@@ -396,7 +530,9 @@ class ReservationsMixin:
                     sid = 1 if age >= 18 else (2 if age >= 3 else 3)
                     groups[sid] = groups.get(sid, 0) + qty
             except (KeyError, TypeError, ValueError):
-                raise WorldError("persons[] need a non-negative age and a positive quantity") from None
+                raise WorldError(
+                    "persons[] need a non-negative age and a positive quantity"
+                ) from None
             if sum(groups.values()) > ti.persons:
                 raise WorldError(f"accommodation type {ti.resource_id} sleeps {ti.persons}")
             pets = subjects.get("pets", 0) if isinstance(subjects, dict) else 0
@@ -462,9 +598,23 @@ class ReservationsMixin:
                 extras[code] = qty
             if pets:
                 extras["PETS"] = pets
-            r = self._book(t, ti, u, arr, arr + nights, ch, category, status, cust_id,
-                           sorted(groups.items()), pets, extras, 0,
-                           bool(body.get("payingCustomer")), override_c)
+            r = self._book(
+                t,
+                ti,
+                u,
+                arr,
+                arr + nights,
+                ch,
+                category,
+                status,
+                cust_id,
+                sorted(groups.items()),
+                pets,
+                extras,
+                0,
+                bool(body.get("payingCustomer")),
+                override_c,
+            )
             r.autopilot = bool(body.get("autopilot", True))
             if r.autopilot:
                 if status in ("OPTIONAL", "QUOTATION"):
@@ -472,8 +622,11 @@ class ReservationsMixin:
                 if status == "INIT":
                     self._schedule(t + timedelta(hours=2), r.rid, "delete")
                 self._schedule_stay(r)
-            return {"reservationId": r.rid, "reservationNumber": r.rec["reservationNumber"],
-                    "status": r.rec["status"]}
+            return {
+                "reservationId": r.rid,
+                "reservationNumber": r.rec["reservationNumber"],
+                "status": r.rec["status"],
+            }
 
     def update_reservation(self, reservation_id: int, body: dict[str, Any]) -> dict[str, Any]:
         """PUT /reservations/{id}: an action from the state table and/or expected times."""
@@ -526,8 +679,9 @@ class ReservationsMixin:
                     self._event("RESERVATION_EVENT", r.rid, "UPDATE", t)
             return r.rec
 
-    def pay(self, reservation_id: int, amount: float | None = None,
-            payer_type: str | None = None) -> dict[str, Any]:
+    def pay(
+        self, reservation_id: int, amount: float | None = None, payer_type: str | None = None
+    ) -> dict[str, Any]:
         """Register a payment (amount in currency units; None = all outstanding)."""
         with self.lock:
             t = self.now
@@ -566,10 +720,17 @@ class ReservationsMixin:
         return u if 0 <= u < len(self.unit_ids) else None
 
     # availability ------------------------------------------------------------------------------
-    def availability(self, *, arrival_from: date, arrival_to: date,
-                     resource_ids: Any = None, location_id: int | None = None,
-                     durations: Any = None, rate_type_id: int | None = None,
-                     distribution_channel_code: str | None = None) -> list[dict[str, Any]]:
+    def availability(
+        self,
+        *,
+        arrival_from: date,
+        arrival_to: date,
+        resource_ids: Any = None,
+        location_id: int | None = None,
+        durations: Any = None,
+        rate_type_id: int | None = None,
+        distribution_channel_code: str | None = None,
+    ) -> list[dict[str, Any]]:
         """Availability records computed from units, holds and rates at call time."""
         with self.lock:
             a0 = parse_date(arrival_from).toordinal()
@@ -605,7 +766,7 @@ class ReservationsMixin:
                 busy = np.ones((len(units), span), dtype=np.int64)
                 s0, s1 = max(lo, 0), min(lo + span, self.ord_end - self.ord0)
                 if s1 > s0 and len(units):
-                    busy[:, s0 - lo:s1 - lo] = self.occ[units, s0:s1] != 0
+                    busy[:, s0 - lo : s1 - lo] = self.occ[units, s0:s1] != 0
                 cs = np.concatenate([np.zeros((len(units), 1), np.int64), busy.cumsum(axis=1)], 1)
                 setup = self.unit_setup[units]
                 arch = self.unit_arch[units]
@@ -613,7 +774,7 @@ class ReservationsMixin:
                 for rt in rts:
                     p = np.full(span, -1, dtype=np.int64)
                     if s1 > s0:
-                        p[s0 - lo:s1 - lo] = self.price[(ti.idx, rt)][s0:s1]
+                        p[s0 - lo : s1 - lo] = self.price[(ti.idx, rt)][s0:s1]
                     neg = np.concatenate([[0], (p < 0).cumsum()])
                     pc = np.concatenate([[0], np.where(p < 0, 0, p).cumsum()])
                     pcs[rt] = (pc, neg)
@@ -627,16 +788,27 @@ class ReservationsMixin:
                             pc, neg = pcs[rt]
                             if neg[i + d] - neg[i]:
                                 continue
-                            prices.append({"rateTypeId": rt,
-                                           "currencyCode": self.rate_types[rt][1],
-                                           "price": int(pc[i + d] - pc[i]) / 100})
-                        out.append({
-                            "resourceId": ti.resource_id, "accommodationKindId": ti.kind_id,
-                            "locationId": ti.location_id, "locationCode": ti.location_code,
-                            "arrivalDate": dstr(arr), "departureDate": dstr(arr + d),
-                            "duration": d, "availableUnits": len(ids) if prices else 0,
-                            "units": ids if prices else [], "maxCapacity": ti.persons,
-                            "petCapacity": 2 if ti.pets and ids and prices else 0,
-                            "prices": prices,
-                        })
+                            prices.append(
+                                {
+                                    "rateTypeId": rt,
+                                    "currencyCode": self.rate_types[rt][1],
+                                    "price": int(pc[i + d] - pc[i]) / 100,
+                                }
+                            )
+                        out.append(
+                            {
+                                "resourceId": ti.resource_id,
+                                "accommodationKindId": ti.kind_id,
+                                "locationId": ti.location_id,
+                                "locationCode": ti.location_code,
+                                "arrivalDate": dstr(arr),
+                                "departureDate": dstr(arr + d),
+                                "duration": d,
+                                "availableUnits": len(ids) if prices else 0,
+                                "units": ids if prices else [],
+                                "maxCapacity": ti.persons,
+                                "petCapacity": 2 if ti.pets and ids and prices else 0,
+                                "prices": prices,
+                            }
+                        )
             return out

@@ -42,8 +42,11 @@ class SimulateMixin:
                 if self._pool_pos < len(rest):
                     t_pool = base + timedelta(hours=float(rest[self._pool_pos]))
                 t_sp = spont[si][0] if si < len(spont) else None
-                cands = [(x, k) for k, x in enumerate((t_heap, t_pool, t_sp))
-                         if x is not None and x <= target]
+                cands = [
+                    (x, k)
+                    for k, x in enumerate((t_heap, t_pool, t_sp))
+                    if x is not None and x <= target
+                ]
                 if not cands:
                     break
                 when, src = min(cands)
@@ -70,11 +73,15 @@ class SimulateMixin:
             self.now = target
             self._clear_cash_until(target)
             summary = {k: getattr(self, k) - v for k, v in counters.items()}
-            summary.update({
-                "from": start.isoformat(), "to": target.isoformat(),
-                "firstEventId": first_event, "lastEventId": self.t["events"].next_id - 1,
-                "reservationsChanged": len(changed),
-            })
+            summary.update(
+                {
+                    "from": start.isoformat(),
+                    "to": target.isoformat(),
+                    "firstEventId": first_event,
+                    "lastEventId": self.t["events"].next_id - 1,
+                    "reservationsChanged": len(changed),
+                }
+            )
             return summary
 
     def _draw_spontaneous(self, start: datetime, end: datetime) -> list[tuple[datetime, str]]:
@@ -96,9 +103,13 @@ class SimulateMixin:
     def _spontaneous(self, kind: str, t: datetime) -> int | None:
         py = self.py
         if kind == "extend":
-            cands = [r for r in (self.res.get(k) for k in self._recent_keys(400))
-                     if r is not None and r.status in ("PROVISIONAL", "DEFINITIVE", "CHECKED_IN")
-                     and r.dep > t.toordinal()]
+            cands = [
+                r
+                for r in (self.res.get(k) for k in self._recent_keys(400))
+                if r is not None
+                and r.status in ("PROVISIONAL", "DEFINITIVE", "CHECKED_IN")
+                and r.dep > t.toordinal()
+            ]
             if cands:
                 r = cands[py.randrange(len(cands))]
                 if self._extend(r, py.choice((1, 1, 2, 3, 7)), t):
@@ -113,8 +124,9 @@ class SimulateMixin:
             rt = py.choice(list(self.rate_types))
             first = t.toordinal() + py.randint(14, 200)
             if self._in_horizon(first, 30):
-                self._change_rate(ti, rt, first, py.randint(7, 30), py.uniform(0.8, 0.95),
-                                  t.toordinal())
+                self._change_rate(
+                    ti, rt, first, py.randint(7, 30), py.uniform(0.8, 0.95), t.toordinal()
+                )
                 self._event("RATE_EVENT", ti.resource_id, "UPDATE", t)
                 self._event("AVAILABILITY_EVENT", ti.resource_id, "UPDATE", t)
         elif kind == "unit_archive":
@@ -190,18 +202,3 @@ class SimulateMixin:
                     self._event("CUSTOMER_EVENT", victim, "DELETE", t)
                 return {"inserted": rec["customerId"], "deleted": victim}
             return {"inserted": None, "deleted": None}
-
-    def _purge(self, r: Any, t: datetime) -> None:
-        """Housekeeping removal of a never-counted reservation (no status move involved)."""
-        rid = r.rid
-        for name in ("reservedresources", "billlines", "subjects"):
-            tbl = self.t[name]
-            for key in list(tbl.index.get(rid, ())):
-                tbl.delete(key)
-        self.t["reservations"].delete(rid)
-        del self.res[rid]
-        lst = self.cust_res.get(r.cust)
-        if lst is not None and rid in lst:
-            lst.remove(rid)
-        self.deleted.append((rid, r.hist))
-        self._event("RESERVATION_EVENT", rid, "DELETE", t)

@@ -145,8 +145,10 @@ def record_factory(name: str, fields: tuple[str, ...]):
     """
     args = ", ".join(f"a{i}" for i in range(len(fields)))
     body = "".join(f"    o.{f} = a{i}\n" for i, f in enumerate(fields))
-    src = (f"class {name}:\n    pass\n"
-           f"def make({args}):\n    o = {name}()\n{body}    return o.__dict__\n")
+    src = (
+        f"class {name}:\n    pass\n"
+        f"def make({args}):\n    o = {name}()\n{body}    return o.__dict__\n"
+    )
     ns: dict[str, Any] = {}
     exec(src, ns)  # fields are our own constant identifiers, never input
     return ns["make"]

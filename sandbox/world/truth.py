@@ -81,14 +81,16 @@ class TruthMixin:
         hold = hold.cumsum(axis=1)[:, :n]
         ords = np.tile(np.arange(d0, d1), nt)
         tix = np.repeat(np.arange(nt), n)
-        return pd.DataFrame({
-            "date": _dates(ords),
-            "location_id": np.array([t.location_id for t in self.types], dtype=np.int64)[tix],
-            "resource_id": np.array([t.resource_id for t in self.types], dtype=np.int64)[tix],
-            "nights_available": avail.reshape(-1),
-            "nights_sold": sold.reshape(-1),
-            "owner_hold_nights": hold.reshape(-1),
-        })
+        return pd.DataFrame(
+            {
+                "date": _dates(ords),
+                "location_id": np.array([t.location_id for t in self.types], dtype=np.int64)[tix],
+                "resource_id": np.array([t.resource_id for t in self.types], dtype=np.int64)[tix],
+                "nights_available": avail.reshape(-1),
+                "nights_sold": sold.reshape(-1),
+                "owner_hold_nights": hold.reshape(-1),
+            }
+        )
 
     def _truth_revenue(self) -> pd.DataFrame:
         tix: list[int] = []
@@ -118,8 +120,16 @@ class TruthMixin:
                     nights.append(e - f)
                     totals.append(cents(ln["total"]))
                     room.append(is_room)
-        cols = ["date", "location_id", "resource_id", "currency_code", "room_revenue_cents",
-                "total_revenue_cents", "room_revenue", "total_revenue"]
+        cols = [
+            "date",
+            "location_id",
+            "resource_id",
+            "currency_code",
+            "room_revenue_cents",
+            "total_revenue_cents",
+            "room_revenue",
+            "total_revenue",
+        ]
         if not tix:
             return pd.DataFrame(columns=cols)
         n = np.array(nights, dtype=np.int64)
@@ -132,24 +142,29 @@ class TruthMixin:
         val = base[rep] + np.where(offs < rem[rep], sign[rep], 0)
         is_room = np.array(room)[rep]
         types = self.types
-        df = pd.DataFrame({
-            "ord": np.array(firsts, dtype=np.int64)[rep] + offs,
-            "tix": np.array(tix, dtype=np.int64)[rep],
-            "currency_code": np.array(curs, dtype=object)[rep],
-            "room_revenue_cents": np.where(is_room, val, 0),
-            "total_revenue_cents": val,
-        })
+        df = pd.DataFrame(
+            {
+                "ord": np.array(firsts, dtype=np.int64)[rep] + offs,
+                "tix": np.array(tix, dtype=np.int64)[rep],
+                "currency_code": np.array(curs, dtype=object)[rep],
+                "room_revenue_cents": np.where(is_room, val, 0),
+                "total_revenue_cents": val,
+            }
+        )
         g = df.groupby(["ord", "tix", "currency_code"], as_index=False, sort=True)[
-            ["room_revenue_cents", "total_revenue_cents"]].sum()
+            ["room_revenue_cents", "total_revenue_cents"]
+        ].sum()
         tixs = g["tix"].to_numpy()
-        out = pd.DataFrame({
-            "date": _dates(g["ord"].to_numpy()),
-            "location_id": np.array([t.location_id for t in types], dtype=np.int64)[tixs],
-            "resource_id": np.array([t.resource_id for t in types], dtype=np.int64)[tixs],
-            "currency_code": g["currency_code"].astype(object).to_numpy(),
-            "room_revenue_cents": g["room_revenue_cents"].to_numpy(dtype=np.int64),
-            "total_revenue_cents": g["total_revenue_cents"].to_numpy(dtype=np.int64),
-        })
+        out = pd.DataFrame(
+            {
+                "date": _dates(g["ord"].to_numpy()),
+                "location_id": np.array([t.location_id for t in types], dtype=np.int64)[tixs],
+                "resource_id": np.array([t.resource_id for t in types], dtype=np.int64)[tixs],
+                "currency_code": g["currency_code"].astype(object).to_numpy(),
+                "room_revenue_cents": g["room_revenue_cents"].to_numpy(dtype=np.int64),
+                "total_revenue_cents": g["total_revenue_cents"].to_numpy(dtype=np.int64),
+            }
+        )
         out["room_revenue"] = [Decimal(int(c)).scaleb(-2) for c in out["room_revenue_cents"]]
         out["total_revenue"] = [Decimal(int(c)).scaleb(-2) for c in out["total_revenue_cents"]]
         return out[cols]
@@ -172,13 +187,15 @@ class TruthMixin:
             elif r.status in ON_BOOKS:
                 row[4] += 1
         keys = sorted(rows)
-        return pd.DataFrame({
-            "month": [k[0] for k in keys],
-            "location_id": np.array([k[1] for k in keys], dtype=np.int64),
-            "distribution_channel_id": np.array([k[2] for k in keys], dtype=np.int64),
-            "created": np.array([rows[k][0] for k in keys], dtype=np.int64),
-            "cancelled": np.array([rows[k][1] for k in keys], dtype=np.int64),
-            "declined": np.array([rows[k][2] for k in keys], dtype=np.int64),
-            "expired": np.array([rows[k][3] for k in keys], dtype=np.int64),
-            "on_the_books": np.array([rows[k][4] for k in keys], dtype=np.int64),
-        })
+        return pd.DataFrame(
+            {
+                "month": [k[0] for k in keys],
+                "location_id": np.array([k[1] for k in keys], dtype=np.int64),
+                "distribution_channel_id": np.array([k[2] for k in keys], dtype=np.int64),
+                "created": np.array([rows[k][0] for k in keys], dtype=np.int64),
+                "cancelled": np.array([rows[k][1] for k in keys], dtype=np.int64),
+                "declined": np.array([rows[k][2] for k in keys], dtype=np.int64),
+                "expired": np.array([rows[k][3] for k in keys], dtype=np.int64),
+                "on_the_books": np.array([rows[k][4] for k in keys], dtype=np.int64),
+            }
+        )
