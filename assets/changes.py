@@ -29,14 +29,11 @@ Everything here is free of Dagster; `pipelines/incremental_defs.py` wraps it.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import logging
-import os
 import time
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -47,7 +44,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from assets.extract import ExtractSettings, QuarantineRateExceeded, run_spec
-from assets.lake import DEFAULT_FLUSH_ROWS, Lake, PartWriter, new_batch_id
+from assets.lake import (
+    DEFAULT_FLUSH_ROWS,
+    DEFAULT_LOCK_TIMEOUT,
+    Lake,
+    PartWriter,
+    new_batch_id,
+    writer_lock,
+)
 from assets.normalise import Normaliser
 from assets.schema import TABLES, Table
 from assets.specs import SPECS, EndpointSpec
@@ -57,10 +61,8 @@ log = logging.getLogger("assets.changes")
 CURSOR_STATE = "event_cursor"
 SWEEP_STATE = "sweep_mark"
 PENDING_STATE = "warehouse_pending"
-LOCK_FILE = "writer.lock"
 EVENTS_SOURCE = "/events"
 DEFAULT_MAX_EVENTS = 200_000  # one run reads at most this many events; the next run continues
-DEFAULT_LOCK_TIMEOUT = 600.0
 DEFAULT_SWEEP_OVERLAP = timedelta(hours=1)  # datetimes have ms precision; ordering is unproven
 AVAILABILITY_FULL_SHARE = 0.25  # refetch the whole horizon once this share of types changed
 
@@ -368,39 +370,6 @@ def fresh_batch_id(lake: Lake, proposed: str | None) -> str:
     if proposed and (not known or proposed > known[-1]):
         return proposed
     return next_batch_id(lake)
-
-
-class LakeBusy(RuntimeError):
-    """Another writer holds the lake lock for longer than we are willing to wait."""
-
-
-@contextlib.contextmanager
-def writer_lock(lake: Lake, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[Path]:
-    """Exclusive lake writer lock (`flock`; released by the OS if the process dies)."""
-    folder = lake.root / "_state"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / LOCK_FILE
-    deadline = time.monotonic() + max(timeout, 0.0)
-    with open(path, "a+") as handle:
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LakeBusy(
-                        f"another run is writing to the lake ({path} is locked); "
-                        "try again when it has finished"
-                    ) from None
-                time.sleep(0.2)
-        try:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(f"pid {os.getpid()} since {datetime.now(UTC).isoformat()}\n")
-            handle.flush()
-            yield path
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 # ------------------------------------------------------------------------------- landing

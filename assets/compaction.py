@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets.changes import writer_lock
-from assets.lake import Lake
+from assets.lake import Lake, writer_lock
 from assets.schema import TABLES
 from pipelines.resources import LakeResource
 

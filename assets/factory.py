@@ -13,8 +13,8 @@ from pathlib import Path
 import dagster as dg
 import pyarrow.parquet as pq
 
-from assets.changes import writer_lock
 from assets.extract import ExtractReport, ExtractSettings, QuarantineRateExceeded, run_spec
+from assets.lake import writer_lock
 from assets.schema import Table
 from assets.specs import CHILD_DESCRIPTIONS, EndpointSpec
 from pipelines.resources import LakeResource, ReservationServiceResource

@@ -12,10 +12,13 @@ crash in between leaves duplicate rows that the current-state rule already toler
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import secrets
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -336,3 +339,40 @@ def current(table: str, lake: Lake | str | os.PathLike[str] | None = None) -> pa
     elif not isinstance(lake, Lake):
         lake = Lake(lake)
     return lake.current(table)
+
+
+LOCK_FILE = "writer.lock"
+DEFAULT_LOCK_TIMEOUT = 600.0
+
+
+class LakeBusy(RuntimeError):
+    """Another writer holds the lake lock for longer than we are willing to wait."""
+
+
+@contextlib.contextmanager
+def writer_lock(lake: Lake, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[Path]:
+    """Exclusive lake writer lock (`flock`; released by the OS if the process dies)."""
+    folder = lake.root / "_state"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_FILE
+    deadline = time.monotonic() + max(timeout, 0.0)
+    with open(path, "a+") as handle:
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LakeBusy(
+                        f"another run is writing to the lake ({path} is locked); "
+                        "try again when it has finished"
+                    ) from None
+                time.sleep(0.2)
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()} since {datetime.now(UTC).isoformat()}\n")
+            handle.flush()
+            yield path
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

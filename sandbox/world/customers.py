@@ -8,6 +8,16 @@ from typing import Any
 from .clock import dtstr
 from .store import record_factory
 
+_PERSON_FIELDS = (
+    "countryCode",
+    "language",
+    "birthYear",
+    "firstName",
+    "lastName",
+    "email",
+    "phone",
+)  # copied from a customer "like" another; the address is copied as a new dict
+
 _CUSTOMER = record_factory(
     "Customer",
     (
@@ -90,18 +100,7 @@ class CustomersMixin:
         tbl = self.t["customers"]
         cid = tbl.new_id()
         if like is not None:
-            base = {
-                k: like[k]
-                for k in (
-                    "countryCode",
-                    "language",
-                    "birthYear",
-                    "firstName",
-                    "lastName",
-                    "email",
-                    "phone",
-                )
-            }
+            base = {k: like[k] for k in _PERSON_FIELDS}
             base["address"] = dict(like["address"])
         else:
             r = py.random()
@@ -131,16 +130,7 @@ class CustomersMixin:
                 },
             }
         if fields:
-            for k in (
-                "countryCode",
-                "language",
-                "birthYear",
-                "firstName",
-                "lastName",
-                "email",
-                "phone",
-                "address",
-            ):
+            for k in (*_PERSON_FIELDS, "address"):
                 if k in fields and fields[k] is not None:
                     base[k] = fields[k]
         stamp = dtstr(t)

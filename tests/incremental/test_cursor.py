@@ -14,15 +14,13 @@ from assets.changes import (
     CURSOR_STATE,
     ChangeSettings,
     Cursor,
-    LakeBusy,
     apply_changes,
     fresh_batch_id,
     read_cursor,
     refresh_reservations,
     write_cursor,
-    writer_lock,
 )
-from assets.lake import Lake
+from assets.lake import Lake, LakeBusy, writer_lock
 from tests.incremental.fakes import (
     Boom,
     IncrementalFakeService,
@@ -58,8 +56,10 @@ def _change_the_world(data: dict[str, Any]) -> None:
     """Reservation 1 confirmed again (new status), 3 deleted, customer 502 merged into 501."""
     data["reservation_details"] = [
         changed_reservation(1, status=12, modifiedDate="2026-01-05T00:00:00.000")
-        if r["reservationId"] == 1 else r
-        for r in data["reservation_details"] if r["reservationId"] != 3
+        if r["reservationId"] == 1
+        else r
+        for r in data["reservation_details"]
+        if r["reservationId"] != 3
     ]
     data["customers"] = [c for c in data["customers"] if c["customerId"] != 502]
     data["events"] += [
@@ -214,9 +214,7 @@ def test_writer_lock_excludes_a_second_writer(lake: Lake) -> None:
         pass
 
 
-def test_webhook_refresh_lands_without_moving_the_cursor(
-    lake: Lake, data: dict[str, Any]
-) -> None:
+def test_webhook_refresh_lands_without_moving_the_cursor(lake: Lake, data: dict[str, Any]) -> None:
     before = _bootstrapped(lake, data)
     data["reservation_details"] = [
         changed_reservation(2, status=-12) if r["reservationId"] == 2 else r
