@@ -48,6 +48,8 @@ class ReservationService:
         return cls(client, owns_client=True)
 
     async def __aenter__(self) -> ReservationService:
+        if self._owns_client:
+            await self.client.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> None:

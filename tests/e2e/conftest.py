@@ -23,13 +23,14 @@ class PipelineRun:
     handle: Any  # the sandbox handle (world, stats)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def full_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
+    """Session-scoped: every e2e module (one xdist group) reads the same run."""
     data_dir = tmp_path_factory.mktemp("data")
-    saved = os.environ.get("DAGSTER_HOME")
     settings = Settings(data_dir=Path(data_dir))
-    try:
-        with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
+    with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
+        saved = os.environ.get("DAGSTER_HOME")
+        try:
             summary = run_pipeline(
                 settings,
                 mode="full",
@@ -37,9 +38,9 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
                 console=Console(file=open(os.devnull, "w")),  # noqa: SIM115
                 target=ServiceTarget.from_sandbox(handle),
             )
-            yield PipelineRun(settings, summary, handle)
-    finally:
-        if saved is None:
-            os.environ.pop("DAGSTER_HOME", None)
-        else:
-            os.environ["DAGSTER_HOME"] = saved
+        finally:  # restored at once: the session's other tests never see the run's home
+            if saved is None:
+                os.environ.pop("DAGSTER_HOME", None)
+            else:
+                os.environ["DAGSTER_HOME"] = saved
+        yield PipelineRun(settings, summary, handle)
