@@ -133,7 +133,10 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
     with contextlib.suppress(ImportError):
         from warehouse.dagster_assets import WarehouseResource  # type: ignore[attr-defined]
 
-        resources["warehouse"] = WarehouseResource(data_dir=str(settings.data_dir.resolve()))
+        # The sandbox has its own clock: booking pace is as of its today, not the wall clock's.
+        resources["warehouse"] = WarehouseResource(
+            data_dir=str(settings.data_dir.resolve()), as_of=target.today
+        )
     return resources
 
 

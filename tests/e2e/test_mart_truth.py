@@ -71,6 +71,8 @@ def as_of(full_run: PipelineRun) -> date:
     finally:
         con.close()
     assert row is not None
+    # The runner builds booking pace as of the sandbox's today, not the wall clock's date.
+    assert row[0] == full_run.handle.world.now.date()
     return row[0]
 
 
