@@ -46,13 +46,22 @@ def run_scale(scale: str, seed: int, timeout: float) -> dict[str, Any]:
     root = Path(__file__).resolve().parent.parent
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, scale, str(seed)], cwd=root, capture_output=True,
-        text=True, timeout=timeout, check=False,
+        [sys.executable, "-c", _CHILD, scale, str(seed)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
     total = time.perf_counter() - t0
     if proc.returncode != 0:
-        return {"scale": scale, "seed": seed, "error": proc.stderr[-2000:],
-                "returncode": proc.returncode, "process_wall_s": round(total, 3)}
+        return {
+            "scale": scale,
+            "seed": seed,
+            "error": proc.stderr[-2000:],
+            "returncode": proc.returncode,
+            "process_wall_s": round(total, 3),
+        }
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     out.update({"scale": scale, "seed": seed, "process_wall_s": round(total, 3)})
     return out
@@ -60,8 +69,9 @@ def run_scale(scale: str, seed: int, timeout: float) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scales", nargs="+", default=["small", "medium"],
-                    choices=["small", "medium", "large"])
+    ap.add_argument(
+        "--scales", nargs="+", default=["small", "medium"], choices=["small", "medium", "large"]
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per scale")
     ap.add_argument("--out", type=Path, default=OUT)
@@ -74,8 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         if "error" in res:
             print(f"{scale:<8} failed (rc {res['returncode']}): {res['error'][-300:]}")
             continue
-        print(f"{scale:<8}{res['reservations']:>13,}{res['wall_s']:>9.2f}{res['cpu_s']:>9.2f}"
-              f"{res['peak_rss_mb']:>13,.0f}")
+        print(
+            f"{scale:<8}{res['reservations']:>13,}{res['wall_s']:>9.2f}{res['cpu_s']:>9.2f}"
+            f"{res['peak_rss_mb']:>13,.0f}"
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"sandbox_scale-{time.strftime('%Y%m%dT%H%M%S')}.json"
     path.write_text(json.dumps({"python": sys.version.split()[0], "results": results}, indent=2))

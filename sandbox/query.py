@@ -183,7 +183,9 @@ def coerce(raw: str, kind: str, name: str) -> Any:
         try:
             date.fromisoformat(text[:10])
         except ValueError:
-            raise QueryError(f"filter value {raw!r} for field {name!r} is not a valid date") from None
+            raise QueryError(
+                f"filter value {raw!r} for field {name!r} is not a valid date"
+            ) from None
         return text
     if kind == ARRAY:
         return coerce(raw, _guess_type(text), name)
@@ -483,14 +485,18 @@ def plan_keys(filters: Filters, pk: str) -> KeyPlan:
             continue
         if cond.op in (">", ">:"):
             inclusive = cond.op == ">:"
-            if plan.low is None or cond.value > plan.low or (
-                cond.value == plan.low and not inclusive
+            if (
+                plan.low is None
+                or cond.value > plan.low
+                or (cond.value == plan.low and not inclusive)
             ):
                 plan.low, plan.low_inclusive = cond.value, inclusive
         elif cond.op in ("<", "<:"):
             inclusive = cond.op == "<:"
-            if plan.high is None or cond.value < plan.high or (
-                cond.value == plan.high and not inclusive
+            if (
+                plan.high is None
+                or cond.value < plan.high
+                or (cond.value == plan.high and not inclusive)
             ):
                 plan.high, plan.high_inclusive = cond.value, inclusive
         elif cond.op in (":", "::", "in"):
@@ -537,12 +543,83 @@ def select_keyed(
         if descending:
             ranges = [r[::-1] for r in reversed(ranges)]
         start = page * size
-        return Selection([records[i] for i in _slice(ranges, start, start + size)],
-                         sum(len(r) for r in ranges))
-    candidates = (records[i] for r in ranges for i in r)
+        return Selection(
+            _take(records, _slice(ranges, start, start + size)), sum(len(r) for r in ranges)
+        )
+    if getattr(records, "project", None) is not None:
+        fields = {c.field for group in plan.rest for c in group} | {o.property for o in orders}
+        return _select_projected(
+            records,
+            ranges,
+            pred,
+            orders,
+            sorted(fields | {pk}),
+            page,
+            size,
+            sort=not (by_key and not (orders and orders[0].descending)),
+        )
+    candidates = _iter_positions(records, ranges)
     if by_key and not (orders and orders[0].descending):
         return select(candidates, pred, (), page, size)
     return select(candidates, pred, orders, page, size)
+
+
+_TAKE_CHUNK = 1024
+
+
+def _select_projected(
+    records: Any,
+    ranges: Sequence[Sequence[int]],
+    pred: Predicate | None,
+    orders: Sequence[SortOrder],
+    fields: list[str],
+    page: int,
+    size: int,
+    *,
+    sort: bool,
+) -> Selection:
+    """`select` over records rendered on demand: filter (and sort) on records holding only the
+    fields the filter and sort read, then render the page's records whole."""
+    start, end = page * size, page * size + size
+    total = 0
+    picked: list[int] = []
+    matches: list[tuple[Record, int]] = []
+    for r in ranges:
+        for lo in range(0, len(r), _TAKE_CHUNK):
+            chunk = list(r[lo : lo + _TAKE_CHUNK])
+            for i, rec in zip(chunk, records.project(chunk, fields), strict=True):
+                if pred is not None and not pred(rec):
+                    continue
+                if sort:
+                    matches.append((rec, i))
+                elif start <= total < end:
+                    picked.append(i)
+                total += 1
+    if sort:
+        recs = [m[0] for m in matches]
+        where = {id(rec): i for rec, i in matches}
+        sort_records(recs, orders)
+        picked = [where[id(rec)] for rec in recs[start:end]]
+    return Selection(_take(records, picked), total)
+
+
+def _take(records: Sequence[Record], positions: list[int]) -> list[Record]:
+    """`[records[i] for i in positions]`; in one batch when the sequence renders records on
+    demand (the world's frozen blocks expose `take`)."""
+    take = getattr(records, "take", None)
+    if take is not None:
+        return take(positions)
+    return [records[i] for i in positions]
+
+
+def _iter_positions(records: Sequence[Record], ranges: Sequence[Sequence[int]]) -> Iterable[Record]:
+    """The records at the positions of `ranges`, in order, fetched in chunks."""
+    if getattr(records, "take", None) is None:
+        yield from (records[i] for r in ranges for i in r)
+        return
+    for r in ranges:
+        for lo in range(0, len(r), _TAKE_CHUNK):
+            yield from _take(records, list(r[lo : lo + _TAKE_CHUNK]))
 
 
 def _slice(ranges: Sequence[Sequence[int]], start: int, stop: int) -> list[int]:

@@ -865,17 +865,28 @@ class ServiceGate:
                               "too many concurrent requests from this address")
             return
         status = [0]
+        left = [False]
 
         async def counting_send(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
+            elif (
+                message["type"] == "http.response.body"
+                and not message.get("more_body")
+                and not left[0]
+            ):
+                # the request stops counting before its last bytes go out: once the client has
+                # the whole answer it may send the next request, which must find the slot free
+                left[0] = True
+                stats.leave(client)
             await send(message)
 
         stats.enter(client)
         try:
             await self._serve(scope, receive, counting_send)
         finally:
-            stats.leave(client)
+            if not left[0]:
+                stats.leave(client)
             stats.record(endpoint, status[0])
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:

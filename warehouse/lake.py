@@ -49,49 +49,58 @@ def raw_view_sql(table: str, files: list[Path]) -> str:
     return f"select\n    {select}\nfrom read_parquet([{paths}], union_by_name = true)"
 
 
-def current_view_sql(table: str, spec: TableSpec) -> str:
-    """The contract's current-state rule (docs/contracts.md section 3) for one table."""
-    raw = f"{LAKE_CATALOG}.{quote_ident(table)}"
-    key = ", ".join(f"t.{quote_ident(k)}" for k in spec.key)
-    if spec.parent is None:
-        return f"""
-with ranked as (
-    select
-        t.*,
-        row_number() over (
-            partition by {key} order by t._batch_id desc, t._extracted_at desc nulls last
-        ) as _row_rank
-    from {raw} as t
+def _latest_per_key(candidates: str, key: list[str], order: str) -> str:
+    """The latest candidate row per key: rows whose key occurs once are taken as they are, and
+    only the keys that occur more than once are ranked (a window over every row of a 13M-row
+    child table cost about as much as writing it; duplicates are the few rows re-extracted)."""
+    cols = ", ".join(quote_ident(k) for k in key)
+    on = " and ".join(f"c.{quote_ident(k)} = d.{quote_ident(k)}" for k in key)
+    partition = ", ".join(f"c.{quote_ident(k)}" for k in key)
+    return f"""
+with candidates as not materialized (
+{candidates}
 ),
-last_full as (
-    select max(_batch_id) as full_batch_id from {raw} where _batch_kind = 'full'
+duplicated as (
+    select {cols} from candidates group by all having count(*) > 1
 )
-select ranked.* exclude (_row_rank)
-from ranked
+select c.* from candidates as c
+anti join duplicated as d on {on}
+where not coalesce(c._is_deleted, false)
+union all by name
+select * exclude (_row_rank) from (
+    select c.*, row_number() over (partition by {partition} order by {order}) as _row_rank
+    from candidates as c
+    semi join duplicated as d on {on}
+)
 where _row_rank = 1
     and not coalesce(_is_deleted, false)
-    and _batch_id >= coalesce((select full_batch_id from last_full), '')
 """
+
+
+def current_view_sql(table: str, spec: TableSpec) -> str:
+    """The contract's current-state rule (docs/contracts.md section 3) for one table.
+
+    Top-level tables: the latest row per key (by batch, then extraction time) among batches from
+    the last full batch on, unless it is a tombstone. A key whose latest row is older than the
+    last full batch is excluded, which is the same as leaving older batches out before ranking.
+    Child tables: the rows of the batch their current parent row came from, latest per key.
+    """
+    raw = f"{LAKE_CATALOG}.{quote_ident(table)}"
+    if spec.parent is None:
+        candidates = f"""    select t.* from {raw} as t
+    where t._batch_id >= coalesce(
+        (select max(_batch_id) from {raw} where _batch_kind = 'full'), ''
+    )"""
+        order = "c._batch_id desc, c._extracted_at desc nulls last"
+        return _latest_per_key(candidates, list(spec.key), order)
     parent = f"{CURRENT_CATALOG}.{quote_ident(spec.parent)}"
     join = " and ".join(
         f"t.{quote_ident(c)} = p.{quote_ident(pk)}" for c, pk in spec.parent_key.items()
     )
-    return f"""
-with candidates as (
-    select
-        t.*,
-        row_number() over (
-            partition by {key} order by t._extracted_at desc nulls last
-        ) as _row_rank
-    from {raw} as t
-    inner join {parent} as p
-        on {join} and t._batch_id = p._batch_id
-)
-select candidates.* exclude (_row_rank)
-from candidates
-where _row_rank = 1
-    and not coalesce(_is_deleted, false)
-"""
+    candidates = f"""    select t.* from {raw} as t
+    semi join {parent} as p
+        on {join} and t._batch_id = p._batch_id"""
+    return _latest_per_key(candidates, list(spec.key), "c._extracted_at desc nulls last")
 
 
 def _ordered_tables() -> list[str]:

@@ -23,6 +23,25 @@ def dtstr(dt: datetime) -> str:
     return dt.isoformat(timespec="milliseconds")
 
 
+EPOCH = datetime(1970, 1, 1)
+EPOCH_ORD = EPOCH.toordinal()
+DAY_MS = 86_400_000
+
+
+def to_ms(dt: datetime) -> int:
+    """Milliseconds since 1970-01-01 of a naive UTC datetime."""
+    return (dt - EPOCH) // timedelta(milliseconds=1)
+
+
+def from_ms(value: int) -> datetime:
+    return EPOCH + timedelta(milliseconds=int(value))
+
+
+def ms_str(value: int) -> str:
+    """`dtstr` of a time given in milliseconds since 1970-01-01."""
+    return (EPOCH + timedelta(milliseconds=value)).isoformat(timespec="milliseconds")
+
+
 def weekday(ordinal: int) -> int:
     """Monday = 0 for a day ordinal (ordinal 1 = 0001-01-01 was a Monday)."""
     return (ordinal + 6) % 7

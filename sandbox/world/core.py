@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import random
 import threading
 from collections.abc import Sequence
@@ -13,6 +15,7 @@ import numpy as np
 from sandbox.protocol import COLLECTIONS, WorldError
 
 from .billing import BillingMixin
+from .bulk import BulkMixin
 from .clock import DEFAULT_NOW, ms, parse_datetime
 from .customers import CustomersMixin
 from .events import EventsMixin
@@ -29,6 +32,25 @@ from .truth import TruthMixin
 START_IDS = {"reservations": 100001, "customers": 5001, "reservedresources": 1, "billlines": 1}
 
 
+M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
+MMAP_THRESHOLD = 1024 * 1024
+
+
+def _fix_mmap_threshold() -> None:
+    """Serve allocations of 1 MiB and more (numpy columns) from mmap, so memory freed during
+    generation goes back to the OS at once; glibc otherwise raises the threshold after the
+    first large free and keeps later scratch arrays in a heap it cannot shrink (a large world
+    then peaks ~200 MB higher). Process-wide and harmless elsewhere; nothing on other libcs."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+
+
+def _trim_heap() -> None:
+    """Give the generation's freed scratch memory back to the OS (glibc keeps it otherwise)."""
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to do
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 class World(
     ReferenceMixin,
     PricingMixin,
@@ -38,12 +60,16 @@ class World(
     EventsMixin,
     ReservationsMixin,
     GenerateMixin,
+    BulkMixin,
     SimulateMixin,
     TruthMixin,
 ):
     """Deterministic for (seed, scale, now): the same calls give the same records and events.
 
-    Records are the wire dicts themselves (no copies); callers must not mutate them.
+    Records are wire dicts; callers must not mutate them. The generated history is kept as
+    columns (`store.Block`, built by `bulk.py`) and rendered on each read, so two reads of an
+    untouched generated record give equal but distinct dicts; `res` holds only the reservations
+    that are live Python objects (booked later, or thawed by a change: see `_res`).
     All public methods take `self.lock`, because the HTTP server calls in from its own thread.
     """
 
@@ -63,7 +89,9 @@ class World(
         self.t: dict[str, Table] = {
             name: Table(name, START_IDS.get(name, 1)) for name in COLLECTIONS
         }
-        self.res: dict[int, Any] = {}
+        self.res: dict[int, Any] = {}  # live reservations (the bulk ones: see bulk.py)
+        self._fz: Any = None
+        self._bulk_postings: Any = None
         self.cust_res: dict[int, list[int]] = {}
         self._cust_ids: list[int] = []
         self._dups: list[tuple[int, int]] = []
@@ -84,9 +112,11 @@ class World(
 
         self._event_window = self.now - timedelta(days=7)
         self._generating = True
+        _fix_mmap_threshold()
         with self.lock:
             self._generate()
         self._generating = False
+        _trim_heap()
 
     # the protocol ------------------------------------------------------------------------------
     def _table(self, collection: str) -> Table:

@@ -160,13 +160,13 @@ class CustomersMixin:
         with self.lock:
             t = t or self.now
             tbl = self.t["customers"]
-            surv = tbl.get(survivor_id)
+            surv = tbl.thaw(survivor_id)
             if surv is None or tbl.get(removed_id) is None or survivor_id == removed_id:
                 raise WorldError("merge needs two different existing customers")
             moved = self.cust_res.pop(removed_id, [])
             stamp = dtstr(t)
             for rid in moved:
-                r = self.res.get(rid)
+                r = self._res(rid)
                 if r is None:
                     continue
                 r.rec["customerId"] = survivor_id

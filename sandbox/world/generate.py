@@ -159,7 +159,20 @@ class GenerateMixin:
             "st": st,
             "lead": lead,
         }
-        return {k: v[order] for k, v in cols.items()}
+        dtypes = {  # compact: a large world keeps ~1.1M of these for its whole life
+            "unit": np.int32,
+            "arr": np.int32,
+            "dur": np.int16,
+            "cat": np.int8,
+            "ch": np.int8,
+            "adults": np.int8,
+            "children": np.int8,
+            "babies": np.int8,
+            "pets": np.int8,
+            "discount": np.int8,
+            "lead": np.int16,
+        }
+        return {k: v[order].astype(dtypes.get(k, v.dtype)) for k, v in cols.items()}
 
     def _stay_time(self, hours: float) -> datetime:
         dt = datetime.fromordinal(self.ord0) + timedelta(hours=float(hours))
@@ -346,8 +359,7 @@ class GenerateMixin:
         rest = self._stays["restime"]
         now_h = (self.now - datetime.fromordinal(self.ord0)).total_seconds() / 3600
         n_now = int(np.searchsorted(rest, now_h, side="right"))
-        for i in range(n_now):
-            self._create_from_stay(i, self._stay_time(rest[i]))
+        self._generate_bulk(n_now)
         self._pool_pos = n_now
         # the last hours: a few shopping carts (INIT) and a couple of customer merges
         py = self.py
@@ -356,7 +368,7 @@ class GenerateMixin:
         for _ in range(max(1, len(self.unit_ids) // 60)):
             self._random_merge(self.now - timedelta(hours=py.uniform(2, 150)))
         self._clear_cash_until(self.now)
-        self._flush_postings()
+        self._bulk_flush_postings()
         self._flush_events()
 
     def _spawn_cart(self, t: datetime) -> Any | None:
@@ -408,10 +420,10 @@ class GenerateMixin:
             o, d = tbl.get(orig), tbl.get(dup)
             if o is None or d is None or d["createdDate"] >= stamp or o["createdDate"] >= stamp:
                 continue
+            res_tbl = self.t["reservations"]
             if any(
-                self.res[rid].rec["reservationDate"] >= stamp
+                (rec := res_tbl.get(rid)) is not None and rec["reservationDate"] >= stamp
                 for rid in self.cust_res.get(dup, ())
-                if rid in self.res
             ):
                 continue
             del self._dups[k]

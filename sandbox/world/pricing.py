@@ -64,6 +64,11 @@ class PricingMixin:
         self.price: dict[tuple[int, int], np.ndarray] = {}
         self.price_rate: dict[tuple[int, int], np.ndarray] = {}
         n = self.ord_end - self.ord0
+        # one row per (type, rate type) in `rate_types` order; `price[...]` are views of rows
+        self._rt_order = sorted(self.rate_types)
+        k = len(self.types) * len(self._rt_order)
+        self.price_m = np.full((k, n), -1, dtype=np.int32)
+        self.rate_m = np.zeros((k, n), dtype=np.int32)
         self._wd = np.array([weekday(self.ord0 + i) for i in range(n)], dtype=np.int8)
         y0 = date.fromordinal(self.ord0).year - 1
         y1 = date.fromordinal(self.ord_end).year
@@ -106,8 +111,11 @@ class PricingMixin:
             else:
                 price[lo:hi] = cents
                 rate[lo:hi] = rate_id
-        self.price[(type_idx, rt)] = price
-        self.price_rate[(type_idx, rt)] = rate
+        row = type_idx * len(self._rt_order) + self._rt_order.index(rt)
+        self.price_m[row] = price
+        self.rate_m[row] = rate
+        self.price[(type_idx, rt)] = self.price_m[row]
+        self.price_rate[(type_idx, rt)] = self.rate_m[row]
 
     def nightly(self, type_idx: int, rt: int, first: int, nights: int) -> np.ndarray | None:
         """List prices (cents) of `nights` nights from day ordinal `first`; None if unpriced."""

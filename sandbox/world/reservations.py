@@ -186,13 +186,17 @@ class ReservationsMixin:
         paying: bool,
         override: int | None = None,
         rt: int | None = None,
+        rid: int | None = None,
     ) -> Res:
         """Create one reservation with its reserved resources, subjects and bills."""
         if status in HOLDING and not self._unit_free(unit, arr, dep - arr):
             raise WorldError(f"unit {self.unit_ids[unit]} is not available")
         tbl = self.t["reservations"]
         r = Res()
-        r.rid = rid = tbl.new_id()
+        bulk = rid is not None  # a stay of the bulk history: its key is in the frozen block
+        if rid is None:
+            rid = tbl.new_id()
+        r.rid = rid
         r.ti, r.unit, r.arr, r.dep, r.ch = ti, unit, arr, dep, ch
         r.rt = rt or ch.rate_type_id
         r.category = category
@@ -227,7 +231,11 @@ class ReservationsMixin:
             f"{ch.code}-{rid}" if ch.commission else None,
             0,
         )
-        tbl.add(r.rec)
+        if bulk:
+            assert tbl.block is not None
+            tbl.block.put(rid, r.rec)
+        else:
+            tbl.add(r.rec)
         rrs = self.t["reservedresources"]
         r.acc_rr = rrs.add(
             _RR(
@@ -275,7 +283,8 @@ class ReservationsMixin:
             subj.add(_SUBJECT(subj.new_id(), rid, 4, "PET", None, None, pets))
         self._build_bills(r, override)
         self.res[rid] = r
-        self.cust_res.setdefault(cust_id, []).append(rid)
+        if not bulk:  # the bulk history fills cust_res itself, in rid order
+            self.cust_res.setdefault(cust_id, []).append(rid)
         r.hist.append((t, status))
         self._event("RESERVATION_EVENT", rid, "CREATE", t)
         if status in HOLDING:
@@ -337,7 +346,7 @@ class ReservationsMixin:
         rid = r.rid
         for name in ("reservedresources", "billlines", "subjects"):
             tbl = self.t[name]
-            for key in list(tbl.index.get(rid, ())):
+            for key in tbl.child_keys(rid):
                 tbl.delete(key)
         self.t["reservations"].delete(rid)
         del self.res[rid]
@@ -488,7 +497,7 @@ class ReservationsMixin:
 
     # the scripted API -------------------------------------------------------------------------
     def _get_res(self, reservation_id: int) -> Res:
-        r = self.res.get(int(reservation_id))
+        r = self._res(int(reservation_id))
         if r is None:
             raise WorldError(f"reservation {reservation_id} not found")
         return r
@@ -712,6 +721,9 @@ class ReservationsMixin:
     def status_history(self, reservation_id: int) -> list[tuple[str, str]]:
         """[(time, status name)] of one reservation, for tests and debugging."""
         with self.lock:
+            frozen = self._frozen_history(int(reservation_id))
+            if frozen is not None:
+                return frozen
             r = self._get_res(reservation_id)
             return [(dtstr(t), s) for t, s in r.hist]
 

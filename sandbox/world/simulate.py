@@ -6,6 +6,8 @@ import heapq
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
+
 from sandbox.protocol import WorldError
 
 from .clock import dstr, ms
@@ -17,6 +19,7 @@ RATES_PER_DAY = {
     "merge": 0.4,
 }
 WORLD_RATES_PER_DAY = {"rate_change": 0.5, "unit_archive": 0.1}
+EXTENDABLE = ("PROVISIONAL", "DEFINITIVE", "CHECKED_IN")
 
 
 class SimulateMixin:
@@ -55,7 +58,7 @@ class SimulateMixin:
                 self._clear_cash_until(t)
                 if src == 0:
                     _t, _s, rid, action, arg = heapq.heappop(self.heap)
-                    r = self.res.get(rid)
+                    r = self._res(rid)
                     if r is not None and self._step(r, action, arg, t):
                         changed.add(rid)
                 elif src == 1:
@@ -105,7 +108,7 @@ class SimulateMixin:
         if kind == "extend":
             cands = [
                 r
-                for r in (self.res.get(k) for k in self._recent_keys(400))
+                for r in (self._res_if(k, EXTENDABLE) for k in self._recent_keys(400))
                 if r is not None
                 and r.status in ("PROVISIONAL", "DEFINITIVE", "CHECKED_IN")
                 and r.dep > t.toordinal()
@@ -132,6 +135,21 @@ class SimulateMixin:
         elif kind == "unit_archive":
             self._archive_random_unit(t)
         return None
+
+    def _oldest_with_status(self, statuses: tuple[str, ...]) -> Any:
+        """The reservation with the lowest id in one of `statuses` (bulk ones are thawed)."""
+        from sandbox.world.states import CODES
+
+        best = min((k for k, r in self.res.items() if r.status in statuses), default=None)
+        rows = self._frozen_rows()
+        if len(rows):
+            codes = np.array([CODES[s] for s in statuses])
+            hit = rows[np.isin(self._fz.status[rows], codes)]
+            if len(hit):
+                key = int(hit[0]) + self.t["reservations"].block.base
+                if best is None or key < best:
+                    return self._res(key)
+        return self.res[best] if best is not None else None
 
     def _recent_keys(self, n: int) -> list[int]:
         keys = self.t["reservations"].key_list()
@@ -169,17 +187,13 @@ class SimulateMixin:
             if collection == "reservations":
                 new = self._spawn_cart(t)
                 victim = None
-                for key in self.t["reservations"].key_list():
+                for key in sorted(self.res):  # INIT only ever lives in `res`
                     r = self.res[key]
                     if r.status == "INIT" and (new is None or key != new.rid):
                         victim = r
                         break
                 if victim is None:  # purge the oldest reservation that never counted
-                    for key in self.t["reservations"].key_list():
-                        r = self.res[key]
-                        if r.status in ("DECLINED", "EXPIRED"):
-                            victim = r
-                            break
+                    victim = self._oldest_with_status(("DECLINED", "EXPIRED"))
                 deleted = None
                 if victim is not None:
                     deleted = victim.rid

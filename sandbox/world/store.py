@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from sandbox.protocol import CHILDREN, COLLECTIONS
+
+from .clock import dstr
 
 Record = dict[str, Any]
 
@@ -17,9 +22,12 @@ class Table:
     a bisect on the key list (no per-record hash entry: a large world holds ~25M records). A
     deletion leaves a tombstone (None) in the record list and marks the table stale; the lists
     are compacted on the next read of `key_list()`/`records()` (deletions are rare).
+
+    A table may also hold a frozen `block` (columns, see `Block`) of the records generated in
+    bulk; its keys are all below the list's. `key_list()`/`records()` are then lazy views.
     """
 
-    __slots__ = ("_dead", "_keys", "_list", "index", "link", "name", "next_id", "pk")
+    __slots__ = ("_dead", "_keys", "_list", "block", "index", "link", "name", "next_id", "pk")
 
     def __init__(self, name: str, start_id: int = 1) -> None:
         self.name = name
@@ -30,6 +38,30 @@ class Table:
         self.next_id = start_id
         self.link: str | None = CHILDREN[name][1] if name in CHILDREN else None
         self.index: dict[int, list[int]] = {}
+        self.block: Block | None = None
+
+    def set_block(self, block: Block) -> None:
+        """Install the frozen block (before any record of the list; keys must follow on)."""
+        if self._keys or self.block is not None:
+            raise ValueError(f"{self.name}: a block goes into an empty table")
+        if block.base < self.next_id:
+            raise ValueError(f"{self.name}: block keys start below the next id")
+        self.block = block
+        self.next_id = block.base + block.n
+
+    def thaw(self, key: int) -> Record | None:
+        """The served dict of a record, to change in place (a block record joins the overlay)."""
+        blk = self.block
+        if blk is not None and isinstance(key, int) and key < blk.end:
+            return blk.thaw(key)
+        return self.get(key)
+
+    def child_keys(self, parent: int) -> list[int]:
+        out: list[int] = []
+        blk = self.block
+        if blk is not None and blk.parent is not None:
+            out = (blk.child_positions(parent) + blk.base).tolist()
+        return out + list(self.index.get(parent, ()))
 
     def new_id(self) -> int:
         nid = self.next_id
@@ -63,6 +95,9 @@ class Table:
         return -1
 
     def delete(self, key: int) -> Record | None:
+        blk = self.block
+        if blk is not None and isinstance(key, int) and key < blk.end:
+            return blk.delete(key)
         i = self._pos(key)
         if i < 0:
             return None
@@ -98,15 +133,22 @@ class Table:
             self._list = [lst[i] for i in live]
             self._dead = 0
 
-    def key_list(self) -> list[int]:
+    def key_list(self) -> Sequence[int]:
         self._refresh()
+        if self.block is not None:
+            return KeyView(self.block, self._keys)
         return self._keys
 
-    def records(self) -> list[Record]:
+    def records(self) -> Sequence[Record]:
         self._refresh()
+        if self.block is not None:
+            return RecordsView(self.block, self._list)  # type: ignore[arg-type]
         return self._list  # type: ignore[return-value]  # no tombstones after _refresh
 
     def get(self, key: int) -> Record | None:
+        blk = self.block
+        if blk is not None and isinstance(key, int) and key < blk.end:
+            return blk.get(key)
         keys = self._keys
         try:
             i = bisect_left(keys, key)
@@ -118,13 +160,22 @@ class Table:
 
     def children(self, parent: int) -> list[Record]:
         """A parent's records: one bisect, then a walk (a parent's children are mostly adjacent)."""
+        out: list[Record] = []
+        blk = self.block
+        if blk is not None and blk.parent is not None:
+            pos = blk.child_positions(parent)
+            if len(pos):
+                out = blk.render(
+                    slice(int(pos[0]), int(pos[-1]) + 1)
+                    if len(pos) == pos[-1] - pos[0] + 1
+                    else pos
+                )
         ks = self.index.get(parent)
         if not ks:
-            return []
+            return out
         keys, lst = self._keys, self._list
         n = len(keys)
         i = 0
-        out: list[Record] = []
         for k in ks:  # ascending, and every key in the index is live
             if i >= n or keys[i] != k:
                 i = bisect_left(keys, k, i)
@@ -133,7 +184,8 @@ class Table:
         return out
 
     def __len__(self) -> int:
-        return len(self._keys) - self._dead
+        n = len(self._keys) - self._dead
+        return n + (self.block.n_alive if self.block is not None else 0)
 
 
 def record_factory(name: str, fields: tuple[str, ...]):
@@ -152,3 +204,321 @@ def record_factory(name: str, fields: tuple[str, ...]):
     ns: dict[str, Any] = {}
     exec(src, ns)  # fields are our own constant identifiers, never input
     return ns["make"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Frozen blocks: records that are (mostly) never changed again, stored as columns
+
+
+Getter = Callable[[Any, int], list[Any]]  # (slice or int array of positions, count) -> values
+NULL = -(2**31)  # null marker of int columns
+
+
+def col_int(a: np.ndarray, nullable: bool = False) -> Getter:
+    if nullable:
+        return lambda idx, n: [None if v == NULL else v for v in a[idx].tolist()]
+    return lambda idx, n: a[idx].tolist()
+
+
+def col_key(base: int) -> Getter:
+    """The block's own keys (base + position): no column needed."""
+
+    def get(idx: Any, n: int) -> list[int]:
+        if isinstance(idx, slice):
+            return list(range(base + idx.start, base + idx.start + n))
+        return (idx + base).tolist()
+
+    return get
+
+
+def col_cents(a: np.ndarray) -> Getter:
+    return lambda idx, n: [v / 100 for v in a[idx].tolist()]
+
+
+def col_vocab(codes: np.ndarray, vocab: Sequence[Any]) -> Getter:
+    """Codes into `vocab`; code -1 is None."""
+    table = [*vocab, None]
+    return lambda idx, n: [table[c] for c in codes[idx].tolist()]
+
+
+def col_date(a: np.ndarray) -> Getter:
+    """Day ordinals; 0 is None."""
+    return lambda idx, n: [dstr(o) if o else None for o in a[idx].tolist()]
+
+
+def col_dt(a: np.ndarray) -> Getter:
+    """Milliseconds since 1970-01-01 (UTC), rendered as `dtstr` does; negative is None."""
+
+    def get(idx: Any, n: int) -> list[str | None]:
+        v = a[idx]
+        out = np.datetime_as_string(v.astype("datetime64[ms]"), unit="ms").tolist()
+        if (v < 0).any():
+            out = [None if x < 0 else s for x, s in zip(v.tolist(), out, strict=True)]
+        return out
+
+    return get
+
+
+def col_const(value: Any) -> Getter:
+    return lambda idx, n: [value] * n
+
+
+class Block:
+    """Records with contiguous keys `base .. base + n - 1` kept as columns and rendered to wire
+    dicts on demand. A record changed after generation is "thawed": its dict lives in `overlay`
+    (position -> dict) and is served from there. Deleted records are marked in `alive`.
+    `parent` (child collections) is non-decreasing, so a parent's records are one range."""
+
+    def __init__(
+        self,
+        base: int,
+        n: int,
+        fields: tuple[str, ...],
+        getters: Sequence[Getter],
+        parent: np.ndarray | None = None,
+        parent_sorted: bool = True,
+    ) -> None:
+        self.base = base
+        self.n = n
+        self.fields = fields
+        self.getters = list(getters)
+        self.make = record_factory("Frozen", fields)
+        self.parent = parent
+        # when the parents are not in key order: positions sorted by parent (stable) and their
+        # parents, so a parent's records are still one searchsorted range
+        self.parent_order: np.ndarray | None = None
+        if parent is not None and not parent_sorted:
+            self.parent_order = np.argsort(parent, kind="stable").astype(np.int32)
+            self.parent = parent[self.parent_order]
+        self.alive = np.ones(n, dtype=bool)
+        self.n_alive = n
+        self.overlay: dict[int, Record] = {}
+        self._alive_pos: np.ndarray | None = None  # positions of live records after deletions
+
+    @property
+    def end(self) -> int:
+        return self.base + self.n
+
+    def pos(self, key: Any) -> int:
+        if not isinstance(key, int) or isinstance(key, bool):
+            return -1
+        p = key - self.base
+        if 0 <= p < self.n and self.alive[p]:
+            return p
+        return -1
+
+    def render(self, idx: Any) -> list[Record]:
+        """Records at positions `idx` (a slice or an int array), overlay first."""
+        if isinstance(idx, slice):
+            start, stop, _ = idx.indices(self.n)
+            count = max(0, stop - start)
+            idx = slice(start, start + count)
+            positions: Iterable[int] = range(start, start + count)
+        else:
+            count = len(idx)
+            positions = idx.tolist()
+        if count == 0:
+            return []
+        cols = [g(idx, count) for g in self.getters]
+        rows = list(map(self.make, *cols))
+        overlay = self.overlay
+        if overlay:
+            for i, p in enumerate(positions):
+                rec = overlay.get(p)
+                if rec is not None:
+                    rows[i] = rec
+        return rows
+
+    def project(self, pos: np.ndarray, fields: Sequence[str]) -> list[Record]:
+        """Records at positions `pos` with only `fields` (for filtering and sorting scans);
+        thawed records are served whole from the overlay."""
+        count = len(pos)
+        if count == 0:
+            return []
+        index = {f: i for i, f in enumerate(self.fields)}
+        names = [f for f in fields if f in index]
+        cols = [self.getters[index[f]](pos, count) for f in names]
+        rows = [dict(zip(names, vals, strict=True)) for vals in zip(*cols, strict=True)]
+        if not names:
+            rows = [{} for _ in range(count)]
+        overlay = self.overlay
+        if overlay:
+            for i, p in enumerate(pos.tolist()):
+                rec = overlay.get(p)
+                if rec is not None:
+                    rows[i] = rec
+        return rows
+
+    def get(self, key: Any) -> Record | None:
+        p = self.pos(key)
+        if p < 0:
+            return None
+        rec = self.overlay.get(p)
+        return rec if rec is not None else self.render(slice(p, p + 1))[0]
+
+    def thaw(self, key: int) -> Record | None:
+        """The record as a dict that stays the served one (so changes to it are seen)."""
+        p = self.pos(key)
+        if p < 0:
+            return None
+        rec = self.overlay.get(p)
+        if rec is None:
+            rec = self.overlay[p] = self.render(slice(p, p + 1))[0]
+        return rec
+
+    def put(self, key: int, rec: Record) -> None:
+        self.overlay[key - self.base] = rec
+
+    def delete(self, key: int) -> Record | None:
+        p = self.pos(key)
+        if p < 0:
+            return None
+        rec = self.get(key)
+        self.alive[p] = False
+        self.overlay.pop(p, None)
+        self.n_alive -= 1
+        self._alive_pos = None
+        return rec
+
+    def alive_positions(self) -> np.ndarray | None:
+        """None when nothing was deleted (position = index)."""
+        if self.n_alive == self.n:
+            return None
+        if self._alive_pos is None:
+            self._alive_pos = np.flatnonzero(self.alive)
+        return self._alive_pos
+
+    def child_positions(self, parent: int) -> np.ndarray:
+        assert self.parent is not None
+        info = np.iinfo(self.parent.dtype)
+        if not info.min <= parent <= info.max:
+            return np.zeros(0, dtype=np.int64)
+        # the value in the array's own dtype: a Python int would make numpy cast the whole array
+        value = self.parent.dtype.type(parent)
+        lo = int(self.parent.searchsorted(value, "left"))
+        hi = int(self.parent.searchsorted(value, "right"))
+        if lo == hi:
+            return np.zeros(0, dtype=np.int64)
+        pos = np.arange(lo, hi) if self.parent_order is None else self.parent_order[lo:hi]
+        if self.n_alive != self.n:
+            pos = pos[self.alive[pos]]
+        return pos
+
+    def nbytes(self) -> int:
+        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
+
+
+class KeyView(Sequence[int]):
+    """Ascending keys of a table with a block: the block's live keys, then the list's."""
+
+    def __init__(self, block: Block, live: list[int]) -> None:
+        self.block = block
+        self.live = live
+        self.alive = block.alive_positions()
+        self.nb = block.n_alive
+
+    def __len__(self) -> int:
+        return self.nb + len(self.live)
+
+    def _key(self, i: int) -> int:
+        if i < self.nb:
+            a = self.alive
+            return self.block.base + (i if a is None else int(a[i]))
+        return self.live[i - self.nb]
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._key(j) for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return self._key(i)
+
+    def __iter__(self) -> Iterator[int]:
+        a = self.alive
+        if a is None:
+            yield from range(self.block.base, self.block.base + self.nb)
+        else:
+            yield from (a + self.block.base).tolist()
+        yield from self.live
+
+
+class RecordsView(Sequence[Record]):
+    """Records of a table with a block in key order, rendered on demand (in chunks)."""
+
+    CHUNK = 2048
+
+    def __init__(self, block: Block, live: list[Record]) -> None:
+        self.block = block
+        self.live = live
+        self.alive = block.alive_positions()
+        self.nb = block.n_alive
+
+    def __len__(self) -> int:
+        return self.nb + len(self.live)
+
+    def take(self, indices: Sequence[int]) -> list[Record]:
+        """Records at view indices (ascending or not), block ones rendered in one batch."""
+        nb = self.nb
+        blk = [i for i in indices if i < nb]
+        out: dict[int, Record] = {}
+        if blk:
+            arr = np.asarray(blk, dtype=np.int64)
+            pos = arr if self.alive is None else self.alive[arr]
+            for i, rec in zip(blk, self.block.render(pos), strict=True):
+                out[i] = rec
+        return [out[i] if i < nb else self.live[i - nb] for i in indices]
+
+    def project(self, indices: Sequence[int], fields: Sequence[str]) -> list[Record]:
+        """Like `take`, but block records carry only `fields` (see `Block.project`)."""
+        nb = self.nb
+        blk = [i for i in indices if i < nb]
+        out: dict[int, Record] = {}
+        if blk:
+            arr = np.asarray(blk, dtype=np.int64)
+            pos = arr if self.alive is None else self.alive[arr]
+            for i, rec in zip(blk, self.block.project(pos, fields), strict=True):
+                out[i] = rec
+        return [out[i] if i < nb else self.live[i - nb] for i in indices]
+
+    def _range(self, start: int, stop: int) -> list[Record]:
+        nb = self.nb
+        out: list[Record] = []
+        if start < nb:
+            b_stop = min(stop, nb)
+            if self.alive is None:
+                out.extend(self.block.render(slice(start, b_stop)))
+            else:
+                out.extend(self.block.render(self.alive[start:b_stop]))
+        if stop > nb:
+            out.extend(self.live[max(0, start - nb) : stop - nb])
+        return out
+
+    def __getitem__(self, i: Any) -> Any:
+        n = len(self)
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            if step != 1:
+                return self.take(list(range(start, stop, step)))
+            return self._range(start, max(start, stop))
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return self._range(i, i + 1)[0]
+
+    def __iter__(self) -> Iterator[Record]:
+        n = len(self)
+        for start in range(0, n, self.CHUNK):
+            yield from self._range(start, min(n, start + self.CHUNK))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(
+                a == b for a, b in zip(self, other, strict=False)
+            )
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]

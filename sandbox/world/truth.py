@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from .clock import cents
-from .states import CANCELLED_STATES, ON_BOOKS
+from .generate import CH_CODES
+from .states import CANCELLED_STATES, CODES, ON_BOOKS
 
 REVENUE_TYPES = {"ACCOMMODATIONTYPE": True, "SPECIAL": True, "EXTRA": False}  # -> is room revenue
 
@@ -51,7 +52,23 @@ class TruthMixin:
 
     def _truth_span(self) -> tuple[int, int]:
         last = max((r.dep for r in self.res.values()), default=self.ord0 + 1)
+        f = self._frozen_rows()
+        if len(f):
+            last = max(last, int(self._fz.dep[f].max()))
         return self.ord0, max(last, self.now.toordinal() + 1)
+
+    def _frozen_truth(self) -> dict[str, np.ndarray]:
+        """The frozen (bulk, closed) reservations as arrays: rows, status, guest-ness, ..."""
+        fz = self._fz
+        f = self._frozen_rows()
+        return {
+            "rows": f,
+            "status": fz.status[f].astype(np.int64) if len(f) else np.zeros(0, np.int64),
+            "guest": fz.cat[f] <= 1 if len(f) else np.zeros(0, bool),
+            "tidx": fz.tidx[f].astype(np.int64) if len(f) else np.zeros(0, np.int64),
+            "arr": fz.arr[f].astype(np.int64) if len(f) else np.zeros(0, np.int64),
+            "dep": fz.dep[f].astype(np.int64) if len(f) else np.zeros(0, np.int64),
+        }
 
     def _truth_nights(self) -> pd.DataFrame:
         d0, d1 = self._truth_span()
@@ -76,6 +93,15 @@ class TruthMixin:
             if hi > lo:
                 arr[r.ti.idx, lo] += 1
                 arr[r.ti.idx, hi] -= 1
+        ft = self._frozen_truth()
+        if len(ft["rows"]):
+            on = np.isin(ft["status"], [CODES[x] for x in ON_BOOKS])
+            for arr, m in ((sold, on & ft["guest"]), (hold, on & ~ft["guest"])):
+                lo = np.maximum(ft["arr"][m], d0) - d0
+                hi = np.minimum(ft["dep"][m], d1) - d0
+                ok = hi > lo
+                np.add.at(arr, (ft["tidx"][m][ok], lo[ok]), 1)
+                np.add.at(arr, (ft["tidx"][m][ok], hi[ok]), -1)
         avail = avail.cumsum(axis=1)[:, :n]
         sold = sold.cumsum(axis=1)[:, :n]
         hold = hold.cumsum(axis=1)[:, :n]
@@ -120,6 +146,35 @@ class TruthMixin:
                     nights.append(e - f)
                     totals.append(cents(ln["total"]))
                     room.append(is_room)
+        tix_a = np.array(tix, dtype=np.int64)
+        curs_a = np.array(curs, dtype=object)
+        firsts_a = np.array(firsts, dtype=np.int64)
+        nights_a = np.array(nights, dtype=np.int64)
+        totals_a = np.array(totals, dtype=np.int64)
+        room_a = np.array(room, dtype=bool)
+        fl = getattr(self, "_fz_lines", None)
+        f = self._frozen_rows()
+        if fl is not None and len(f):
+            fz = self._fz
+            j = fl["rid"].astype(np.int64) - self.t["reservations"].block.base
+            ok_res = np.zeros(len(fz.live), dtype=bool)
+            good = np.isin(fz.status[f], [CODES[x] for x in ON_BOOKS]) & (fz.cat[f] <= 1)
+            ok_res[f[good]] = True
+            m = ok_res[j] & (fl["type"] == 10) & (fl["rtype"] >= 0)
+            jm = j[m]
+            st = fl["start"][m].astype(np.int64)
+            en = fl["end"][m].astype(np.int64)
+            nostart = st == 0
+            st = np.where(nostart, fz.arr[jm], st)
+            en = np.where(nostart, fz.dep[jm], en)
+            ch_cur = np.array([self.channels[c].currency for c in CH_CODES], dtype=object)
+            tix_a = np.concatenate([tix_a, fz.tidx[jm].astype(np.int64)])
+            curs_a = np.concatenate([curs_a, ch_cur[fz.ch[jm].astype(np.int64)]])
+            firsts_a = np.concatenate([firsts_a, st])
+            nights_a = np.concatenate([nights_a, en - st])
+            line_tot = fl["value"][m].astype(np.int64) * fl["qty"][m] * fl["mult"][m]
+            totals_a = np.concatenate([totals_a, line_tot])
+            room_a = np.concatenate([room_a, fl["rtype"][m] <= 1])
         cols = [
             "date",
             "location_id",
@@ -130,23 +185,23 @@ class TruthMixin:
             "room_revenue",
             "total_revenue",
         ]
-        if not tix:
+        if not len(tix_a):
             return pd.DataFrame(columns=cols)
-        n = np.array(nights, dtype=np.int64)
-        tot = np.array(totals, dtype=np.int64)
+        n = nights_a
+        tot = totals_a
         sign = np.where(tot >= 0, 1, -1)
         base = sign * (np.abs(tot) // n)
         rem = np.abs(tot) - np.abs(base) * n
         rep = np.repeat(np.arange(len(n)), n)
         offs = np.arange(len(rep)) - np.repeat(np.cumsum(n) - n, n)
         val = base[rep] + np.where(offs < rem[rep], sign[rep], 0)
-        is_room = np.array(room)[rep]
+        is_room = room_a[rep]
         types = self.types
         df = pd.DataFrame(
             {
-                "ord": np.array(firsts, dtype=np.int64)[rep] + offs,
-                "tix": np.array(tix, dtype=np.int64)[rep],
-                "currency_code": np.array(curs, dtype=object)[rep],
+                "ord": firsts_a[rep] + offs,
+                "tix": tix_a[rep],
+                "currency_code": curs_a[rep],
                 "room_revenue_cents": np.where(is_room, val, 0),
                 "total_revenue_cents": val,
             }
@@ -186,6 +241,37 @@ class TruthMixin:
                 row[3] += 1
             elif r.status in ON_BOOKS:
                 row[4] += 1
+        ft = self._frozen_truth()
+        f = ft["rows"]
+        if len(f):
+            fz = self._fz
+            g = ft["guest"]
+            sel = f[g]
+            stt = ft["status"][g]
+            month = (fz.t0[sel] // 86_400_000).astype("datetime64[D]").astype("datetime64[M]")
+            ch_id = np.array([self.channels[c].channel_id for c in CH_CODES], dtype=np.int64)
+            loc = np.array([t.location_id for t in self.types], dtype=np.int64)
+            df = pd.DataFrame(
+                {
+                    "m": month.astype(np.int64),
+                    "loc": loc[fz.tidx[sel].astype(np.int64)],
+                    "ch": ch_id[fz.ch[sel].astype(np.int64)],
+                    "c0": 1,
+                    "c1": np.isin(stt, [CODES[x] for x in CANCELLED_STATES]).astype(np.int64),
+                    "c2": (stt == CODES["DECLINED"]).astype(np.int64),
+                    "c3": (stt == CODES["EXPIRED"]).astype(np.int64),
+                    "c4": np.isin(stt, [CODES[x] for x in ON_BOOKS]).astype(np.int64),
+                }
+            )
+            agg = df.groupby(["m", "loc", "ch"], sort=False).sum()
+            for (mo, lo, chi), vals in zip(
+                agg.index.tolist(), agg.to_numpy().tolist(), strict=True
+            ):
+                y, mm = divmod(int(mo), 12)
+                key = (date(1970 + y, mm + 1, 1), int(lo), int(chi))
+                row = rows.setdefault(key, [0, 0, 0, 0, 0])
+                for k in range(5):
+                    row[k] += int(vals[k])
         keys = sorted(rows)
         return pd.DataFrame(
             {

@@ -328,18 +328,35 @@ class Quarantine:
         fields = [(c.source, c.column, str if c.kind == "str" else int)
                   for c in TABLES[table].landed(False)
                   if c.kind in ("id", "int", "str") and "." not in c.source and c.codes is None]
-        for record in self.keyless.get(table, []):
-            for k in rest:
-                row = dict(zip(ref.columns, ref.rows[k], strict=True))
+        rows = {k: dict(zip(ref.columns, ref.rows[k], strict=True)) for k in rest}
+        # which missing keys each key-less record could stand for; then a maximum matching
+        # (a greedy first fit can hand a record to a key another record needed)
+        fits = [
+            [
+                k for k in rest
                 if all(
                     not isinstance(record.get(src), kind) or isinstance(record.get(src), bool)
-                    or row.get(col) == record.get(src)
+                    or rows[k].get(col) == record.get(src)
                     for src, col, kind in fields
-                ):
-                    explained.append(k)
-                    rest.remove(k)
-                    break
-        return explained, rest
+                )
+            ]
+            for record in self.keyless.get(table, [])
+        ]
+        owner: dict[Key, int] = {}
+
+        def assign(i: int, seen: set[Key]) -> bool:
+            for k in fits[i]:
+                if k not in seen:
+                    seen.add(k)
+                    if k not in owner or assign(owner[k], seen):
+                        owner[k] = i
+                        return True
+            return False
+
+        for i in range(len(fits)):
+            assign(i, set())
+        explained += [k for k in rest if k in owner]
+        return explained, [k for k in rest if k not in owner]
 
 
 def _wire_key(table: str) -> list[tuple[str, str]]:

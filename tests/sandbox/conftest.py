@@ -20,7 +20,12 @@ from sandbox.runner import SandboxHandle, SandboxSettings, run_sandbox
 
 TODAY = datetime(2026, 3, 1, 12, 0, 0)
 STATUSES = (12, 21, 31, 41, -12, 10, 11, -5)
-ACTIONS = {(12, "CONFIRM"): 21, (21, "CANCEL"): -12, (21, "CHECKED_IN"): 31, (31, "CHECKED_OUT"): 41}
+ACTIONS = {
+    (12, "CONFIRM"): 21,
+    (21, "CANCEL"): -12,
+    (21, "CHECKED_IN"): 31,
+    (31, "CHECKED_OUT"): 41,
+}
 
 
 def _ts(day: date | datetime, minute: int = 0) -> str:
@@ -43,106 +48,259 @@ class TinyWorld:
     def _build(self) -> None:
         d = self.data
         d["distributionchannels"] = [
-            {"distributionChannelId": 1, "code": "WEB", "name": "Website", "type": "DIRECT",
-             "parentId": None, "currencyId": 1, "currencyCode": "EUR",
-             "commissionPercentage": 0.0, "activeStartDate": "2020-01-01",
-             "activeEndDate": None, "archivedFrom": None, "allotmentOnly": False},
-            {"distributionChannelId": 2, "code": "OTA", "name": "Booking Partner",
-             "type": "RESELLER", "parentId": None, "currencyId": 1, "currencyCode": "EUR",
-             "commissionPercentage": 15.0, "activeStartDate": "2021-05-01",
-             "activeEndDate": None, "archivedFrom": "2026-12-31", "allotmentOnly": False},
-            {"distributionChannelId": 3, "code": "OLD", "name": "Old tour operator",
-             "type": "TOUROPERATOR", "parentId": 2, "currencyId": 2, "currencyCode": "GBP",
-             "commissionPercentage": 20.0, "activeStartDate": "2019-01-01",
-             "activeEndDate": "2025-12-31", "archivedFrom": "2026-01-01", "allotmentOnly": True},
+            {
+                "distributionChannelId": 1,
+                "code": "WEB",
+                "name": "Website",
+                "type": "DIRECT",
+                "parentId": None,
+                "currencyId": 1,
+                "currencyCode": "EUR",
+                "commissionPercentage": 0.0,
+                "activeStartDate": "2020-01-01",
+                "activeEndDate": None,
+                "archivedFrom": None,
+                "allotmentOnly": False,
+            },
+            {
+                "distributionChannelId": 2,
+                "code": "OTA",
+                "name": "Booking Partner",
+                "type": "RESELLER",
+                "parentId": None,
+                "currencyId": 1,
+                "currencyCode": "EUR",
+                "commissionPercentage": 15.0,
+                "activeStartDate": "2021-05-01",
+                "activeEndDate": None,
+                "archivedFrom": "2026-12-31",
+                "allotmentOnly": False,
+            },
+            {
+                "distributionChannelId": 3,
+                "code": "OLD",
+                "name": "Old tour operator",
+                "type": "TOUROPERATOR",
+                "parentId": 2,
+                "currencyId": 2,
+                "currencyCode": "GBP",
+                "commissionPercentage": 20.0,
+                "activeStartDate": "2019-01-01",
+                "activeEndDate": "2025-12-31",
+                "archivedFrom": "2026-01-01",
+                "allotmentOnly": True,
+            },
         ]
         d["locations"] = [
-            {"locationId": i, "code": f"L{i}", "locationNumber": 100 + i, "parentId": None,
-             "adminOrganisationId": 1, "companyId": 1, "bookableLocation": True,
-             "archivedFrom": None, "minAgeForBooking": 18,
-             "translations": [{"language": "en", "name": f"Park {i}", "description": ""}],
-             "visitAddress": {"address1": "Lane 1", "zipCode": "1000", "city": "Dune",
-                              "countryCode": "NL"}}
+            {
+                "locationId": i,
+                "code": f"L{i}",
+                "locationNumber": 100 + i,
+                "parentId": None,
+                "adminOrganisationId": 1,
+                "companyId": 1,
+                "bookableLocation": True,
+                "archivedFrom": None,
+                "minAgeForBooking": 18,
+                "translations": [{"language": "en", "name": f"Park {i}", "description": ""}],
+                "visitAddress": {
+                    "address1": "Lane 1",
+                    "zipCode": "1000",
+                    "city": "Dune",
+                    "countryCode": "NL",
+                },
+            }
             for i in (1, 2)
         ]
         d["accommodationtypes"] = [
-            {"resourceId": 10 + i, "code": f"T{i}", "locationId": 1 + i % 2,
-             "accotypeKindId": 1, "kindCode": "BUNGALOW", "type": "ACCOMMODATIONTYPE",
-             "nrOfBedrooms": 1 + i, "nrOfBathrooms": 1.0, "numberOfPersons": 2 + 2 * i,
-             "hasObjects": True, "priority": i, "checkinTime": "15:00:00",
-             "checkoutTime": "10:00:00", "archivedFrom": None, "translations": [],
-             "capacities": [{"capacityId": 100 + i, "capacity": 2 + 2 * i, "subjectId": 1,
-                             "startDate": "2020-01-01", "endDate": None, "name": "Persons"}]}
+            {
+                "resourceId": 10 + i,
+                "code": f"T{i}",
+                "locationId": 1 + i % 2,
+                "accotypeKindId": 1,
+                "kindCode": "BUNGALOW",
+                "type": "ACCOMMODATIONTYPE",
+                "nrOfBedrooms": 1 + i,
+                "nrOfBathrooms": 1.0,
+                "numberOfPersons": 2 + 2 * i,
+                "hasObjects": True,
+                "priority": i,
+                "checkinTime": "15:00:00",
+                "checkoutTime": "10:00:00",
+                "archivedFrom": None,
+                "translations": [],
+                "capacities": [
+                    {
+                        "capacityId": 100 + i,
+                        "capacity": 2 + 2 * i,
+                        "subjectId": 1,
+                        "startDate": "2020-01-01",
+                        "endDate": None,
+                        "name": "Persons",
+                    }
+                ],
+            }
             for i in range(3)
         ]
         d["units"] = [
-            {"unitId": 100 + i, "resourceId": 10 + i % 3, "code": f"U{i}", "roomCode": f"R{i}",
-             "nrOfBedrooms": 2, "nrOfBathrooms": 1.0, "choosableOnInternet": i % 2 == 0,
-             "cleaningStatus": "CLEAN", "setupDate": "2020-01-01",
-             "archivedFrom": "2026-02-01" if i == 4 else None, "translations": []}
+            {
+                "unitId": 100 + i,
+                "resourceId": 10 + i % 3,
+                "code": f"U{i}",
+                "roomCode": f"R{i}",
+                "nrOfBedrooms": 2,
+                "nrOfBathrooms": 1.0,
+                "choosableOnInternet": i % 2 == 0,
+                "cleaningStatus": "CLEAN",
+                "setupDate": "2020-01-01",
+                "archivedFrom": "2026-02-01" if i == 4 else None,
+                "translations": [],
+            }
             for i in range(5)
         ]
         d["ratetypes"] = [
-            {"rateTypeId": 1, "code": "BAR", "name": "Best available", "currencyCode": "EUR",
-             "distributionChannelIds": [1, 2], "priority": 1},
-            {"rateTypeId": 2, "code": "TO", "name": "Tour operator", "currencyCode": "GBP",
-             "distributionChannelIds": [3], "priority": 2},
+            {
+                "rateTypeId": 1,
+                "code": "BAR",
+                "name": "Best available",
+                "currencyCode": "EUR",
+                "distributionChannelIds": [1, 2],
+                "priority": 1,
+            },
+            {
+                "rateTypeId": 2,
+                "code": "TO",
+                "name": "Tour operator",
+                "currencyCode": "GBP",
+                "distributionChannelIds": [3],
+                "priority": 2,
+            },
         ]
         d["rateoptions"] = [
-            {"rateOptionId": i, "rateTypeId": 1 + i % 2, "code": f"O{i}", "name": f"Option {i}",
-             "optionType": "PER_NIGHT" if i % 2 else "LENGTH_OF_STAY"}
+            {
+                "rateOptionId": i,
+                "rateTypeId": 1 + i % 2,
+                "code": f"O{i}",
+                "name": f"Option {i}",
+                "optionType": "PER_NIGHT" if i % 2 else "LENGTH_OF_STAY",
+            }
             for i in (1, 2, 3)
         ]
         d["rates"] = [
-            {"rateId": i, "resourceId": 10 + i % 3, "rateTypeId": 1, "rateTypeIds": [1],
-             "rateOptionId": 1, "value": 80.0 + i, "quantifier": "OVERRIDE",
-             "valueType": "single", "priority": 1, "validFrom": "2026-01-01",
-             "validTo": "2026-12-31", "bookdateFrom": None, "bookdateTo": None,
-             "minDuration": None, "maxDuration": None, "applicableDays": None, "status": 1}
+            {
+                "rateId": i,
+                "resourceId": 10 + i % 3,
+                "rateTypeId": 1,
+                "rateTypeIds": [1],
+                "rateOptionId": 1,
+                "value": 80.0 + i,
+                "quantifier": "OVERRIDE",
+                "valueType": "single",
+                "priority": 1,
+                "validFrom": "2026-01-01",
+                "validTo": "2026-12-31",
+                "bookdateFrom": None,
+                "bookdateTo": None,
+                "minDuration": None,
+                "maxDuration": None,
+                "applicableDays": None,
+                "status": 1,
+            }
             for i in (1, 2, 3, 4)
         ]
         d["companies"] = [
-            {"companyId": i, "code": f"C{i}", "name": f"Company {i}", "adminOrganisationId": 1,
-             "currencyCode": "EUR", "countryCode": "NL"}
+            {
+                "companyId": i,
+                "code": f"C{i}",
+                "name": f"Company {i}",
+                "adminOrganisationId": 1,
+                "currencyCode": "EUR",
+                "countryCode": "NL",
+            }
             for i in (1, 2)
         ]
         d["journalreports"] = [
-            {"journalReportId": i, "companyId": 1, "reportNumber": i,
-             "type": "MUTATION_REPORT", "periodFrom": f"2026-02-0{i}",
-             "periodTo": f"2026-02-0{i}", "createdDate": _ts(date(2026, 2, i + 1)),
-             "currencyCode": "EUR"}
+            {
+                "journalReportId": i,
+                "companyId": 1,
+                "reportNumber": i,
+                "type": "MUTATION_REPORT",
+                "periodFrom": f"2026-02-0{i}",
+                "periodTo": f"2026-02-0{i}",
+                "createdDate": _ts(date(2026, 2, i + 1)),
+                "currencyCode": "EUR",
+            }
             for i in (1, 2)
         ]
         d["journalentries"] = [
-            {"journalEntryId": i, "reportId": 1 + i % 2, "type": "REVENUE", "reportNumber": 1,
-             "mutationDate": "2026-02-01", "reservationId": 1000 + i,
-             "reservationNumber": f"R{1000 + i}", "locationId": 1, "resourceCode": "T1",
-             "ledgerNumber": "8000", "secondLedgerNumber": None, "costCenter": None,
-             "debitVatIncluded": 0.0, "creditVatIncluded": 100.0, "debitVatExcluded": 0.0,
-             "creditVatExcluded": 90.0, "customerId": 1, "distributionChannelId": 1,
-             "reservedResourceId": None, "comments": None}
+            {
+                "journalEntryId": i,
+                "reportId": 1 + i % 2,
+                "type": "REVENUE",
+                "reportNumber": 1,
+                "mutationDate": "2026-02-01",
+                "reservationId": 1000 + i,
+                "reservationNumber": f"R{1000 + i}",
+                "locationId": 1,
+                "resourceCode": "T1",
+                "ledgerNumber": "8000",
+                "secondLedgerNumber": None,
+                "costCenter": None,
+                "debitVatIncluded": 0.0,
+                "creditVatIncluded": 100.0,
+                "debitVatExcluded": 0.0,
+                "creditVatExcluded": 90.0,
+                "customerId": 1,
+                "distributionChannelId": 1,
+                "reservedResourceId": None,
+                "comments": None,
+            }
             for i in (1, 2, 3, 4)
         ]
         d["cashaccounts"] = [
-            {"cashAccountId": i, "companyId": 1, "locationId": i, "code": f"K{i}",
-             "name": f"Till {i}", "currencyCode": "EUR"}
+            {
+                "cashAccountId": i,
+                "companyId": 1,
+                "locationId": i,
+                "code": f"K{i}",
+                "name": f"Till {i}",
+                "currencyCode": "EUR",
+            }
             for i in (1, 2)
         ]
         d["cashclearances"] = [
-            {"cashClearanceId": i, "cashAccountId": 1 + i % 2, "clearanceNumber": i,
-             "clearanceDate": f"2026-02-0{i}", "clearedAt": _ts(date(2026, 2, i), 1200),
-             "startBalance": 100.0, "expectedAmount": 250.0, "countedCash": 150.0,
-             "countedCard": 100.0, "countedCheque": 0.0, "countedAncv": 0.0,
-             "difference": 0.0, "differenceReason": None, "startBalanceNextDay": 100.0,
-             "employeeId": 7}
+            {
+                "cashClearanceId": i,
+                "cashAccountId": 1 + i % 2,
+                "clearanceNumber": i,
+                "clearanceDate": f"2026-02-0{i}",
+                "clearedAt": _ts(date(2026, 2, i), 1200),
+                "startBalance": 100.0,
+                "expectedAmount": 250.0,
+                "countedCash": 150.0,
+                "countedCard": 100.0,
+                "countedCheque": 0.0,
+                "countedAncv": 0.0,
+                "difference": 0.0,
+                "differenceReason": None,
+                "startBalanceNextDay": 100.0,
+                "employeeId": 7,
+            }
             for i in (1, 2, 3)
         ]
         d["customers"] = [
-            {"customerId": i, "countryCode": ("NL", "DE", "BE")[i % 3],
-             "language": ("nl", "de", "fr")[i % 3], "birthYear": None if i % 5 == 0 else 1960 + i,
-             "loyaltyLevel": None, "createdDate": _ts(date(2025, 1, 1), i),
-             "modifiedDate": _ts(date(2025, 6, 1), i), "firstName": f"Guest{i}",
-             "lastName": "Doe", "email": f"g{i}@example.test"}
+            {
+                "customerId": i,
+                "countryCode": ("NL", "DE", "BE")[i % 3],
+                "language": ("nl", "de", "fr")[i % 3],
+                "birthYear": None if i % 5 == 0 else 1960 + i,
+                "loyaltyLevel": None,
+                "createdDate": _ts(date(2025, 1, 1), i),
+                "modifiedDate": _ts(date(2025, 6, 1), i),
+                "firstName": f"Guest{i}",
+                "lastName": "Doe",
+                "email": f"g{i}@example.test",
+            }
             for i in range(1, 26)
         ]
         reservations, resources, lines, subjects = [], [], [], []
@@ -150,50 +308,96 @@ class TinyWorld:
             rid = 1000 + n
             arrival = date(2026, 3, 1) + timedelta(days=n)
             departure = arrival + timedelta(days=3 + n % 4)
-            reservations.append({
-                "reservationId": rid, "reservationNumber": f"R{rid}",
-                "reservationCategoryId": 1, "categoryCode": "GUEST", "categoryName": "Guest",
-                "type": "RESERVATION", "status": STATUSES[n % len(STATUSES)],
-                "arrivalDate": arrival.isoformat(), "departureDate": departure.isoformat(),
-                "expectedArrivalDateTime": None, "expectedDepartureDateTime": None,
-                "customerId": 1 + n % 25, "distributionChannelId": 1 + n % 2,
-                "distributionChannelCode": ("WEB", "OTA")[n % 2], "locationId": 1 + n % 2,
-                "reservationDate": _ts(date(2026, 1, 1) + timedelta(days=n), 600),
-                "modifiedDate": _ts(date(2026, 2, 1) + timedelta(days=n % 20), 600),
-                "cancelDate": None, "voucher": None if n % 3 else f"V{n}",
-                "validationStatus": 21,
-            })
-            resources.append({
-                "reservedResourceId": 5000 + n, "reservationId": rid, "resourceId": 10 + n % 3,
-                "unitId": 100 + n % 5, "rateTypeId": 1, "type": "ACCOMMODATIONTYPE",
-                "code": f"T{n % 3}", "name": "Bungalow", "quantity": 1,
-                "startDate": arrival.isoformat(), "endDate": departure.isoformat(),
-                "statusName": "BOOKED", "overrideValue": None,
-            })
+            reservations.append(
+                {
+                    "reservationId": rid,
+                    "reservationNumber": f"R{rid}",
+                    "reservationCategoryId": 1,
+                    "categoryCode": "GUEST",
+                    "categoryName": "Guest",
+                    "type": "RESERVATION",
+                    "status": STATUSES[n % len(STATUSES)],
+                    "arrivalDate": arrival.isoformat(),
+                    "departureDate": departure.isoformat(),
+                    "expectedArrivalDateTime": None,
+                    "expectedDepartureDateTime": None,
+                    "customerId": 1 + n % 25,
+                    "distributionChannelId": 1 + n % 2,
+                    "distributionChannelCode": ("WEB", "OTA")[n % 2],
+                    "locationId": 1 + n % 2,
+                    "reservationDate": _ts(date(2026, 1, 1) + timedelta(days=n), 600),
+                    "modifiedDate": _ts(date(2026, 2, 1) + timedelta(days=n % 20), 600),
+                    "cancelDate": None,
+                    "voucher": None if n % 3 else f"V{n}",
+                    "validationStatus": 21,
+                }
+            )
+            resources.append(
+                {
+                    "reservedResourceId": 5000 + n,
+                    "reservationId": rid,
+                    "resourceId": 10 + n % 3,
+                    "unitId": 100 + n % 5,
+                    "rateTypeId": 1,
+                    "type": "ACCOMMODATIONTYPE",
+                    "code": f"T{n % 3}",
+                    "name": "Bungalow",
+                    "quantity": 1,
+                    "startDate": arrival.isoformat(),
+                    "endDate": departure.isoformat(),
+                    "statusName": "BOOKED",
+                    "overrideValue": None,
+                }
+            )
             for k, payer in enumerate(("CUSTOMER", "AGENT") if n % 2 else ("CUSTOMER",)):
                 for j, (kind, total) in enumerate(((10, 300.0), (70, 300.0))):
-                    lines.append({
-                        "reservationBillLineId": 9000 + 10 * n + 4 * k + j,
-                        "reservationBillId": 7000 + 2 * n + k, "reservationId": rid,
-                        "payerType": payer, "billLineType": kind,
-                        "resourceId": 10 + n % 3 if kind == 10 else None,
-                        "resourceType": "ACCOMMODATIONTYPE" if kind == 10 else None,
-                        "reservedResourceId": 5000 + n if kind == 10 else None,
-                        "rateId": 1, "rateTypeId": 1, "description": "Rent",
-                        "quantity": 1, "multiplier": 1, "value": total, "total": total,
-                        "vatRate": 9.0, "startDate": None, "endDate": None,
-                    })
-            subjects.append({"reservationSubjectId": 8000 + n, "reservationId": rid,
-                             "subjectId": 1, "type": "PERSON", "ageFrom": 18, "ageTo": None,
-                             "quantity": 2})
+                    lines.append(
+                        {
+                            "reservationBillLineId": 9000 + 10 * n + 4 * k + j,
+                            "reservationBillId": 7000 + 2 * n + k,
+                            "reservationId": rid,
+                            "payerType": payer,
+                            "billLineType": kind,
+                            "resourceId": 10 + n % 3 if kind == 10 else None,
+                            "resourceType": "ACCOMMODATIONTYPE" if kind == 10 else None,
+                            "reservedResourceId": 5000 + n if kind == 10 else None,
+                            "rateId": 1,
+                            "rateTypeId": 1,
+                            "description": "Rent",
+                            "quantity": 1,
+                            "multiplier": 1,
+                            "value": total,
+                            "total": total,
+                            "vatRate": 9.0,
+                            "startDate": None,
+                            "endDate": None,
+                        }
+                    )
+            subjects.append(
+                {
+                    "reservationSubjectId": 8000 + n,
+                    "reservationId": rid,
+                    "subjectId": 1,
+                    "type": "PERSON",
+                    "ageFrom": 18,
+                    "ageTo": None,
+                    "quantity": 2,
+                }
+            )
         d["reservations"] = reservations
         d["reservedresources"] = resources
         d["billlines"] = lines
         d["subjects"] = subjects
         d["events"] = [
-            {"eventId": 1 + i, "eventType": "RESERVATION_EVENT", "entityId": 1000 + i % 30,
-             "entityType": "RESERVATION", "entityAction": "UPDATE" if i % 4 else "CREATE",
-             "oldEntityId": None, "eventDate": _ts(date(2026, 2, 1), 7 * i)}
+            {
+                "eventId": 1 + i,
+                "eventType": "RESERVATION_EVENT",
+                "entityId": 1000 + i % 30,
+                "entityType": "RESERVATION",
+                "entityAction": "UPDATE" if i % 4 else "CREATE",
+                "oldEntityId": None,
+                "eventDate": _ts(date(2026, 2, 1), 7 * i),
+            }
             for i in range(50)
         ]
 
@@ -214,10 +418,17 @@ class TinyWorld:
         link = CHILDREN[collection][1]
         return [r for r in self.data[collection] if r[link] == parent_key]
 
-    def availability(self, *, arrival_from: date, arrival_to: date, resource_ids: Any = None,
-                     location_id: int | None = None, durations: Any = None,
-                     rate_type_id: int | None = None,
-                     distribution_channel_code: str | None = None) -> list[Record]:
+    def availability(
+        self,
+        *,
+        arrival_from: date,
+        arrival_to: date,
+        resource_ids: Any = None,
+        location_id: int | None = None,
+        durations: Any = None,
+        rate_type_id: int | None = None,
+        distribution_channel_code: str | None = None,
+    ) -> list[Record]:
         out = []
         day = arrival_from
         while day <= arrival_to:
@@ -227,24 +438,35 @@ class TinyWorld:
                 if location_id is not None and acc["locationId"] != location_id:
                     continue
                 for duration in durations or (2, 3, 4, 7):
-                    out.append({
-                        "resourceId": acc["resourceId"], "accommodationKindId": 1,
-                        "locationId": acc["locationId"], "locationCode": f"L{acc['locationId']}",
-                        "arrivalDate": day.isoformat(),
-                        "departureDate": (day + timedelta(days=duration)).isoformat(),
-                        "duration": duration, "availableUnits": 1, "units": [100],
-                        "maxCapacity": 4, "petCapacity": 0,
-                        "prices": [{"rateTypeId": 1, "currencyCode": "EUR",
-                                    "price": 80.0 * duration}],
-                    })
+                    out.append(
+                        {
+                            "resourceId": acc["resourceId"],
+                            "accommodationKindId": 1,
+                            "locationId": acc["locationId"],
+                            "locationCode": f"L{acc['locationId']}",
+                            "arrivalDate": day.isoformat(),
+                            "departureDate": (day + timedelta(days=duration)).isoformat(),
+                            "duration": duration,
+                            "availableUnits": 1,
+                            "units": [100],
+                            "maxCapacity": 4,
+                            "petCapacity": 0,
+                            "prices": [
+                                {"rateTypeId": 1, "currencyCode": "EUR", "price": 80.0 * duration}
+                            ],
+                        }
+                    )
             day += timedelta(days=1)
         return out
 
     def create_reservation(self, body: Record) -> Record:
         if not body.get("accommodationTypes"):
             raise WorldError("accommodationTypes is required")
-        rid = self.data["reservations"][-1]["reservationId"] + 1 if self.data["reservations"] \
+        rid = (
+            self.data["reservations"][-1]["reservationId"] + 1
+            if self.data["reservations"]
             else 1000
+        )
         record = dict(self.data["reservations"][0]) if self.data["reservations"] else {}
         record.update({"reservationId": rid, "reservationNumber": f"R{rid}", "status": 12})
         self.data["reservations"].append(record)
@@ -279,9 +501,15 @@ class TinyWorld:
 
 def authenticate(handle: SandboxHandle, client: httpx.Client | None = None) -> str:
     http = client or httpx.Client()
-    response = http.post(handle.base_url + "/authenticate", data={
-        "grantType": "client_credentials", "clientId": handle.client_id,
-        "clientSecret": handle.client_secret, "scope": handle.scope})
+    response = http.post(
+        handle.base_url + "/authenticate",
+        data={
+            "grantType": "client_credentials",
+            "clientId": handle.client_id,
+            "clientSecret": handle.client_secret,
+            "scope": handle.scope,
+        },
+    )
     response.raise_for_status()
     body = response.json()
     return f"{body['token_type']} {body['access_token']}"

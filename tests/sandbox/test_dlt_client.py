@@ -16,18 +16,30 @@ def _source(handle: SandboxHandle, path: str, size: int) -> Any:
     from dlt.sources.rest_api import rest_api_source
 
     token = authenticate(handle).split(" ", 1)[1]
-    return rest_api_source({
-        "client": {
-            "base_url": handle.base_url + "/",
-            "auth": {"type": "bearer", "token": token},
-            "paginator": {"type": "page_number", "base_page": 0, "page_param": "page",
-                          "total_path": "totalPages"},
-        },
-        "resources": [{
-            "name": "items",
-            "endpoint": {"path": path, "params": {"size": size}, "data_selector": "content"},
-        }],
-    })
+    return rest_api_source(
+        {
+            "client": {
+                "base_url": handle.base_url + "/",
+                "auth": {"type": "bearer", "token": token},
+                "paginator": {
+                    "type": "page_number",
+                    "base_page": 0,
+                    "page_param": "page",
+                    "total_path": "totalPages",
+                },
+            },
+            "resources": [
+                {
+                    "name": "items",
+                    "endpoint": {
+                        "path": path,
+                        "params": {"size": size},
+                        "data_selector": "content",
+                    },
+                }
+            ],
+        }
+    )
 
 
 def test_dlt_pages_a_list_to_the_end(tiny_sandbox: SandboxHandle) -> None:

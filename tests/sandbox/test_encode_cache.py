@@ -24,14 +24,17 @@ from sandbox.query import (
 from sandbox.runner import SandboxHandle, SandboxSettings, run_sandbox
 from tests.sandbox.conftest import authenticate, generated_world_class
 
-SECTIONS = (("reservedResources", "reservedresources", None),
-            ("customerBill", "billlines", "CUSTOMER"),
-            ("payingCustomerBill", "billlines", "PAYING_CUSTOMER"),
-            ("agentBill", "billlines", "AGENT"),
-            ("subjects", "subjects", None))
+SECTIONS = (
+    ("reservedResources", "reservedresources", None),
+    ("customerBill", "billlines", "CUSTOMER"),
+    ("payingCustomerBill", "billlines", "PAYING_CUSTOMER"),
+    ("agentBill", "billlines", "AGENT"),
+    ("subjects", "subjects", None),
+)
 
 
 # -- pure functions ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("n", [0, 1, 3])
 @pytest.mark.parametrize("orders", [(), (SortOrder("id"), SortOrder("name", descending=True))])
@@ -39,8 +42,9 @@ def test_page_bytes_equal_encoding_the_envelope(n: int, orders: tuple[SortOrder,
     records = [{"id": i, "name": f"n{i}", "x": None, "v": 1.5, "tags": [i]} for i in range(n)]
     for page, total in ((0, n), (2, 95), (9, 95)):
         expected = orjson.dumps(envelope(records, page=page, size=10, total=total, orders=orders))
-        got = page_bytes([orjson.dumps(r) for r in records], page=page, size=10, total=total,
-                         orders=orders)
+        got = page_bytes(
+            [orjson.dumps(r) for r in records], page=page, size=10, total=total, orders=orders
+        )
         assert got == expected
 
 
@@ -49,8 +53,9 @@ def test_with_sections_equals_encoding_the_merged_record() -> None:
     sections = [(b'"reservedResources"', [{"a": 1}]), (b'"subjects"', [])]
     expected = orjson.dumps({**record, "reservedResources": [{"a": 1}], "subjects": []})
     assert with_sections(orjson.dumps(record), sections) == expected
-    assert with_sections(b"{}", sections) == orjson.dumps({"reservedResources": [{"a": 1}],
-                                                           "subjects": []})
+    assert with_sections(b"{}", sections) == orjson.dumps(
+        {"reservedResources": [{"a": 1}], "subjects": []}
+    )
     assert with_sections(orjson.dumps(record), []) == orjson.dumps(record)
 
 
@@ -63,12 +68,18 @@ def test_cache_is_cleared_when_the_generation_moves() -> None:
     world, cache = _Gen(), RecordCache()
     record = {"id": 1, "v": "old"}
     assert cache.sync(world)
-    assert cache.encode_all("c", [record], "id", orjson.dumps, enabled=True) == [b'{"id":1,"v":"old"}']
+    assert cache.encode_all("c", [record], "id", orjson.dumps, enabled=True) == [
+        b'{"id":1,"v":"old"}'
+    ]
     record["v"] = "new"  # changed in place, as the world does
-    assert cache.encode_all("c", [record], "id", orjson.dumps, enabled=True) == [b'{"id":1,"v":"old"}']
+    assert cache.encode_all("c", [record], "id", orjson.dumps, enabled=True) == [
+        b'{"id":1,"v":"old"}'
+    ]
     world.generation += 1
     assert cache.sync(world)
-    assert cache.encode_all("c", [record], "id", orjson.dumps, enabled=True) == [b'{"id":1,"v":"new"}']
+    assert cache.encode_all("c", [record], "id", orjson.dumps, enabled=True) == [
+        b'{"id":1,"v":"new"}'
+    ]
 
 
 def test_cache_off_without_generation_or_budget() -> None:
@@ -88,20 +99,27 @@ def test_keyset_unions_match_a_scan() -> None:
     for _ in range(300):
         cuts = sorted(rng.sample(range(0, 5100), 4))
         ops = [rng.choice([">", ">:"]), rng.choice(["<", "<:"])]
-        filters = [[Condition("id", ops[0], cuts[0])], [Condition("id", ops[1], cuts[3])],
-                   [Condition("id", rng.choice(["<", "<:"]), cuts[1]),
-                    Condition("id", rng.choice([">", ">:"]), cuts[2])]]
+        filters = [
+            [Condition("id", ops[0], cuts[0])],
+            [Condition("id", ops[1], cuts[3])],
+            [
+                Condition("id", rng.choice(["<", "<:"]), cuts[1]),
+                Condition("id", rng.choice([">", ">:"]), cuts[2]),
+            ],
+        ]
         orders = rng.choice([(), (SortOrder("id"),), (SortOrder("id", descending=True),)])
         page = rng.randrange(3)
         plan = plan_keys(filters, "id")
         assert plan.unions and not plan.rest
-        got = select_keyed(keys, records, plan, build_predicate(plan.rest, types), orders, "id",
-                           page, 50)
+        got = select_keyed(
+            keys, records, plan, build_predicate(plan.rest, types), orders, "id", page, 50
+        )
         want = select(records, build_predicate(filters, types), orders, page, 50)
         assert (got.content, got.total) == (want.content, want.total)
 
 
 # -- over HTTP, a generated world -----------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[SandboxHandle]:
@@ -128,14 +146,17 @@ def expected_details(world: Any, rid: int) -> dict[str, Any]:
 
 
 def details_page(client: httpx.Client, *filters: str) -> httpx.Response:
-    response = client.get("/reservations/details", params={
-        "filter": list(filters), "sort": "reservationId,asc", "size": 50})
+    response = client.get(
+        "/reservations/details",
+        params={"filter": list(filters), "sort": "reservationId,asc", "size": 50},
+    )
     assert response.status_code == 200
     return response
 
 
-def test_pages_are_canonical_and_served_from_cache(client: httpx.Client,
-                                                   sandbox: SandboxHandle) -> None:
+def test_pages_are_canonical_and_served_from_cache(
+    client: httpx.Client, sandbox: SandboxHandle
+) -> None:
     cache = sandbox.app.state.service.cache
     first = details_page(client)
     hits = cache.hits
@@ -158,22 +179,25 @@ def test_update_is_served_fresh(client: httpx.Client, sandbox: SandboxHandle) ->
     before = client.get(f"/reservations/{rid}/details").json()
     assert before == expected_details(world, rid)
     generation = world.generation
-    response = client.put(f"/reservations/{rid}",
-                          json={"expectedArrivalDateTime": "2031-05-06T15:30:00"})
+    response = client.put(
+        f"/reservations/{rid}", json={"expectedArrivalDateTime": "2031-05-06T15:30:00"}
+    )
     assert response.status_code == 200, response.text
     assert world.generation > generation
     after = client.get(f"/reservations/{rid}/details").json()
     assert after["expectedArrivalDateTime"].startswith("2031-05-06T15:30:00")
     assert after == expected_details(world, rid)
-    listed = [r for r in orjson.loads(details_page(client).content)["content"]
-              if r["reservationId"] == rid]
+    listed = [
+        r
+        for r in orjson.loads(details_page(client).content)["content"]
+        if r["reservationId"] == rid
+    ]
     assert listed == [after]
     plain = client.get("/reservations", params={"filter": f"reservationId:{rid}"}).json()
     assert plain["content"][0]["expectedArrivalDateTime"] == after["expectedArrivalDateTime"]
 
 
-def test_advance_and_payment_are_served_fresh(client: httpx.Client,
-                                              sandbox: SandboxHandle) -> None:
+def test_advance_and_payment_are_served_fresh(client: httpx.Client, sandbox: SandboxHandle) -> None:
     world = sandbox.world
     details_page(client)  # warm
     response = httpx.post(sandbox.admin_url + "/advance", params={"hours": 24 * 20})
@@ -197,8 +221,9 @@ def test_advance_and_payment_are_served_fresh(client: httpx.Client,
         pytest.skip("no reservation of the page could take a payment")
 
 
-def test_warm_cache_serves_the_first_read_from_bytes(client: httpx.Client,
-                                                     sandbox: SandboxHandle) -> None:
+def test_warm_cache_serves_the_first_read_from_bytes(
+    client: httpx.Client, sandbox: SandboxHandle
+) -> None:
     service = sandbox.app.state.service
     assert service.warm_cache() > 0
     misses = service.cache.misses

@@ -36,8 +36,9 @@ def client(faulty: SandboxHandle) -> Iterator[httpx.Client]:
     [("http_500", 500), ("http_502", 502), ("http_503", 503), ("storm_429", 429)],
     ids=["500", "502", "503", "storm-429"],
 )
-def test_status_faults(faulty: SandboxHandle, client: httpx.Client, fault: str,
-                       status: int) -> None:
+def test_status_faults(
+    faulty: SandboxHandle, client: httpx.Client, fault: str, status: int
+) -> None:
     faulty.faults.configure({fault: 1.0})
     response = client.get("/customers")
     assert response.status_code == status
@@ -47,8 +48,7 @@ def test_status_faults(faulty: SandboxHandle, client: httpx.Client, fault: str,
     assert faulty.stats()["faults"]["injected"][fault] >= 1
 
 
-def test_faults_spare_authenticate_and_admin(faulty: SandboxHandle,
-                                             client: httpx.Client) -> None:
+def test_faults_spare_authenticate_and_admin(faulty: SandboxHandle, client: httpx.Client) -> None:
     faulty.faults.configure({"http_500": 1.0, "drop": 1.0})
     assert authenticate(faulty).startswith("Bearer ")
     assert httpx.get(faulty.admin_url + "/health").status_code == 200
@@ -61,8 +61,9 @@ def test_slow_passes_a_client_timeout(faulty: SandboxHandle, client: httpx.Clien
         client.get("/customers", timeout=0.3)
 
 
-def test_drop_closes_the_connection_mid_response(faulty: SandboxHandle,
-                                                 client: httpx.Client) -> None:
+def test_drop_closes_the_connection_mid_response(
+    faulty: SandboxHandle, client: httpx.Client
+) -> None:
     faulty.faults.configure({"drop": 1.0})
     with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
         client.get("/customers")
@@ -123,8 +124,9 @@ def test_same_seed_same_faults(faulty: SandboxHandle, client: httpx.Client) -> N
 
 
 def test_faults_configured_over_admin_api(faulty: SandboxHandle, client: httpx.Client) -> None:
-    response = httpx.post(faulty.admin_url + "/faults",
-                          json={"faults": {"http_502": 1.0}, "seed": 3})
+    response = httpx.post(
+        faulty.admin_url + "/faults", json={"faults": {"http_502": 1.0}, "seed": 3}
+    )
     assert response.json()["faults"] == {"http_502": 1.0}
     assert client.get("/units").status_code == 502
     httpx.post(faulty.admin_url + "/faults", json={})
@@ -132,7 +134,8 @@ def test_faults_configured_over_admin_api(faulty: SandboxHandle, client: httpx.C
 
 
 @pytest.mark.parametrize(
-    "rates", [{"explode": 0.1}, {"http_500": 1.5}, {"http_500": "often"}, {"slow": True}],
+    "rates",
+    [{"explode": 0.1}, {"http_500": 1.5}, {"http_500": "often"}, {"slow": True}],
     ids=["unknown", "above-one", "text", "bool"],
 )
 def test_invalid_rates_are_refused(rates: dict[str, object]) -> None:

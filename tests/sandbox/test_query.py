@@ -24,14 +24,50 @@ from sandbox.query import (
 )
 
 RECORDS: list[dict[str, Any]] = [
-    {"id": 1, "code": "Alpha", "price": 10.5, "active": True, "day": "2026-01-01",
-     "at": "2026-01-01T10:00:00.000", "tags": [1, 2], "parentId": None, "addr": {"city": "X"}},
-    {"id": 2, "code": "beta", "price": 20.0, "active": False, "day": "2026-02-01",
-     "at": "2026-02-01T09:30:00.000", "tags": [3], "parentId": 1, "addr": {"city": "Y"}},
-    {"id": 3, "code": "alphabet", "price": 30.0, "active": True, "day": "2026-03-01",
-     "at": "2026-03-01T00:00:00.000", "tags": [], "parentId": 1, "addr": None},
-    {"id": 4, "code": "Gamma", "price": 20, "active": True, "day": "2026-03-15",
-     "at": "2026-03-15T23:59:59.999", "tags": [2], "parentId": 2, "addr": None},
+    {
+        "id": 1,
+        "code": "Alpha",
+        "price": 10.5,
+        "active": True,
+        "day": "2026-01-01",
+        "at": "2026-01-01T10:00:00.000",
+        "tags": [1, 2],
+        "parentId": None,
+        "addr": {"city": "X"},
+    },
+    {
+        "id": 2,
+        "code": "beta",
+        "price": 20.0,
+        "active": False,
+        "day": "2026-02-01",
+        "at": "2026-02-01T09:30:00.000",
+        "tags": [3],
+        "parentId": 1,
+        "addr": {"city": "Y"},
+    },
+    {
+        "id": 3,
+        "code": "alphabet",
+        "price": 30.0,
+        "active": True,
+        "day": "2026-03-01",
+        "at": "2026-03-01T00:00:00.000",
+        "tags": [],
+        "parentId": 1,
+        "addr": None,
+    },
+    {
+        "id": 4,
+        "code": "Gamma",
+        "price": 20,
+        "active": True,
+        "day": "2026-03-15",
+        "at": "2026-03-15T23:59:59.999",
+        "tags": [2],
+        "parentId": 2,
+        "addr": None,
+    },
 ]
 TYPES = infer_types(RECORDS)
 
@@ -43,8 +79,15 @@ def ids(filters: list[str]) -> list[int]:
 
 def test_infer_types() -> None:
     assert TYPES == {
-        "id": "int", "code": "string", "price": "number", "active": "bool", "day": "date",
-        "at": "datetime", "tags": "array", "parentId": "int", "addr": "object",
+        "id": "int",
+        "code": "string",
+        "price": "number",
+        "active": "bool",
+        "day": "date",
+        "at": "datetime",
+        "tags": "array",
+        "parentId": "int",
+        "addr": "object",
     }
 
 
@@ -61,8 +104,17 @@ def test_infer_types() -> None:
         ("at>:2026-01-01T10:00:00.000", ("at", ">:", "2026-01-01T10:00:00.000")),
         ("id:[1,2]", ("id", ":", "[1,2]")),
     ],
-    ids=["contains", "strict", "not", "gte", "gt", "lte", "lt", "datetime-value-with-colons",
-         "list"],
+    ids=[
+        "contains",
+        "strict",
+        "not",
+        "gte",
+        "gt",
+        "lte",
+        "lt",
+        "datetime-value-with-colons",
+        "list",
+    ],
 )
 def test_parse_term_longest_operator_first(term: str, expected: tuple[str, str, str]) -> None:
     assert parse_term(term) == expected
@@ -105,12 +157,38 @@ def test_parse_term_longest_operator_first(term: str, expected: tuple[str, str, 
         (["id>1||active:false", "code:a"], [2, 3, 4]),
     ],
     ids=[
-        "str-contains-ci", "str-strict-case", "str-strict", "str-not", "str-gt-none",
-        "str-gt", "int-colon-equals", "int-strict", "int-not", "int-gt", "int-gte", "int-lt",
-        "int-lte", "number-equals-int-and-float", "number-gt", "bool-equals", "bool-not",
-        "date-equals", "date-gt", "date-lte", "datetime-day-prefix", "datetime-gte",
-        "array-contains", "null", "not-null", "null-never-compares", "list", "not-in-list",
-        "strict-string-list", "or-chain", "and-repeated", "and-of-or",
+        "str-contains-ci",
+        "str-strict-case",
+        "str-strict",
+        "str-not",
+        "str-gt-none",
+        "str-gt",
+        "int-colon-equals",
+        "int-strict",
+        "int-not",
+        "int-gt",
+        "int-gte",
+        "int-lt",
+        "int-lte",
+        "number-equals-int-and-float",
+        "number-gt",
+        "bool-equals",
+        "bool-not",
+        "date-equals",
+        "date-gt",
+        "date-lte",
+        "datetime-day-prefix",
+        "datetime-gte",
+        "array-contains",
+        "null",
+        "not-null",
+        "null-never-compares",
+        "list",
+        "not-in-list",
+        "strict-string-list",
+        "or-chain",
+        "and-repeated",
+        "and-of-or",
     ],
 )
 def test_filter_operators(filters: list[str], expected: list[int]) -> None:
@@ -136,10 +214,23 @@ def test_filter_operators(filters: list[str], expected: list[int]) -> None:
         ("parentId>null", "cannot compare"),
         ("id:1||", "malformed filter term"),
     ],
-    ids=["unknown-field", "dotted-field", "object-field", "no-operator", "no-value",
-         "int-text", "number-text", "bool-text", "impossible-date", "not-a-date",
-         "bool-comparison", "list-with-comparison", "empty-list", "null-comparison",
-         "dangling-or"],
+    ids=[
+        "unknown-field",
+        "dotted-field",
+        "object-field",
+        "no-operator",
+        "no-value",
+        "int-text",
+        "number-text",
+        "bool-text",
+        "impossible-date",
+        "not-a-date",
+        "bool-comparison",
+        "list-with-comparison",
+        "empty-list",
+        "null-comparison",
+        "dangling-or",
+    ],
 )
 def test_bad_filters_name_the_problem(expr: str, message: str) -> None:
     with pytest.raises(QueryError, match=message.replace("[", r"\[").replace(".", r"\.")):
@@ -157,8 +248,15 @@ def test_bad_filters_name_the_problem(expr: str, message: str) -> None:
         (["parentId,desc"], [4, 2, 3, 1]),
         (["active,price,desc"], [3, 4, 1, 2]),
     ],
-    ids=["default-asc", "desc", "tie-break", "strings-case-sensitive", "nulls-first-asc",
-         "nulls-last-desc", "spring-multi-field"],
+    ids=[
+        "default-asc",
+        "desc",
+        "tie-break",
+        "strings-case-sensitive",
+        "nulls-first-asc",
+        "nulls-last-desc",
+        "spring-multi-field",
+    ],
 )
 def test_sort(sort: list[str], expected: list[int]) -> None:
     orders = parse_sort(sort, TYPES)
@@ -195,20 +293,39 @@ def test_bad_paging(page: str, size: str) -> None:
 
 @pytest.mark.parametrize(
     ("page", "size", "total", "count", "first", "last", "pages"),
-    [(0, 2, 5, 2, True, False, 3), (2, 2, 5, 1, False, True, 3), (0, 20, 0, 0, True, True, 0),
-     (9, 2, 5, 0, False, True, 3)],
+    [
+        (0, 2, 5, 2, True, False, 3),
+        (2, 2, 5, 1, False, True, 3),
+        (0, 20, 0, 0, True, True, 0),
+        (9, 2, 5, 0, False, True, 3),
+    ],
     ids=["first", "last", "empty", "beyond"],
 )
-def test_envelope(page: int, size: int, total: int, count: int, first: bool, last: bool,
-                  pages: int) -> None:
+def test_envelope(
+    page: int, size: int, total: int, count: int, first: bool, last: bool, pages: int
+) -> None:
     content = [{"id": i} for i in range(count)]
     env = envelope(content, page=page, size=size, total=total, orders=[SortOrder("id", True)])
     assert env == {
-        "content": content, "size": size, "number": page, "numberOfElements": count,
-        "totalElements": total, "totalPages": pages, "first": first, "last": last,
+        "content": content,
+        "size": size,
+        "number": page,
+        "numberOfElements": count,
+        "totalElements": total,
+        "totalPages": pages,
+        "first": first,
+        "last": last,
         "empty": count == 0,
-        "sort": [{"direction": "DESC", "property": "id", "ignoreCase": False,
-                  "nullHandling": "NATIVE", "ascending": False, "descending": True}],
+        "sort": [
+            {
+                "direction": "DESC",
+                "property": "id",
+                "ignoreCase": False,
+                "nullHandling": "NATIVE",
+                "ascending": False,
+                "descending": True,
+            }
+        ],
     }
 
 
@@ -232,8 +349,19 @@ ID_TYPES = {"id": "int", "even": "bool"}
         (["id::70"], [], 0, 10, [70], 1),
         (["id>200"], [], 0, 10, [], 0),
     ],
-    ids=["no-filter", "keyset-gt", "range", "range-page-2", "id-list", "id-list-and-bound",
-         "desc", "key-and-other", "or-is-not-keyed", "strict-equal", "past-the-end"],
+    ids=[
+        "no-filter",
+        "keyset-gt",
+        "range",
+        "range-page-2",
+        "id-list",
+        "id-list-and-bound",
+        "desc",
+        "key-and-other",
+        "or-is-not-keyed",
+        "strict-equal",
+        "past-the-end",
+    ],
 )
 def test_select_keyed_matches_generic(
     filters: list[str], sort: list[str], page: int, size: int, expected: list[int], total: int
@@ -241,8 +369,9 @@ def test_select_keyed_matches_generic(
     compiled = compile_filters(filters, ID_TYPES)
     orders = parse_sort(sort, ID_TYPES)
     plan = plan_keys(compiled, "id")
-    fast = select_keyed(KEYS, ROWS, plan, build_predicate(plan.rest, ID_TYPES), orders, "id",
-                        page, size)
+    fast = select_keyed(
+        KEYS, ROWS, plan, build_predicate(plan.rest, ID_TYPES), orders, "id", page, size
+    )
     slow = select(ROWS, build_predicate(compiled, ID_TYPES), orders, page, size)
     assert [r["id"] for r in fast.content] == expected == [r["id"] for r in slow.content]
     assert fast.total == total == slow.total

@@ -20,8 +20,18 @@ from tests.sandbox.conftest import TinyWorld, authenticate
 
 pytestmark = pytest.mark.sandbox
 
-ENVELOPE_KEYS = {"content", "size", "number", "numberOfElements", "totalElements", "totalPages",
-                 "first", "last", "empty", "sort"}
+ENVELOPE_KEYS = {
+    "content",
+    "size",
+    "number",
+    "numberOfElements",
+    "totalElements",
+    "totalPages",
+    "first",
+    "last",
+    "empty",
+    "sort",
+}
 
 
 def error_of(response: httpx.Response) -> dict[str, Any]:
@@ -36,16 +46,32 @@ def error_of(response: httpx.Response) -> dict[str, Any]:
 
 @pytest.mark.parametrize("style", ["camel", "snake"])
 def test_authenticate_returns_token_data(tiny_sandbox: SandboxHandle, style: str) -> None:
-    names = (("grantType", "clientId", "clientSecret") if style == "camel"
-             else ("grant_type", "client_id", "client_secret"))
-    form = dict(zip(names, ("client_credentials", tiny_sandbox.client_id,
-                            tiny_sandbox.client_secret), strict=True))
+    names = (
+        ("grantType", "clientId", "clientSecret")
+        if style == "camel"
+        else ("grant_type", "client_id", "client_secret")
+    )
+    form = dict(
+        zip(
+            names,
+            ("client_credentials", tiny_sandbox.client_id, tiny_sandbox.client_secret),
+            strict=True,
+        )
+    )
     form["scope"] = tiny_sandbox.scope
     response = httpx.post(tiny_sandbox.base_url + "/authenticate", data=form)
     assert response.status_code == 200
     body = response.json()
-    assert set(body) == {"access_token", "token_type", "expires_in", "scope", "jti", "client_id",
-                         "concern_id", "details"}
+    assert set(body) == {
+        "access_token",
+        "token_type",
+        "expires_in",
+        "scope",
+        "jti",
+        "client_id",
+        "concern_id",
+        "details",
+    }
     assert body["token_type"] == "Bearer"
     assert body["expires_in"] == 3600
     assert body["client_id"] == tiny_sandbox.client_id
@@ -63,10 +89,16 @@ def test_authenticate_returns_token_data(tiny_sandbox: SandboxHandle, style: str
     ],
     ids=["wrong-secret", "wrong-client", "wrong-scope", "wrong-grant"],
 )
-def test_authenticate_refusals(tiny_sandbox: SandboxHandle, form: dict[str, str], status: int,
-                               code: str) -> None:
-    data = {"grantType": "client_credentials", "clientId": tiny_sandbox.client_id,
-            "clientSecret": tiny_sandbox.client_secret, "scope": tiny_sandbox.scope, **form}
+def test_authenticate_refusals(
+    tiny_sandbox: SandboxHandle, form: dict[str, str], status: int, code: str
+) -> None:
+    data = {
+        "grantType": "client_credentials",
+        "clientId": tiny_sandbox.client_id,
+        "clientSecret": tiny_sandbox.client_secret,
+        "scope": tiny_sandbox.scope,
+        **form,
+    }
     response = httpx.post(tiny_sandbox.base_url + "/authenticate", data=data)
     assert response.status_code == status
     body = error_of(response)
@@ -84,8 +116,9 @@ def test_authenticate_refusals(tiny_sandbox: SandboxHandle, form: dict[str, str]
     ],
     ids=["missing", "forged", "wrong-scheme", "no-token"],
 )
-def test_calls_need_a_valid_token(tiny_sandbox: SandboxHandle, header: str | None,
-                                  code: str) -> None:
+def test_calls_need_a_valid_token(
+    tiny_sandbox: SandboxHandle, header: str | None, code: str
+) -> None:
     headers = {"Authorization": header} if header else {}
     response = httpx.get(tiny_sandbox.base_url + "/customers", headers=headers)
     assert response.status_code == 401
@@ -133,9 +166,14 @@ def test_size_is_clamped_silently(api: httpx.Client) -> None:
 
 @pytest.mark.parametrize(
     ("params", "code"),
-    [({"size": 0}, "INVALID_PAGING"), ({"page": -1}, "INVALID_PAGING"),
-     ({"page": "x"}, "INVALID_PAGING"), ({"filter": "nope:1"}, "INVALID_FILTER"),
-     ({"filter": "customerId>abc"}, "INVALID_FILTER"), ({"sort": "nope,asc"}, "INVALID_SORT")],
+    [
+        ({"size": 0}, "INVALID_PAGING"),
+        ({"page": -1}, "INVALID_PAGING"),
+        ({"page": "x"}, "INVALID_PAGING"),
+        ({"filter": "nope:1"}, "INVALID_FILTER"),
+        ({"filter": "customerId>abc"}, "INVALID_FILTER"),
+        ({"sort": "nope,asc"}, "INVALID_SORT"),
+    ],
     ids=["size-zero", "page-negative", "page-text", "unknown-field", "bad-value", "bad-sort"],
 )
 def test_bad_parameters_are_400(api: httpx.Client, params: dict[str, Any], code: str) -> None:
@@ -155,8 +193,9 @@ def test_bad_filter_message_names_the_field(api: httpx.Client) -> None:
 def test_empty_lists_are_204(path: str) -> None:
     world = TinyWorld(empty=("reservations", "distributionchannels"))
     with run_sandbox(SandboxSettings(), world=world) as handle:
-        response = httpx.get(handle.base_url + path,
-                             headers={"Authorization": authenticate(handle)})
+        response = httpx.get(
+            handle.base_url + path, headers={"Authorization": authenticate(handle)}
+        )
         assert response.status_code == 204
         assert response.content == b""
 
@@ -183,17 +222,34 @@ def test_filtered_to_nothing_is_204_for_reservations(api: httpx.Client) -> None:
         (["customerId<:3"], lambda c: c["customerId"] <= 3),
         (["customerId:[2,4,99]"], lambda c: c["customerId"] in (2, 4)),
         (["countryCode:NL||countryCode:BE"], lambda c: c["countryCode"] in ("NL", "BE")),
-        (["customerId>10", "countryCode:de"], lambda c: c["customerId"] > 10
-         and c["countryCode"] == "DE"),
+        (
+            ["customerId>10", "countryCode:de"],
+            lambda c: c["customerId"] > 10 and c["countryCode"] == "DE",
+        ),
         (["birthYear:null"], lambda c: c["birthYear"] is None),
         (["createdDate>:2025-01-01T00:10:00.000"], lambda c: c["customerId"] >= 10),
         (["modifiedDate:2025-06-01"], lambda c: True),
     ],
-    ids=["contains", "strict", "strict-case", "not", "gt", "gte", "lt", "lte", "list", "or",
-         "and", "null", "datetime-gte", "datetime-day"],
+    ids=[
+        "contains",
+        "strict",
+        "strict-case",
+        "not",
+        "gt",
+        "gte",
+        "lt",
+        "lte",
+        "list",
+        "or",
+        "and",
+        "null",
+        "datetime-gte",
+        "datetime-day",
+    ],
 )
-def test_filter_operators_over_http(api: httpx.Client, tiny_sandbox: SandboxHandle,
-                                    filters: list[str], predicate: Any) -> None:
+def test_filter_operators_over_http(
+    api: httpx.Client, tiny_sandbox: SandboxHandle, filters: list[str], predicate: Any
+) -> None:
     response = api.get("/customers", params={"filter": filters, "size": 50})
     assert response.status_code == 200
     expected = [c["customerId"] for c in tiny_sandbox.world.records("customers") if predicate(c)]
@@ -203,8 +259,9 @@ def test_filter_operators_over_http(api: httpx.Client, tiny_sandbox: SandboxHand
 
 
 def test_sort_over_http(api: httpx.Client) -> None:
-    body = api.get("/reservations", params={
-        "sort": ["status,desc", "reservationId,asc"], "size": 50}).json()
+    body = api.get(
+        "/reservations", params={"sort": ["status,desc", "reservationId,asc"], "size": 50}
+    ).json()
     keys = [(r["status"], r["reservationId"]) for r in body["content"]]
     assert keys == sorted(keys, key=lambda k: (-k[0], k[1]))
     assert [s["property"] for s in body["sort"]] == ["status", "reservationId"]
@@ -217,8 +274,9 @@ def test_keyset_paging_reads_every_record_once(api: httpx.Client) -> None:
     seen: list[int] = []
     cursor = 0
     while True:
-        page = api.get("/events", params={"filter": f"eventId>{cursor}", "sort": "eventId,asc",
-                                          "size": 7}).json()
+        page = api.get(
+            "/events", params={"filter": f"eventId>{cursor}", "sort": "eventId,asc", "size": 7}
+        ).json()
         if page["empty"]:
             break
         ids = [e["eventId"] for e in page["content"]]
@@ -262,14 +320,26 @@ def test_item_endpoints(api: httpx.Client, path: str, pk: str, key: int) -> None
 
 
 LISTS = [
-    ("/locations", 2), ("/accommodationtypes", 3), ("/accommodationtypes/details", 3),
-    ("/accommodationtypes/11/rates", 2), ("/accommodationtype/11/rates", 2), ("/units", 4),
-    ("/ratetypes", 2), ("/ratetypes/rateoptions", 3), ("/ratetypes/2/rateoptions", 2),
-    ("/companies", 2), ("/companies/journalreports", 2),
-    ("/companies/journalreports/1/entries", 2), ("/cashreservations/accounts", 2),
-    ("/cashreservations/clearance", 3), ("/customers", 25), ("/reservations", 30),
-    ("/reservations/details", 30), ("/reservations/bills", 90),
-    ("/reservations/1001/content", 1), ("/events", 50),
+    ("/locations", 2),
+    ("/accommodationtypes", 3),
+    ("/accommodationtypes/details", 3),
+    ("/accommodationtypes/11/rates", 2),
+    ("/accommodationtype/11/rates", 2),
+    ("/units", 4),
+    ("/ratetypes", 2),
+    ("/ratetypes/rateoptions", 3),
+    ("/ratetypes/2/rateoptions", 2),
+    ("/companies", 2),
+    ("/companies/journalreports", 2),
+    ("/companies/journalreports/1/entries", 2),
+    ("/cashreservations/accounts", 2),
+    ("/cashreservations/clearance", 3),
+    ("/customers", 25),
+    ("/reservations", 30),
+    ("/reservations/details", 30),
+    ("/reservations/bills", 90),
+    ("/reservations/1001/content", 1),
+    ("/events", 50),
 ]
 
 
@@ -325,19 +395,21 @@ def test_bills_need_payer_type(api: httpx.Client) -> None:
     ids=["comma", "repeated"],
 )
 def test_multi_reservation_forms(api: httpx.Client, params: dict[str, Any]) -> None:
-    details = api.get("/reservations/details",
-                      params={**params, "returnSections": "RESERVEDRESOURCES"}).json()
+    details = api.get(
+        "/reservations/details", params={**params, "returnSections": "RESERVEDRESOURCES"}
+    ).json()
     assert [r["reservationId"] for r in details["content"]] == [1001, 1002]
     assert all("reservedResources" in r and "subjects" not in r for r in details["content"])
     bills = api.get("/reservations/bills", params={**params, "payerType": "CUSTOMER"}).json()
     assert {(b["reservationId"], b["payerType"]) for b in bills["content"]} == {
-        (1001, "CUSTOMER"), (1002, "CUSTOMER")}
+        (1001, "CUSTOMER"),
+        (1002, "CUSTOMER"),
+    }
     assert bills["totalElements"] == 4
 
 
 def test_reservation_query_parameters(api: httpx.Client) -> None:
-    by_code = api.get("/reservations", params={"distributionChannelCode": "OTA",
-                                               "size": 50}).json()
+    by_code = api.get("/reservations", params={"distributionChannelCode": "OTA", "size": 50}).json()
     assert {r["distributionChannelCode"] for r in by_code["content"]} == {"OTA"}
     by_type = api.get("/reservations", params={"resourceId": 11, "size": 50}).json()
     assert [r["reservationId"] for r in by_type["content"]] == list(range(1001, 1030, 3))
@@ -346,26 +418,39 @@ def test_reservation_query_parameters(api: httpx.Client) -> None:
 
 
 def test_availability_get_and_post(api: httpx.Client) -> None:
-    got = api.get("/accommodationtypes/availability", params={
-        "arrivalDateFrom": "2026-03-01", "arrivalDateTo": "2026-03-02", "resourceId": 10,
-        "duration": 7})
+    got = api.get(
+        "/accommodationtypes/availability",
+        params={
+            "arrivalDateFrom": "2026-03-01",
+            "arrivalDateTo": "2026-03-02",
+            "resourceId": 10,
+            "duration": 7,
+        },
+    )
     assert got.status_code == 200
     assert [(a["arrivalDate"], a["duration"]) for a in got.json()] == [
-        ("2026-03-01", 7), ("2026-03-02", 7)]
-    posted = api.post("/accommodationtypes/availability", json={
-        "arrivalDateFrom": "2026-03-01", "arrivalDateTo": "2026-03-31"})
+        ("2026-03-01", 7),
+        ("2026-03-02", 7),
+    ]
+    posted = api.post(
+        "/accommodationtypes/availability",
+        json={"arrivalDateFrom": "2026-03-01", "arrivalDateTo": "2026-03-31"},
+    )
     assert posted.status_code == 200
     assert len(posted.json()) == 31 * 3 * 4
-    too_long = api.get("/accommodationtypes/availability", params={
-        "arrivalDateFrom": "2026-03-01", "arrivalDateTo": "2026-04-01"})
+    too_long = api.get(
+        "/accommodationtypes/availability",
+        params={"arrivalDateFrom": "2026-03-01", "arrivalDateTo": "2026-04-01"},
+    )
     assert too_long.status_code == 400
     assert error_of(too_long)["code"] == "RANGE_TOO_LARGE"
     assert api.get("/accommodationtypes/availability").status_code == 400
 
 
 def test_create_and_update_reservation(api: httpx.Client) -> None:
-    created = api.post("/reservations", json={"accommodationTypes": [{"resourceId": 10}],
-                                              "categoryCode": "GUEST"})
+    created = api.post(
+        "/reservations", json={"accommodationTypes": [{"resourceId": 10}], "categoryCode": "GUEST"}
+    )
     assert created.status_code == 201
     rid = created.json()["reservationId"]
     assert api.get(f"/reservations/{rid}").json()["status"] == 12
@@ -387,8 +472,12 @@ def test_the_sixteenth_concurrent_request_gets_429() -> None:
 
         async def burst() -> list[httpx.Response]:
             limits = httpx.Limits(max_connections=32, max_keepalive_connections=32)
-            async with httpx.AsyncClient(base_url=handle.base_url, limits=limits, timeout=30,
-                                         headers={"Authorization": token}) as client:
+            async with httpx.AsyncClient(
+                base_url=handle.base_url,
+                limits=limits,
+                timeout=30,
+                headers={"Authorization": token},
+            ) as client:
                 return await asyncio.gather(*(client.get("/units") for _ in range(16)))
 
         responses = asyncio.run(burst())
@@ -435,7 +524,8 @@ def test_openapi_document(tiny_sandbox: SandboxHandle) -> None:
     page = doc["components"]["schemas"]["PageCustomers"]
     assert set(page["required"]) == ENVELOPE_KEYS
     assert doc["components"]["schemas"]["Customers"]["properties"]["customerId"]["type"] == (
-        "integer")
+        "integer"
+    )
     assert paths["/service/v2/authenticate"]["post"]["security"] == []
 
 
@@ -443,27 +533,41 @@ def test_openapi_document(tiny_sandbox: SandboxHandle) -> None:
 
 
 def test_world_lists_answer_with_the_envelope(world_api: httpx.Client) -> None:
-    for path in ("/distributionchannels", "/locations", "/accommodationtypes", "/units",
-                 "/ratetypes", "/ratetypes/rateoptions", "/companies",
-                 "/companies/journalreports", "/cashreservations/accounts",
-                 "/cashreservations/clearance", "/customers", "/reservations",
-                 "/reservations/details", "/events"):
+    for path in (
+        "/distributionchannels",
+        "/locations",
+        "/accommodationtypes",
+        "/units",
+        "/ratetypes",
+        "/ratetypes/rateoptions",
+        "/companies",
+        "/companies/journalreports",
+        "/cashreservations/accounts",
+        "/cashreservations/clearance",
+        "/customers",
+        "/reservations",
+        "/reservations/details",
+        "/events",
+    ):
         response = world_api.get(path, params={"size": 5})
         assert response.status_code in (200, 204), path
         if response.status_code == 200:
             assert set(response.json()) == ENVELOPE_KEYS, path
 
 
-def test_world_keyset_paging_matches_total(world_api: httpx.Client,
-                                           world_sandbox: SandboxHandle) -> None:
+def test_world_keyset_paging_matches_total(
+    world_api: httpx.Client, world_sandbox: SandboxHandle
+) -> None:
     world = world_sandbox.world
     with world.lock:
         expected = list(world.keys("reservations"))
     seen: list[int] = []
     cursor = 0
     while True:
-        response = world_api.get("/reservations", params={
-            "filter": f"reservationId>{cursor}", "sort": "reservationId,asc", "size": 2000})
+        response = world_api.get(
+            "/reservations",
+            params={"filter": f"reservationId>{cursor}", "sort": "reservationId,asc", "size": 2000},
+        )
         if response.status_code == 204:
             break
         ids = [r["reservationId"] for r in response.json()["content"]]
@@ -480,8 +584,9 @@ def test_world_events_strictly_increasing(world_api: httpx.Client) -> None:
     assert all(a < b for a, b in itertools.pairwise(ids))
 
 
-def test_world_filters_agree_with_records(world_api: httpx.Client,
-                                          world_sandbox: SandboxHandle) -> None:
+def test_world_filters_agree_with_records(
+    world_api: httpx.Client, world_sandbox: SandboxHandle
+) -> None:
     world = world_sandbox.world
     with world.lock:
         records = list(world.records("reservations"))
@@ -490,21 +595,26 @@ def test_world_filters_agree_with_records(world_api: httpx.Client,
     status = records[len(records) // 2]["status"]
     arrival = records[len(records) // 2]["arrivalDate"]
     expected = sum(1 for r in records if r["status"] == status and r["arrivalDate"] >= arrival)
-    body = world_api.get("/reservations", params={
-        "filter": [f"status:{status}", f"arrivalDate>:{arrival}"], "size": 1}).json()
+    body = world_api.get(
+        "/reservations",
+        params={"filter": [f"status:{status}", f"arrivalDate>:{arrival}"], "size": 1},
+    ).json()
     assert body["totalElements"] == expected
 
 
-def test_world_details_and_availability(world_api: httpx.Client,
-                                        world_sandbox: SandboxHandle) -> None:
+def test_world_details_and_availability(
+    world_api: httpx.Client, world_sandbox: SandboxHandle
+) -> None:
     world = world_sandbox.world
     with world.lock:
         rid = world.keys("reservations")[0]
         today = world.now.date().isoformat()
     details = world_api.get(f"/reservations/{rid}/details").json()
     assert {"reservedResources", "customerBill", "subjects"} <= set(details)
-    availability = world_api.get("/accommodationtypes/availability", params={
-        "arrivalDateFrom": today, "arrivalDateTo": today, "duration": 7})
+    availability = world_api.get(
+        "/accommodationtypes/availability",
+        params={"arrivalDateFrom": today, "arrivalDateTo": today, "duration": 7},
+    )
     assert availability.status_code == 200
     assert all(a["duration"] == 7 for a in availability.json())
 

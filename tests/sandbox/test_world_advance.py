@@ -75,8 +75,11 @@ def test_invariants_after_advance(advanced) -> None:
         if st in ("PROVISIONAL", "DEFINITIVE", "CHECKED_IN"):
             assert date.fromisoformat(rec["departureDate"]) >= today
         if st in HOLDING:
-            unit = next(rr["unitId"] for rr in w.children("reservedresources", rid)
-                        if rr["type"] == "ACCOMMODATIONTYPE")
+            unit = next(
+                rr["unitId"]
+                for rr in w.children("reservedresources", rid)
+                if rr["type"] == "ACCOMMODATIONTYPE"
+            )
             a = date.fromisoformat(rec["arrivalDate"]).toordinal()
             for o in range(a, date.fromisoformat(rec["departureDate"]).toordinal()):
                 assert (unit, o) not in nights

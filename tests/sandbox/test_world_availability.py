@@ -24,7 +24,8 @@ def _list_price(rates: list[dict], day: date) -> int | None:
     iso = day.isoformat()
     for r in rates:
         if r["validFrom"] <= iso <= r["validTo"] and (
-                not r["applicableDays"] or WEEKDAYS[day.weekday()] in r["applicableDays"]):
+            not r["applicableDays"] or WEEKDAYS[day.weekday()] in r["applicableDays"]
+        ):
             key = (r["priority"], r["rateId"])
             if best is None or key > best[0]:
                 best = (key, cents(r["value"]))
@@ -40,8 +41,11 @@ def test_availability_matches_the_records(world: World, start: date) -> None:
     for rec in world.records("reservations"):
         if NAMES[rec["status"]] not in HOLDING:
             continue
-        unit = next(rr["unitId"] for rr in world.children("reservedresources", rec["reservationId"])
-                    if rr["type"] == "ACCOMMODATIONTYPE")
+        unit = next(
+            rr["unitId"]
+            for rr in world.children("reservedresources", rec["reservationId"])
+            if rr["type"] == "ACCOMMODATIONTYPE"
+        )
         a = date.fromisoformat(rec["arrivalDate"]).toordinal()
         busy[unit].update(range(a, date.fromisoformat(rec["departureDate"]).toordinal()))
     rates = defaultdict(list)
@@ -70,8 +74,10 @@ def test_availability_matches_the_records(world: World, start: date) -> None:
         some_full += not expect
         assert {p["rateTypeId"] for p in rec["prices"]} == {1, 2, 3, 4}
         for p in rec["prices"]:
-            nights = [_list_price(rates[(rec["resourceId"], p["rateTypeId"])],
-                                  arr + timedelta(days=k)) for k in range(rec["duration"])]
+            nights = [
+                _list_price(rates[(rec["resourceId"], p["rateTypeId"])], arr + timedelta(days=k))
+                for k in range(rec["duration"])
+            ]
             assert cents(p["price"]) == sum(nights)
     assert some_free and (some_full or start.month == 7)
 
@@ -79,8 +85,13 @@ def test_availability_matches_the_records(world: World, start: date) -> None:
 def test_filters_and_limits(world: World) -> None:
     d = date(2027, 1, 10)
     rt = world.keys("accommodationtypes")[0]
-    out = world.availability(arrival_from=d, arrival_to=d, resource_ids=[rt], durations=[3],
-                             distribution_channel_code="TO-GBP")
+    out = world.availability(
+        arrival_from=d,
+        arrival_to=d,
+        resource_ids=[rt],
+        durations=[3],
+        distribution_channel_code="TO-GBP",
+    )
     assert len(out) == 1 and out[0]["resourceId"] == rt
     assert [(p["rateTypeId"], p["currencyCode"]) for p in out[0]["prices"]] == [(4, "GBP")]
     loc = world.get("accommodationtypes", rt)["locationId"]

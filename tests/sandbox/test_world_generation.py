@@ -22,7 +22,7 @@ def world() -> World:
 
 
 def _digest(w: World, names: tuple[str, ...]) -> str:
-    return json.dumps({n: w.records(n) for n in names}, sort_keys=True, default=str)
+    return json.dumps({n: list(w.records(n)) for n in names}, sort_keys=True, default=str)
 
 
 def test_same_seed_same_world_other_seed_other_world(world: World) -> None:
@@ -44,7 +44,8 @@ def test_sizes_keys_and_children(world: World) -> None:
         assert list(keys) == sorted(set(keys)), name
         assert [r[pk] for r in recs] == list(keys), name
         if keys:
-            assert world.get(name, keys[0]) is recs[0]
+            assert world.get(name, keys[0]) == recs[0]
+            assert world.get(name, keys[-1]) == recs[-1]
     for child, (parent, link) in CHILDREN.items():
         pkeys = world.keys(parent)
         some = pkeys[len(pkeys) // 2]
@@ -90,8 +91,16 @@ def test_every_reservation_follows_the_state_table(world: World) -> None:
         if st in ("CANCELLED", "DEF_CANCELLED"):
             assert rec["cancelDate"] is not None
         assert rec["reservationDate"] <= rec["modifiedDate"]
-    for st in ("CHECKED_OUT", "CHECKED_IN", "DEFINITIVE", "PROVISIONAL", "CANCELLED",
-               "DEF_CANCELLED", "DECLINED", "EXPIRED"):
+    for st in (
+        "CHECKED_OUT",
+        "CHECKED_IN",
+        "DEFINITIVE",
+        "PROVISIONAL",
+        "CANCELLED",
+        "DEF_CANCELLED",
+        "DECLINED",
+        "EXPIRED",
+    ):
         assert statuses[st] > 0, st
     total = sum(statuses.values())
     assert 0.03 < (statuses["CANCELLED"] + statuses["DEF_CANCELLED"]) / total < 0.2
@@ -102,8 +111,11 @@ def test_no_unit_is_double_booked(world: World) -> None:
     for rec in world.records("reservations"):
         if NAMES[rec["status"]] not in HOLDING:
             continue
-        acc = [rr for rr in world.children("reservedresources", rec["reservationId"])
-               if rr["type"] == "ACCOMMODATIONTYPE"]
+        acc = [
+            rr
+            for rr in world.children("reservedresources", rec["reservationId"])
+            if rr["type"] == "ACCOMMODATIONTYPE"
+        ]
         a = date.fromisoformat(rec["arrivalDate"]).toordinal()
         d = date.fromisoformat(rec["departureDate"]).toordinal()
         for o in range(a, d):
@@ -134,7 +146,9 @@ def _list_price(rates: list[dict], day: date) -> tuple[int, int] | None:
     wd = WEEKDAYS[day.weekday()]
     iso = day.isoformat()
     for r in rates:
-        if r["validFrom"] <= iso <= r["validTo"] and (not r["applicableDays"] or wd in r["applicableDays"]):
+        if r["validFrom"] <= iso <= r["validTo"] and (
+            not r["applicableDays"] or wd in r["applicableDays"]
+        ):
             key = (r["priority"], r["rateId"])
             if best is None or key > best[0]:
                 best = (key, cents(r["value"]))
@@ -162,15 +176,20 @@ def test_bills_follow_the_bill_rules(world: World) -> None:
         for payer, pl in by_payer.items():
             payers[payer] += 1
             items = sum(cents(x["total"]) for x in pl if x["billLineType"] in ITEM)
-            summ = {x["billLineType"]: cents(x["total"]) for x in pl if x["billLineType"] not in ITEM}
+            summ = {
+                x["billLineType"]: cents(x["total"]) for x in pl if x["billLineType"] not in ITEM
+            }
             assert summ[70] == items
             comm = summ.get(100, 0) + summ.get(110, 0)
             assert (100 in summ) == (payer == "AGENT")
             assert summ[120] == summ[70] - comm - summ[80]
             assert summ[90] == summ[70] - summ[80]
             if payer == "AGENT":  # rent only on the agent bill; extras and tax on the customer's
-                assert all(x["resourceType"] in ("ACCOMMODATIONTYPE", "SPECIAL")
-                           for x in pl if x["billLineType"] in ITEM)
+                assert all(
+                    x["resourceType"] in ("ACCOMMODATIONTYPE", "SPECIAL")
+                    for x in pl
+                    if x["billLineType"] in ITEM
+                )
             for x in pl:
                 if x["billLineType"] == 10 and x["resourceType"] == "ACCOMMODATIONTYPE":
                     assert cents(x["total"]) == cents(x["value"]) * x["quantity"]
@@ -203,8 +222,9 @@ def test_journal_entries_follow_bills(world: World) -> None:
     checked = 0
     for rec in world.records("reservations"):
         rid = rec["reservationId"]
-        revenue = sum(cents(x["total"]) for x in world.children("billlines", rid)
-                      if x["billLineType"] == 10)
+        revenue = sum(
+            cents(x["total"]) for x in world.children("billlines", rid) if x["billLineType"] == 10
+        )
         expect = revenue if NAMES[rec["status"]] in ON_BOOKS else 0
         assert net.get(rid, 0) == expect, rid
         checked += 1
@@ -221,7 +241,9 @@ def test_cash_clearances(world: World) -> None:
     assert len(clear) == len(accounts) * len(days)
     diffs = 0
     for c in clear:
-        counted = sum(cents(c[k]) for k in ("countedCash", "countedCard", "countedCheque", "countedAncv"))
+        counted = sum(
+            cents(c[k]) for k in ("countedCash", "countedCard", "countedCheque", "countedAncv")
+        )
         assert cents(c["difference"]) == counted - cents(c["expectedAmount"])
         diffs += c["difference"] != 0
     assert 0 < diffs < len(clear) * 0.2
@@ -249,7 +271,16 @@ def test_initial_events(world: World) -> None:
 
 def test_customers_have_pii_and_dates(world: World) -> None:
     for c in world.records("customers")[:200]:
-        for f in ("countryCode", "language", "createdDate", "modifiedDate", "firstName",
-                  "lastName", "email", "phone", "address"):
+        for f in (
+            "countryCode",
+            "language",
+            "createdDate",
+            "modifiedDate",
+            "firstName",
+            "lastName",
+            "email",
+            "phone",
+            "address",
+        ):
             assert c[f] is not None
         assert c["createdDate"] <= c["modifiedDate"]

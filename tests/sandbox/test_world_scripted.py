@@ -19,11 +19,22 @@ def world() -> World:
 
 def _body(resource_id: int, arrival: str, nights: int, **extra) -> dict:
     body = {
-        "accommodationTypes": [{"resourceId": resource_id, "duration": nights,
-                                "subjects": {"persons": [{"age": 40, "quantity": 2}]}}],
-        "categoryCode": "GUEST", "distributionChannelCode": "WEB-EUR",
-        "customer": {"firstName": "Test", "lastName": "Guest", "email": "t@example.org",
-                     "countryCode": "NL", "language": "nl"},
+        "accommodationTypes": [
+            {
+                "resourceId": resource_id,
+                "duration": nights,
+                "subjects": {"persons": [{"age": 40, "quantity": 2}]},
+            }
+        ],
+        "categoryCode": "GUEST",
+        "distributionChannelCode": "WEB-EUR",
+        "customer": {
+            "firstName": "Test",
+            "lastName": "Guest",
+            "email": "t@example.org",
+            "countryCode": "NL",
+            "language": "nl",
+        },
         "arrivalDate": arrival,
     }
     body.update(extra)
@@ -31,17 +42,23 @@ def _body(resource_id: int, arrival: str, nights: int, **extra) -> dict:
 
 
 def _free_type(w: World, arrival: str, nights: int) -> int:
-    recs = w.availability(arrival_from=date.fromisoformat(arrival),
-                          arrival_to=date.fromisoformat(arrival), durations=[nights],
-                          distribution_channel_code="WEB-EUR")
+    recs = w.availability(
+        arrival_from=date.fromisoformat(arrival),
+        arrival_to=date.fromisoformat(arrival),
+        durations=[nights],
+        distribution_channel_code="WEB-EUR",
+    )
     free = [r for r in recs if r["availableUnits"] > 0]
     assert free, "no type free for the scripted stay"
     return free[0]["resourceId"]
 
 
 def _events_for(w: World, rid: int, after: int) -> list[dict]:
-    return [e for e in w.records("events") if e["eventId"] > after
-            and e["eventType"] == "RESERVATION_EVENT" and e["entityId"] == rid]
+    return [
+        e
+        for e in w.records("events")
+        if e["eventId"] > after and e["eventType"] == "RESERVATION_EVENT" and e["entityId"] == rid
+    ]
 
 
 def test_allocation_rule() -> None:
@@ -50,14 +67,17 @@ def test_allocation_rule() -> None:
     assert sum(v for _, v in allocate(99_999, 10, 7)) == 99_999
 
 
-@pytest.mark.parametrize("patch, message", [
-    ({"accommodationTypes": []}, "accommodationTypes"),
-    ({"categoryCode": "NOPE"}, "categoryCode"),
-    ({"distributionChannelCode": "NOPE"}, "distributionChannelCode"),
-    ({"customer": None}, "customer"),
-    ({"arrivalDate": None}, "arrivalDate"),
-    ({"arrivalDate": "2020-01-01"}, "past"),
-])
+@pytest.mark.parametrize(
+    "patch, message",
+    [
+        ({"accommodationTypes": []}, "accommodationTypes"),
+        ({"categoryCode": "NOPE"}, "categoryCode"),
+        ({"distributionChannelCode": "NOPE"}, "distributionChannelCode"),
+        ({"customer": None}, "customer"),
+        ({"arrivalDate": None}, "arrivalDate"),
+        ({"arrivalDate": "2020-01-01"}, "past"),
+    ],
+)
 def test_create_validates(world: World, patch: dict, message: str) -> None:
     rid = world.keys("accommodationtypes")[0]
     body = _body(rid, "2027-02-01", 3)
@@ -113,8 +133,12 @@ def test_unit_hold_blocks_and_frees_availability(world: World) -> None:
     rt = _free_type(world, arrival, 3)
 
     def avail() -> int:
-        recs = world.availability(arrival_from=date(2027, 3, 15), arrival_to=date(2027, 3, 15),
-                                  resource_ids=[rt], durations=[3])
+        recs = world.availability(
+            arrival_from=date(2027, 3, 15),
+            arrival_to=date(2027, 3, 15),
+            resource_ids=[rt],
+            durations=[3],
+        )
         return recs[0]["availableUnits"]
 
     n = avail()
@@ -151,9 +175,12 @@ def test_customer_merge(world: World) -> None:
     for rid in moved:
         assert world.get("reservations", rid)["customerId"] == survivor
         assert _events_for(world, rid, hw)
-    merge = [e for e in world.records("events") if e["eventId"] > hw and e["entityAction"] == "MERGE"]
-    assert merge == [{**merge[0], "eventType": "CUSTOMER_EVENT", "entityId": survivor,
-                      "oldEntityId": removed}]
+    merge = [
+        e for e in world.records("events") if e["eventId"] > hw and e["entityAction"] == "MERGE"
+    ]
+    assert merge == [
+        {**merge[0], "eventType": "CUSTOMER_EVENT", "entityId": survivor, "oldEntityId": removed}
+    ]
     with pytest.raises(WorldError):
         world.merge_customers(survivor, removed)
 
@@ -162,8 +189,12 @@ def test_ground_truth_worked_example() -> None:
     """metrics.md: Dec 20 - Jan 5 at 100/night = 1,200 in December and 400 in January;
     extending to Jan 8 adds 300 to January and leaves December alone."""
     w = World(seed=7)
-    recs = w.availability(arrival_from=date(2026, 12, 20), arrival_to=date(2026, 12, 20),
-                          durations=[19], distribution_channel_code="WEB-EUR")
+    recs = w.availability(
+        arrival_from=date(2026, 12, 20),
+        arrival_to=date(2026, 12, 20),
+        durations=[19],
+        distribution_channel_code="WEB-EUR",
+    )
     rt = next(r["resourceId"] for r in recs if r["availableUnits"] > 0)
     loc = w.get("accommodationtypes", rt)["locationId"]
 
@@ -186,7 +217,9 @@ def test_ground_truth_worked_example() -> None:
     rent = [ln for ln in w.children("billlines", rid) if ln["resourceType"] == "ACCOMMODATIONTYPE"]
     assert [(ln["value"], ln["quantity"], ln["total"]) for ln in rent] == [(100.0, 16, 1600.0)]
     after = month_sums()
-    assert after["dec"][0] - before["dec"][0] == 120_000 and after["dec"][1] - before["dec"][1] == 12
+    assert (
+        after["dec"][0] - before["dec"][0] == 120_000 and after["dec"][1] - before["dec"][1] == 12
+    )
     assert after["jan"][0] - before["jan"][0] == 40_000 and after["jan"][1] - before["jan"][1] == 4
     w.change_stay(rid, "2027-01-08")
     ext = month_sums()
@@ -194,7 +227,9 @@ def test_ground_truth_worked_example() -> None:
     assert ext["jan"][0] - after["jan"][0] == 30_000 and ext["jan"][1] - after["jan"][1] == 3
     rent = [ln for ln in w.children("billlines", rid) if ln["resourceType"] == "ACCOMMODATIONTYPE"]
     assert [(ln["startDate"], ln["endDate"], ln["total"]) for ln in rent] == [
-        ("2026-12-20", "2027-01-05", 1600.0), ("2027-01-05", "2027-01-08", 300.0)]
+        ("2026-12-20", "2027-01-05", 1600.0),
+        ("2027-01-05", "2027-01-08", 300.0),
+    ]
     lines = w.children("billlines", rid)
     total = [cents(ln["total"]) for ln in lines if ln["billLineType"] == 70]
     assert total == [sum(cents(ln["total"]) for ln in lines if ln["billLineType"] in (10, 250))]
@@ -203,6 +238,9 @@ def test_ground_truth_worked_example() -> None:
     w.update_reservation(rid, {"action": "CANCEL"})
     assert month_sums() == before
     monthly = w.ground_truth()["reservations_monthly"]
-    row = monthly[(monthly.location_id == loc) & (monthly.distribution_channel_id == 1)
-                  & (monthly.month == date(2026, 11, 1))]
+    row = monthly[
+        (monthly.location_id == loc)
+        & (monthly.distribution_channel_id == 1)
+        & (monthly.month == date(2026, 11, 1))
+    ]
     assert int(row.cancelled.sum()) >= 1

@@ -60,15 +60,28 @@ def test_reservation_changes_are_pushed_and_verifiable(receiver: Receiver) -> No
     w = World(seed=7)
     try:
         w.configure_webhooks(receiver.url, SECRET, base_delay=0.01, max_attempts=5)
-        recs = w.availability(arrival_from=date(2027, 2, 1), arrival_to=date(2027, 2, 1),
-                              durations=[7], distribution_channel_code="WEB-EUR")
+        recs = w.availability(
+            arrival_from=date(2027, 2, 1),
+            arrival_to=date(2027, 2, 1),
+            durations=[7],
+            distribution_channel_code="WEB-EUR",
+        )
         rt = next(r["resourceId"] for r in recs if r["availableUnits"] > 0)
-        rid = w.create_reservation({
-            "accommodationTypes": [{"resourceId": rt, "duration": 4,
-                                    "subjects": {"persons": [{"age": 30, "quantity": 2}]}}],
-            "categoryCode": "GUEST", "distributionChannelCode": "WEB-EUR",
-            "customer": {"firstName": "Web", "lastName": "Hook"}, "arrivalDate": "2027-02-01",
-        })["reservationId"]
+        rid = w.create_reservation(
+            {
+                "accommodationTypes": [
+                    {
+                        "resourceId": rt,
+                        "duration": 4,
+                        "subjects": {"persons": [{"age": 30, "quantity": 2}]},
+                    }
+                ],
+                "categoryCode": "GUEST",
+                "distributionChannelCode": "WEB-EUR",
+                "customer": {"firstName": "Web", "lastName": "Hook"},
+                "arrivalDate": "2027-02-01",
+            }
+        )["reservationId"]
         w.pay(rid, 50)
         w.change_stay(rid, "2027-02-08")
         w.pay(rid)  # everything: the cancellation then refunds all above the 30 % kept
@@ -88,12 +101,23 @@ def test_reservation_changes_are_pushed_and_verifiable(receiver: Receiver) -> No
     assert ids[0] == ids[1] == ids[2]
     mine = [b for b in bodies if b["data"]["reservationId"] == rid]
     types = {b["type"] for b in mine}
-    assert {"reservation.status_change", "reservation.payment_received",
-            "reservation.stay_period_change", "reservation.bill_change",
-            "reservation.refund_given"} <= types
+    assert {
+        "reservation.status_change",
+        "reservation.payment_received",
+        "reservation.stay_period_change",
+        "reservation.bill_change",
+        "reservation.refund_given",
+    } <= types
     for b in mine:
-        assert set(b) == {"notificationId", "webhookId", "webhookName", "eventOccurred",
-                          "sentDate", "type", "data"}
+        assert set(b) == {
+            "notificationId",
+            "webhookId",
+            "webhookName",
+            "eventOccurred",
+            "sentDate",
+            "type",
+            "data",
+        }
     status = [b["data"] for b in mine if b["type"] == "reservation.status_change"]
     assert status[0]["previousStatus"] is None and status[-1]["status"] == -12
     stay = next(b["data"] for b in mine if b["type"] == "reservation.stay_period_change")
@@ -114,8 +138,12 @@ def test_sender_gives_up_after_bounded_attempts() -> None:
     try:
         from datetime import datetime
 
-        sender.send("reservation.status_change", {"reservationId": 1}, datetime(2026, 11, 1),
-                    datetime(2026, 11, 1))
+        sender.send(
+            "reservation.status_change",
+            {"reservationId": 1},
+            datetime(2026, 11, 1),
+            datetime(2026, 11, 1),
+        )
         assert sender.flush(20)
         assert len(rc.requests) == 3 and sender.failed and not sender.delivered
         assert sender.attempts[sender.failed[0][0]] == 3

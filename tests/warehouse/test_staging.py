@@ -77,3 +77,31 @@ def test_missing_tables_and_columns_give_typed_empty_relations(lake, query, tmp_
     assert query("select count(*) from marts.revenue_daily") == [(0,)]
     # the unit (no setup date) is supply on both nights of the range
     assert query("select sum(nights_available) from marts.occupancy_daily") == [(2,)]
+
+
+def test_rows_read_twice_in_one_batch_keep_the_latest_and_single_tombstones_drop(
+    lake, query, tmp_path
+) -> None:
+    """Keyset slices can read a record twice in one batch: the later read wins, for parents and
+    for children; a key seen once whose only row is a tombstone is gone."""
+    from datetime import UTC, datetime, timedelta
+
+    batch = Batch().reservation(1, "2025-03-01", "2025-03-05", status=12).reservation(
+        3, "2025-03-01", "2025-03-02", status=12
+    )
+    batch_id = batch.flush(lake, kind="full")
+    later = datetime.strptime(batch_id[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    later += timedelta(minutes=5)
+    lake.write("reservations", [{"reservation_id": 1, "status": 21}], batch_id=batch_id,
+               kind="full", extracted_at=later, part=1)
+    line = {"reservation_bill_line_id": 501, "reservation_id": 1, "bill_line_type": 20}
+    lake.write("bill_lines", [{**line, "total": "7.00"}], batch_id=batch_id, kind="full",
+               extracted_at=later - timedelta(minutes=1), part=1)
+    lake.write("bill_lines", [{**line, "total": "9.00"}], batch_id=batch_id, kind="full",
+               extracted_at=later, part=2)
+    lake.write("reservations", [{"reservation_id": 7, "_is_deleted": True}])
+    build_warehouse(tmp_path)
+    assert query("select reservation_id, status_code from staging.stg_reservations "
+                 "order by 1") == [(1, 21), (3, 12)]
+    totals = query("select total from staging.stg_bill_lines where bill_line_id = 501")
+    assert [str(t) for (t,) in totals] == ["9.00"]
