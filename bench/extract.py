@@ -79,7 +79,7 @@ class Sandbox:
         self.base_url = self.root + "/service/v2"
         cmd = [sys.executable, "-m", "sandbox.runner", "--port", str(self.port), "--scale", scale,
                "--latency-ms", str(latency_ms), "--seed", str(seed),
-               "--client-secret", self.secret] + (["--warm-cache"] if warm else [])
+               f"--client-secret={self.secret}"] + (["--warm-cache"] if warm else [])
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def wait(self) -> None:

@@ -88,7 +88,7 @@ def start_sandbox(scale: str, seed: int, latency_ms: float) -> Sandbox:
     secret = secrets.token_urlsafe(16)
     cmd = [
         sys.executable, "-m", "sandbox.runner", "--port", str(port), "--scale", scale,
-        "--seed", str(seed), "--latency-ms", str(latency_ms), "--client-secret", secret,
+        "--seed", str(seed), "--latency-ms", str(latency_ms), f"--client-secret={secret}",
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)

@@ -144,6 +144,14 @@ class World(
                 raise WorldError(f"{collection} is not a child collection")
             return tbl.children(parent_key)
 
+    def children_many(self, collection: str, parent_keys: Sequence[int]) -> list[list[Record]]:
+        """`[children(collection, k) for k in parent_keys]`, rendered in one batch."""
+        with self.lock:
+            tbl = self._table(collection)
+            if tbl.link is None:
+                raise WorldError(f"{collection} is not a child collection")
+            return tbl.children_many(parent_keys)
+
     # mutations: each bumps `generation` (under the lock) once it is done --------------------------
     # Records are the wire dicts and are changed in place, so the server's cache of encoded
     # records (sandbox/encode.py) is valid for one generation. Every public method that changes
