@@ -75,15 +75,19 @@ class RecordCache:
         out: list[bytes | None] = []
         append = out.append
         missing: list[int] = []
-        for record in records:
-            data = entries.get((variant, record.get(pk)))
+        # A page that knows its keys (sandbox.query.LazyPage) is looked up without rendering.
+        page_keys = getattr(records, "page_keys", None)
+        keys = page_keys if page_keys is not None else [record.get(pk) for record in records]
+        for key in keys:
+            data = entries.get((variant, key))
             if data is None:
                 missing.append(len(out))
             else:
                 self.hits += 1
             append(data)
         if missing:
-            todo = [records[i] for i in missing]
+            subset = getattr(records, "subset", None)
+            todo = subset(missing) if subset is not None else [records[i] for i in missing]
             fresh = encode_many(todo) if encode_many is not None else [encode(r) for r in todo]
             self.misses += len(missing)
             for i, record, data in zip(missing, todo, fresh, strict=True):

@@ -95,7 +95,7 @@ class SortOrder:
 
 @dataclass
 class Selection:
-    content: list[Record]
+    content: Sequence[Record]
     total: int
 
 
@@ -543,9 +543,11 @@ def select_keyed(
         if descending:
             ranges = [r[::-1] for r in reversed(ranges)]
         start = page * size
-        return Selection(
-            _take(records, _slice(ranges, start, start + size)), sum(len(r) for r in ranges)
-        )
+        positions = _slice(ranges, start, start + size)
+        if getattr(records, "take", None) is not None:  # records rendered on demand
+            page_keys = [keys[i] for i in positions]
+            return Selection(LazyPage(records, positions, page_keys), sum(len(r) for r in ranges))
+        return Selection(_take(records, positions), sum(len(r) for r in ranges))
     if getattr(records, "project", None) is not None:
         fields = {c.field for group in plan.rest for c in group} | {o.property for o in orders}
         return _select_projected(
@@ -601,6 +603,37 @@ def _select_projected(
         sort_records(recs, orders)
         picked = [where[id(rec)] for rec in recs[start:end]]
     return Selection(_take(records, picked), total)
+
+
+class LazyPage(Sequence[Record]):
+    """A page of records known by key and rendered only when read: the encode cache answers a
+    warm page from `page_keys` alone and renders just its misses (`subset`)."""
+
+    def __init__(self, records: Sequence[Record], positions: list[int], page_keys: list[Any]):
+        self._records = records
+        self._positions = positions
+        self.page_keys = page_keys
+        self._rendered: list[Record] | None = None
+
+    def _all(self) -> list[Record]:
+        if self._rendered is None:
+            self._rendered = _take(self._records, self._positions)
+        return self._rendered
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
+
+    def __iter__(self) -> Any:
+        return iter(self._all())
+
+    def subset(self, indices: list[int]) -> list[Record]:
+        """The records at page indices `indices`, rendering only those."""
+        if self._rendered is not None:
+            return [self._rendered[i] for i in indices]
+        return _take(self._records, [self._positions[i] for i in indices])
 
 
 def _take(records: Sequence[Record], positions: list[int]) -> list[Record]:

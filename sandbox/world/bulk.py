@@ -1304,13 +1304,13 @@ class BulkMixin:
             """Debit (-amount) when `sign` < 0, credit (amount) when > 0, else 0.0."""
 
             def get(idx: Any, k: int) -> list[float]:
-                out = []
-                for sg, am in zip(sign[idx].tolist(), amount[idx].tolist(), strict=True):
-                    if (sg > 0) != debit:
-                        out.append((-am if debit else am) / 100)
-                    else:
-                        out.append(0.0)
-                return out
+                sg = sign[idx]
+                am = amount[idx].astype(np.int64)
+                own = (sg <= 0) if debit else (sg > 0)
+                # -0.0 never appears: a zero amount on the own side stays 0.0 like the Python
+                # expression `(-am if debit else am) / 100` gave for am == 0 (-0 / 100 == 0.0)
+                vals = np.where(own, (-am if debit else am), 0) / 100
+                return vals.tolist()
 
             return get
 

@@ -144,6 +144,14 @@ class World(
                 raise WorldError(f"{collection} is not a child collection")
             return tbl.children(parent_key)
 
+    def child_view(self, collection: str, parent_key: int) -> Sequence[Record]:
+        """`children(collection, parent_key)` as a lazy view with its keys (`key_list`)."""
+        with self.lock:
+            tbl = self._table(collection)
+            if tbl.link is None:
+                raise WorldError(f"{collection} is not a child collection")
+            return tbl.child_view(parent_key)
+
     def children_many(self, collection: str, parent_keys: Sequence[int]) -> list[list[Record]]:
         """`[children(collection, k) for k in parent_keys]`, rendered in one batch."""
         with self.lock:

@@ -63,6 +63,10 @@ class Table:
             out = (blk.child_positions(parent) + blk.base).tolist()
         return out + list(self.index.get(parent, ()))
 
+    def child_view(self, parent: int) -> ChildView:
+        """A parent's records in key order, rendered only when read (see `ChildView`)."""
+        return ChildView(self, parent)
+
     def new_id(self) -> int:
         nid = self.next_id
         self.next_id += 1
@@ -254,18 +258,32 @@ def col_key(base: int) -> Getter:
 
 
 def col_cents(a: np.ndarray) -> Getter:
-    return lambda idx, n: [v / 100 for v in a[idx].tolist()]
+    # int64 -> float64 is exact below 2**53 and the division is correctly rounded, so this is
+    # the float Python's `v / 100` gives, computed in one numpy pass.
+    return lambda idx, n: (a[idx] / 100).tolist()
 
 
 def col_vocab(codes: np.ndarray, vocab: Sequence[Any]) -> Getter:
-    """Codes into `vocab`; code -1 is None."""
-    table = [*vocab, None]
-    return lambda idx, n: [table[c] for c in codes[idx].tolist()]
+    """Codes into `vocab`; code -1 is None (the table's last entry)."""
+    table = np.array([*vocab, None], dtype=object)
+    return lambda idx, n: table[codes[idx]].tolist()
 
 
 def col_date(a: np.ndarray) -> Getter:
-    """Day ordinals; 0 is None."""
-    return lambda idx, n: [dstr(o) if o else None for o in a[idx].tolist()]
+    """Day ordinals; 0 is None. ISO strings from `dstr`'s cache, looked up inline."""
+    from .clock import _DATE_STR as cache
+
+    def get(idx: Any, n: int) -> list[str | None]:
+        vals = a[idx].tolist()
+        try:
+            return [cache[o] if o else None for o in vals]
+        except KeyError:  # a day not rendered yet: fill the cache, then look up again
+            for o in set(vals):
+                if o:
+                    dstr(o)
+            return [cache[o] if o else None for o in vals]
+
+    return get
 
 
 def col_dt(a: np.ndarray) -> Getter:
@@ -574,3 +592,46 @@ class RecordsView(Sequence[Record]):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class ChildView(Sequence[Record]):
+    """One parent's records in ascending key order, with their keys (`key_list`) known up front
+    and records rendered only for the positions read (`take`): a keyset page of a parent's
+    children renders one page, not every child of the parent.
+
+    The block's records come first (their keys are below every key added later), then the live
+    records of the list part (created after generation)."""
+
+    def __init__(self, table: Table, parent: int) -> None:
+        blk = table.block
+        if blk is not None and blk.parent is not None:
+            self._pos = blk.child_positions(parent).astype(np.int64, copy=False)
+        else:
+            self._pos = np.zeros(0, dtype=np.int64)
+        self._blk = blk
+        self._listed = table._listed_children(parent) if table.index.get(parent) else []
+        base = blk.base if blk is not None else 0
+        self.key_list: list[int] = [
+            *(self._pos + base).tolist(),
+            *(rec[table.pk] for rec in self._listed),
+        ]
+
+    def __len__(self) -> int:
+        return len(self.key_list)
+
+    def take(self, indices: Sequence[int]) -> list[Record]:
+        nb = len(self._pos)
+        in_block = [i for i in indices if i < nb]
+        rendered = iter(self._blk.render(self._pos[in_block]) if in_block and self._blk else ())
+        return [next(rendered) if i < nb else self._listed[i - nb] for i in indices]
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return self.take(range(len(self))[i])
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(i)
+        return self.take([i % n])[0]
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.take(range(len(self))))

@@ -66,3 +66,53 @@ def test_block_positions_of_many_parents_match_one_by_one() -> None:
             one_by_one = [block.child_positions(p) for p in asked]
             assert counts == [len(p) for p in one_by_one]
             assert flat.tolist() == [int(x) for p in one_by_one for x in p]
+
+
+def test_a_warm_page_is_served_without_rendering_records(monkeypatch) -> None:
+    """The second read of a page answers from the encode cache by key: no record is rendered."""
+    import httpx
+
+    from sandbox.runner import SandboxSettings, run_sandbox
+    from sandbox.world.store import Block
+    from tests.sandbox.conftest import authenticate
+
+    rendered: list[int] = []
+    original = Block.render
+
+    def counting(self: Block, idx):  # type: ignore[no-untyped-def]
+        out = original(self, idx)
+        rendered.append(len(out))
+        return out
+
+    monkeypatch.setattr(Block, "render", counting)
+    with run_sandbox(SandboxSettings(seed=5, scale="small")) as sb, httpx.Client(
+        base_url=sb.base_url, timeout=30
+    ) as c:
+        c.headers["Authorization"] = authenticate(sb, c)
+        for path, size in (("/reservations/details", 50), ("/customers", 500)):
+            params = {"size": size, "page": 1}
+            first = c.get(path, params=params)
+            assert first.status_code == 200
+            before = sum(rendered)
+            assert before > 0
+            second = c.get(path, params=params)
+            assert second.content == first.content
+            assert sum(rendered) == before, path  # nothing rendered for the warm page
+            rendered.clear()
+
+
+def test_child_view_is_children_in_key_order_with_its_keys() -> None:
+    world = _changed_world()
+    cases = [("journalentries", k, "journalEntryId") for k in world.keys("journalreports")]
+    ids = list(world.keys("reservations"))
+    cases += [("reservedresources", k, "reservedResourceId") for k in ids[:30] + ids[-30:]]
+    cases += [("rates", k, "rateId") for k in world.keys("accommodationtypes")]
+    assert cases
+    for collection, parent, pk in cases:
+        view = world.child_view(collection, parent)
+        records = world.children(collection, parent)
+        assert list(view) == records, (collection, parent)
+        assert view.key_list == [r[pk] for r in records] == sorted(view.key_list)
+        if len(view) > 2:
+            assert view.take([len(view) - 1, 0]) == [records[-1], records[0]]
+            assert view[1:3] == records[1:3] and view[-1] == records[-1]
