@@ -12,29 +12,27 @@ from .clock import dstr
 from .reference import ADDONS
 from .store import record_factory
 
-_BILL_LINE = record_factory(
-    "BillLine",
-    (
-        "reservationBillLineId",
-        "reservationBillId",
-        "reservationId",
-        "payerType",
-        "billLineType",
-        "resourceId",
-        "resourceType",
-        "reservedResourceId",
-        "rateId",
-        "rateTypeId",
-        "description",
-        "quantity",
-        "multiplier",
-        "value",
-        "total",
-        "vatRate",
-        "startDate",
-        "endDate",
-    ),
+BILL_LINE_FIELDS = (
+    "reservationBillLineId",
+    "reservationBillId",
+    "reservationId",
+    "payerType",
+    "billLineType",
+    "resourceId",
+    "resourceType",
+    "reservedResourceId",
+    "rateId",
+    "rateTypeId",
+    "description",
+    "quantity",
+    "multiplier",
+    "value",
+    "total",
+    "vatRate",
+    "startDate",
+    "endDate",
 )
+_BILL_LINE = record_factory("BillLine", BILL_LINE_FIELDS)
 
 TOURIST_TAX = 250  # cents per person-night
 VAT_RENT = 9.0

@@ -17,12 +17,21 @@ from typing import Any
 
 import numpy as np
 
-from .billing import SUMMARY_ORDER, TOURIST_TAX, VAT_COMMISSION, VAT_EXTRA, VAT_RENT, Bill
+from .billing import (
+    BILL_LINE_FIELDS,
+    SUMMARY_ORDER,
+    TOURIST_TAX,
+    VAT_COMMISSION,
+    VAT_EXTRA,
+    VAT_RENT,
+    Bill,
+)
 from .clock import DAY_MS, EPOCH_ORD, dtstr, from_ms, to_ms
-from .customers import COUNTRIES, FIRST, LAST, LOYALTY
+from .customers import COUNTRIES, CUSTOMER_FIELDS, FIRST, LAST, LOYALTY
+from .finance import JOURNAL_ENTRY_FIELDS
 from .generate import CATS, CH_CODES
 from .reference import ADDONS, CATEGORIES
-from .reservations import CANCEL_KEEP_PCT, SUBJECTS, Res
+from .reservations import CANCEL_KEEP_PCT, RESERVATION_FIELDS, SUBJECTS, Res
 from .states import CODES, HOLDING, NAMES, ON_BOOKS
 from .store import (
     NULL,
@@ -332,20 +341,7 @@ class BulkMixin:
         block = Block(
             CUST_BASE,
             c,
-            (
-                "customerId",
-                "countryCode",
-                "language",
-                "birthYear",
-                "loyaltyLevel",
-                "createdDate",
-                "modifiedDate",
-                "firstName",
-                "lastName",
-                "email",
-                "phone",
-                "address",
-            ),
+            CUSTOMER_FIELDS,
             [
                 col_key(CUST_BASE),
                 col_vocab(cols["cc"], ccs),
@@ -1117,26 +1113,7 @@ class BulkMixin:
             Block(
                 1,
                 nl,
-                (
-                    "reservationBillLineId",
-                    "reservationBillId",
-                    "reservationId",
-                    "payerType",
-                    "billLineType",
-                    "resourceId",
-                    "resourceType",
-                    "reservedResourceId",
-                    "rateId",
-                    "rateTypeId",
-                    "description",
-                    "quantity",
-                    "multiplier",
-                    "value",
-                    "total",
-                    "vatRate",
-                    "startDate",
-                    "endDate",
-                ),
+                BILL_LINE_FIELDS,
                 [
                     col_key(1),
                     col_int(bill_id),
@@ -1320,28 +1297,7 @@ class BulkMixin:
         block = Block(
             tbl.next_id,
             n,
-            (
-                "journalEntryId",
-                "reportId",
-                "type",
-                "reportNumber",
-                "mutationDate",
-                "reservationId",
-                "reservationNumber",
-                "locationId",
-                "resourceCode",
-                "ledgerNumber",
-                "secondLedgerNumber",
-                "costCenter",
-                "debitVatIncluded",
-                "creditVatIncluded",
-                "debitVatExcluded",
-                "creditVatExcluded",
-                "customerId",
-                "distributionChannelId",
-                "reservedResourceId",
-                "comments",
-            ),
+            JOURNAL_ENTRY_FIELDS,
             [
                 col_key(tbl.next_id),
                 col_int(report),
@@ -1509,28 +1465,7 @@ class BulkMixin:
         block = Block(
             RES_BASE,
             n,
-            (
-                "reservationId",
-                "reservationNumber",
-                "reservationCategoryId",
-                "categoryCode",
-                "categoryName",
-                "type",
-                "status",
-                "arrivalDate",
-                "departureDate",
-                "expectedArrivalDateTime",
-                "expectedDepartureDateTime",
-                "customerId",
-                "distributionChannelId",
-                "distributionChannelCode",
-                "locationId",
-                "reservationDate",
-                "modifiedDate",
-                "cancelDate",
-                "voucher",
-                "validationStatus",
-            ),
+            RESERVATION_FIELDS,
             [
                 col_key(RES_BASE),
                 number,

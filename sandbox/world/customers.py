@@ -18,23 +18,21 @@ _PERSON_FIELDS = (
     "phone",
 )  # copied from a customer "like" another; the address is copied as a new dict
 
-_CUSTOMER = record_factory(
-    "Customer",
-    (
-        "customerId",
-        "countryCode",
-        "language",
-        "birthYear",
-        "loyaltyLevel",
-        "createdDate",
-        "modifiedDate",
-        "firstName",
-        "lastName",
-        "email",
-        "phone",
-        "address",
-    ),
+CUSTOMER_FIELDS = (
+    "customerId",
+    "countryCode",
+    "language",
+    "birthYear",
+    "loyaltyLevel",
+    "createdDate",
+    "modifiedDate",
+    "firstName",
+    "lastName",
+    "email",
+    "phone",
+    "address",
 )
+_CUSTOMER = record_factory("Customer", CUSTOMER_FIELDS)
 
 FIRST = (
     "Anna",

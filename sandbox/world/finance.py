@@ -15,31 +15,29 @@ TAX_LEDGER = "1750"
 DEBTORS_LEDGER = "1300"
 
 
-_ENTRY = record_factory(
-    "JournalEntry",
-    (
-        "journalEntryId",
-        "reportId",
-        "type",
-        "reportNumber",
-        "mutationDate",
-        "reservationId",
-        "reservationNumber",
-        "locationId",
-        "resourceCode",
-        "ledgerNumber",
-        "secondLedgerNumber",
-        "costCenter",
-        "debitVatIncluded",
-        "creditVatIncluded",
-        "debitVatExcluded",
-        "creditVatExcluded",
-        "customerId",
-        "distributionChannelId",
-        "reservedResourceId",
-        "comments",
-    ),
+JOURNAL_ENTRY_FIELDS = (
+    "journalEntryId",
+    "reportId",
+    "type",
+    "reportNumber",
+    "mutationDate",
+    "reservationId",
+    "reservationNumber",
+    "locationId",
+    "resourceCode",
+    "ledgerNumber",
+    "secondLedgerNumber",
+    "costCenter",
+    "debitVatIncluded",
+    "creditVatIncluded",
+    "debitVatExcluded",
+    "creditVatExcluded",
+    "customerId",
+    "distributionChannelId",
+    "reservedResourceId",
+    "comments",
 )
+_ENTRY = record_factory("JournalEntry", JOURNAL_ENTRY_FIELDS)
 
 
 def ledger_of(line: dict[str, Any]) -> str:

@@ -28,6 +28,21 @@ def allocate(total: int, first: int, nights: int) -> list[tuple[int, int]]:
     return [(first + k, base + (sign if k < r else 0)) for k in range(nights)]
 
 
+def allocate_many(
+    totals: np.ndarray, nights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`allocate` for many lines at once: per night, the line's index, the night's offset from
+    the line's first night and its cents."""
+    tot = np.asarray(totals, dtype=np.int64)
+    n = np.asarray(nights, dtype=np.int64)
+    sign = np.where(tot >= 0, 1, -1)
+    base = sign * (np.abs(tot) // n)
+    rem = np.abs(tot) - np.abs(base) * n
+    rep = np.repeat(np.arange(len(n)), n)
+    offs = np.arange(len(rep)) - np.repeat(np.cumsum(n) - n, n)
+    return rep, offs, base[rep] + np.where(offs < rem[rep], sign[rep], 0)
+
+
 def _dates(ords: np.ndarray) -> list[date]:
     cache: dict[int, date] = {}
     out = []
@@ -187,14 +202,7 @@ class TruthMixin:
         ]
         if not len(tix_a):
             return pd.DataFrame(columns=cols)
-        n = nights_a
-        tot = totals_a
-        sign = np.where(tot >= 0, 1, -1)
-        base = sign * (np.abs(tot) // n)
-        rem = np.abs(tot) - np.abs(base) * n
-        rep = np.repeat(np.arange(len(n)), n)
-        offs = np.arange(len(rep)) - np.repeat(np.cumsum(n) - n, n)
-        val = base[rep] + np.where(offs < rem[rep], sign[rep], 0)
+        rep, offs, val = allocate_many(totals_a, nights_a)
         is_room = room_a[rep]
         types = self.types
         df = pd.DataFrame(

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from sandbox.protocol import World
+from sandbox.world.truth import allocate_many
 
 ON_THE_BOOKS = frozenset({12, 21, 31, 41})
 HELD = frozenset({10, 11})
@@ -229,14 +230,9 @@ def _lines(world: World, res: pd.DataFrame) -> pd.DataFrame:
 def _allocated(lines: pd.DataFrame) -> pd.DataFrame:
     """Line cents spread over nights: reservation_id, ord, room, extra, commission cents."""
     lines = lines[lines["cls"].isin(["room", "extra", "commission"]) & (lines["cents"] != 0)]
-    n = lines["nights"].to_numpy(dtype=np.int64)
-    tot = lines["cents"].to_numpy(dtype=np.int64)
-    sign = np.where(tot >= 0, 1, -1)
-    base = sign * (np.abs(tot) // n)
-    rem = np.abs(tot) - np.abs(base) * n
-    rep = np.repeat(np.arange(len(n)), n)
-    offs = np.arange(len(rep)) - np.repeat(np.cumsum(n) - n, n)
-    val = base[rep] + np.where(offs < rem[rep], sign[rep], 0)
+    rep, offs, val = allocate_many(
+        lines["cents"].to_numpy(dtype=np.int64), lines["nights"].to_numpy(dtype=np.int64)
+    )
     cls = lines["cls"].to_numpy()[rep]
     df = pd.DataFrame(
         {
