@@ -31,7 +31,13 @@ from .customers import COUNTRIES, CUSTOMER_FIELDS, FIRST, LAST, LOYALTY
 from .finance import JOURNAL_ENTRY_FIELDS
 from .generate import CATS, CH_CODES
 from .reference import ADDONS, CATEGORIES
-from .reservations import CANCEL_KEEP_PCT, RESERVATION_FIELDS, SUBJECTS, Res
+from .reservations import (
+    CANCEL_KEEP_PCT,
+    RESERVATION_FIELDS,
+    RESERVED_RESOURCE_FIELDS,
+    SUBJECTS,
+    Res,
+)
 from .states import CODES, HOLDING, NAMES, ON_BOOKS
 from .store import (
     NULL,
@@ -722,21 +728,7 @@ class BulkMixin:
         rr_block = Block(
             1,
             len(o),
-            (
-                "reservedResourceId",
-                "reservationId",
-                "resourceId",
-                "unitId",
-                "rateTypeId",
-                "type",
-                "code",
-                "name",
-                "quantity",
-                "startDate",
-                "endDate",
-                "statusName",
-                "overrideValue",
-            ),
+            RESERVED_RESOURCE_FIELDS,
             [
                 col_key(1),
                 col_int(rid[rr_row_a].astype(np.int32)),

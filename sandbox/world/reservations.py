@@ -24,24 +24,23 @@ SUBJECTS = (  # subjectId, type, ageFrom, ageTo
 )
 
 
-_RR = record_factory(
-    "ReservedResource",
-    (
-        "reservedResourceId",
-        "reservationId",
-        "resourceId",
-        "unitId",
-        "rateTypeId",
-        "type",
-        "code",
-        "name",
-        "quantity",
-        "startDate",
-        "endDate",
-        "statusName",
-        "overrideValue",
-    ),
+RESERVED_RESOURCE_FIELDS = (
+    "reservedResourceId",
+    "reservationId",
+    "resourceId",
+    "unitId",
+    "rateTypeId",
+    "type",
+    "code",
+    "name",
+    "quantity",
+    "startDate",
+    "endDate",
+    "statusName",
+    "overrideValue",
 )
+_RR = record_factory("ReservedResource", RESERVED_RESOURCE_FIELDS)
+
 RESERVATION_FIELDS = (
     "reservationId",
     "reservationNumber",
