@@ -23,6 +23,7 @@ run: $(STAMP)
 test: $(STAMP)
 	bash scripts/ensure-chromium.sh
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not chaos"
 
 lint: $(STAMP)

@@ -77,9 +77,20 @@ class Sandbox:
         self.secret = secrets.token_urlsafe(24)
         self.root = f"http://127.0.0.1:{self.port}"
         self.base_url = self.root + "/service/v2"
-        cmd = [sys.executable, "-m", "sandbox.runner", "--port", str(self.port), "--scale", scale,
-               "--latency-ms", str(latency_ms), "--seed", str(seed),
-               f"--client-secret={self.secret}"] + (["--warm-cache"] if warm else [])
+        cmd = [
+            sys.executable,
+            "-m",
+            "sandbox.runner",
+            "--port",
+            str(self.port),
+            "--scale",
+            scale,
+            "--latency-ms",
+            str(latency_ms),
+            "--seed",
+            str(seed),
+            f"--client-secret={self.secret}",
+        ] + (["--warm-cache"] if warm else [])
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def wait(self) -> None:
@@ -114,13 +125,20 @@ class Sandbox:
             self.proc.kill()
 
 
-async def read_with_client(sandbox: Sandbox, page_size: int, details_page_size: int
-                           ) -> dict[str, Any]:
+async def read_with_client(
+    sandbox: Sandbox, page_size: int, details_page_size: int
+) -> dict[str, Any]:
     """Every list at once through one ReservationService; children as their parents arrive."""
-    config = ServiceConfig(base_url=sandbox.base_url, client_id="reservoir-sandbox",
-                           client_secret=sandbox.secret, scope="SBX", page_size=page_size,
-                           details_page_size=details_page_size, max_concurrency=CAP,
-                           timeout=60.0)
+    config = ServiceConfig(
+        base_url=sandbox.base_url,
+        client_id="reservoir-sandbox",
+        client_secret=sandbox.secret,
+        scope="SBX",
+        page_size=page_size,
+        details_page_size=details_page_size,
+        max_concurrency=CAP,
+        timeout=60.0,
+    )
     sizes = {name: page_size for name in TOP_LISTS}
     sizes["reservation_details"] = config.details_size
     limiter = ConcurrencyLimiter(CAP)
@@ -153,12 +171,17 @@ async def read_with_client(sandbox: Sandbox, page_size: int, details_page_size: 
                 parents = await consume(name, getattr(svc, name)())
                 for record in parents:
                     if name == "accommodation_types":
-                        group.create_task(consume("rates", svc.rates(record["resourceId"]),
-                                                  child=True))
+                        group.create_task(
+                            consume("rates", svc.rates(record["resourceId"]), child=True)
+                        )
                     else:
-                        group.create_task(consume(
-                            "journal_entries", svc.journal_entries(record["journalReportId"]),
-                            child=True))
+                        group.create_task(
+                            consume(
+                                "journal_entries",
+                                svc.journal_entries(record["journalReportId"]),
+                                child=True,
+                            )
+                        )
 
             for name in TOP_LISTS:
                 if name in ("accommodation_types", "journal_reports"):
@@ -172,15 +195,21 @@ async def read_with_client(sandbox: Sandbox, page_size: int, details_page_size: 
         stats = svc.stats
     requests = stats["requests"] - stats["by_endpoint"].get("/authenticate", 0)
     minimum = sum(max(1, math.ceil(n / sizes.get(name, page_size))) for name, n in list_sizes)
-    return {"records": dict(counts), "records_total": sum(counts.values()),
-            "requests": requests, "minimum_requests": minimum, "wall_seconds": wall,
-            "client_cpu_seconds": client_cpu, "server_cpu_seconds": server_cpu,
-            "slot_utilisation": busy / (CAP * wall) if wall > 0 else 0.0,
-            "page_sizes": {"default": page_size, "reservation_details": sizes[
-                "reservation_details"]},
-            "bytes_received": stats.get("bytes_received"),
-            "peak_in_flight": limiter.peak, "retries": stats["retries"],
-            "by_endpoint": stats["by_endpoint"]}
+    return {
+        "records": dict(counts),
+        "records_total": sum(counts.values()),
+        "requests": requests,
+        "minimum_requests": minimum,
+        "wall_seconds": wall,
+        "client_cpu_seconds": client_cpu,
+        "server_cpu_seconds": server_cpu,
+        "slot_utilisation": busy / (CAP * wall) if wall > 0 else 0.0,
+        "page_sizes": {"default": page_size, "reservation_details": sizes["reservation_details"]},
+        "bytes_received": stats.get("bytes_received"),
+        "peak_in_flight": limiter.peak,
+        "retries": stats["retries"],
+        "by_endpoint": stats["by_endpoint"],
+    }
 
 
 def read_with_dlt(sandbox: Sandbox, page_size: int) -> dict[str, Any]:
@@ -202,24 +231,54 @@ def read_with_dlt(sandbox: Sandbox, page_size: int) -> dict[str, Any]:
         if name == "accommodation_types":
             params["returnSections"] = "CAPACITIES"
         resources.append({"name": name, "endpoint": {"path": path, "params": params}})
-    resources.append({"name": "rates", "endpoint": {
-        "path": "accommodationtypes/{resource_id}/rates",
-        "params": {"size": page_size, "resource_id": {
-            "type": "resolve", "resource": "accommodation_types", "field": "resourceId"}}}})
-    resources.append({"name": "journal_entries", "endpoint": {
-        "path": "companies/journalreports/{report_id}/entries",
-        "params": {"size": page_size, "report_id": {
-            "type": "resolve", "resource": "journal_reports", "field": "journalReportId"}}}})
-    source = rest_api_source({
-        "client": {
-            "base_url": sandbox.base_url + "/",
-            "auth": auth,
-            "paginator": {"type": "page_number", "base_page": 0, "page_param": "page",
-                          "total_path": "totalPages"},
-        },
-        "resource_defaults": {"endpoint": {"data_selector": "content"}, "parallelized": True},
-        "resources": resources,
-    })
+    resources.append(
+        {
+            "name": "rates",
+            "endpoint": {
+                "path": "accommodationtypes/{resource_id}/rates",
+                "params": {
+                    "size": page_size,
+                    "resource_id": {
+                        "type": "resolve",
+                        "resource": "accommodation_types",
+                        "field": "resourceId",
+                    },
+                },
+            },
+        }
+    )
+    resources.append(
+        {
+            "name": "journal_entries",
+            "endpoint": {
+                "path": "companies/journalreports/{report_id}/entries",
+                "params": {
+                    "size": page_size,
+                    "report_id": {
+                        "type": "resolve",
+                        "resource": "journal_reports",
+                        "field": "journalReportId",
+                    },
+                },
+            },
+        }
+    )
+    source = rest_api_source(
+        {
+            "client": {
+                "base_url": sandbox.base_url + "/",
+                "auth": auth,
+                "paginator": {
+                    "type": "page_number",
+                    "base_page": 0,
+                    "page_param": "page",
+                    "total_path": "totalPages",
+                },
+            },
+            "resource_defaults": {"endpoint": {"data_selector": "content"}, "parallelized": True},
+            "resources": resources,
+        }
+    )
     with tempfile.TemporaryDirectory() as tmp:
         pipeline = dlt.pipeline(pipeline_name="bench_dlt", pipelines_dir=tmp)
         sandbox.reset()
@@ -234,9 +293,14 @@ def read_with_dlt(sandbox: Sandbox, page_size: int) -> dict[str, Any]:
             pass
     server = sandbox.stats()
     requests = server["requests"] - server["endpoints"].get("POST /service/v2/authenticate", 0)
-    return {"records": counts, "records_total": sum(counts.values()), "requests": requests,
-            "wall_seconds": wall, "peak_in_flight": server["peakInFlight"],
-            "throttled": server["throttled"]}
+    return {
+        "records": counts,
+        "records_total": sum(counts.values()),
+        "requests": requests,
+        "wall_seconds": wall,
+        "peak_in_flight": server["peakInFlight"],
+        "throttled": server["throttled"],
+    }
 
 
 def efficiency(requests: int, latency_ms: float, wall: float) -> float:
@@ -248,12 +312,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--scale", default="medium")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--page-size", type=int, default=DEFAULT_PAGE_SIZE)
-    parser.add_argument("--details-page-size", type=int, default=DEFAULT_DETAILS_PAGE_SIZE,
-                        help="page size of reservation details (capped by --page-size)")
-    parser.add_argument("--warm-cache", action="store_true",
-                        help="the sandbox pre-encodes the lists at start (not timed)")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="full reads against the same sandbox (the first one cold)")
+    parser.add_argument(
+        "--details-page-size",
+        type=int,
+        default=DEFAULT_DETAILS_PAGE_SIZE,
+        help="page size of reservation details (capped by --page-size)",
+    )
+    parser.add_argument(
+        "--warm-cache",
+        action="store_true",
+        help="the sandbox pre-encodes the lists at start (not timed)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="full reads against the same sandbox (the first one cold)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-dlt", action="store_true")
     args = parser.parse_args(argv)
@@ -266,13 +341,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         runs: list[dict[str, Any]] = []
         for _ in range(max(1, args.repeat)):
             sandbox.reset()
-            ours = asyncio.run(read_with_client(sandbox, args.page_size,
-                                                args.details_page_size))
+            ours = asyncio.run(read_with_client(sandbox, args.page_size, args.details_page_size))
             server = sandbox.stats()
             ours["server_peak_in_flight"] = server["peakInFlight"]
             ours["server_throttled"] = server["throttled"]
-            ours["efficiency"] = efficiency(ours["requests"], args.latency_ms,
-                                            ours["wall_seconds"])
+            ours["efficiency"] = efficiency(ours["requests"], args.latency_ms, ours["wall_seconds"])
             ours["overhead"] = ours["requests"] / max(1, ours["minimum_requests"]) - 1
             runs.append(ours)
         peer = None
@@ -282,31 +355,44 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             peer = read_with_dlt(sandbox, args.page_size)
             peer["client_cpu_seconds"] = time.process_time() - client0
             peer["server_cpu_seconds"] = sandbox.cpu_seconds() - cpu0
-            peer["efficiency"] = efficiency(peer["requests"], args.latency_ms,
-                                            peer["wall_seconds"])
+            peer["efficiency"] = efficiency(peer["requests"], args.latency_ms, peer["wall_seconds"])
     finally:
         sandbox.stop()
 
     details = min(args.page_size, args.details_page_size)
     result = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "scale": args.scale, "latency_ms": args.latency_ms, "page_size": args.page_size,
-        "details_page_size": details, "warm_cache": args.warm_cache, "cap": CAP, "cpus": os.cpu_count(),
-        "load_average": os.getloadavg(), "sandbox_startup_seconds": startup,
-        "reservoir": runs[0], "reservoir_runs": runs, "dlt_rest_api": peer,
+        "scale": args.scale,
+        "latency_ms": args.latency_ms,
+        "page_size": args.page_size,
+        "details_page_size": details,
+        "warm_cache": args.warm_cache,
+        "cap": CAP,
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "sandbox_startup_seconds": startup,
+        "reservoir": runs[0],
+        "reservoir_runs": runs,
+        "dlt_rest_api": peer,
     }
     rows = [(f"reservoir #{i + 1}", r) for i, r in enumerate(runs)]
     rows += [("dlt rest_api", peer)] if peer else []
-    print(f"\nscale={args.scale} latency={args.latency_ms:.0f}ms page_size={args.page_size} "
-          f"details_page_size={details} cap={CAP} load={os.getloadavg()[0]:.1f}")
-    print(f"{'client':<14}{'records':>9}{'requests':>9}{'minimum':>8}{'wall s':>8}"
-          f"{'effic.':>7}{'slots':>7}{'cli cpu':>8}{'srv cpu':>8}{'peak':>5}")
+    print(
+        f"\nscale={args.scale} latency={args.latency_ms:.0f}ms page_size={args.page_size} "
+        f"details_page_size={details} cap={CAP} load={os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"{'client':<14}{'records':>9}{'requests':>9}{'minimum':>8}{'wall s':>8}"
+        f"{'effic.':>7}{'slots':>7}{'cli cpu':>8}{'srv cpu':>8}{'peak':>5}"
+    )
     for name, r in rows:
-        print(f"{name:<14}{r['records_total']:>9}{r['requests']:>9}"
-              f"{r.get('minimum_requests', ''):>8}{r['wall_seconds']:>8.2f}"
-              f"{r['efficiency']:>7.2f}{r.get('slot_utilisation', float('nan')):>7.2f}"
-              f"{r['client_cpu_seconds']:>8.1f}{r['server_cpu_seconds']:>8.1f}"
-              f"{r.get('server_peak_in_flight', r['peak_in_flight']):>5}")
+        print(
+            f"{name:<14}{r['records_total']:>9}{r['requests']:>9}"
+            f"{r.get('minimum_requests', ''):>8}{r['wall_seconds']:>8.2f}"
+            f"{r['efficiency']:>7.2f}{r.get('slot_utilisation', float('nan')):>7.2f}"
+            f"{r['client_cpu_seconds']:>8.1f}{r['server_cpu_seconds']:>8.1f}"
+            f"{r.get('server_peak_in_flight', r['peak_in_flight']):>5}"
+        )
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     out = OUT_DIR / f"extract-{args.scale}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
     out.write_text(json.dumps(result, indent=2, default=str))

@@ -70,7 +70,10 @@ class Sandbox:
 
     def resource(self) -> ReservationServiceResource:
         return ReservationServiceResource(
-            base_url=self.base_url, client_id="reservoir-sandbox", client_secret=self.secret, scope="SBX"
+            base_url=self.base_url,
+            client_id="reservoir-sandbox",
+            client_secret=self.secret,
+            scope="SBX",
         )
 
     def today(self) -> date:
@@ -87,8 +90,18 @@ def start_sandbox(scale: str, seed: int, latency_ms: float) -> Sandbox:
     port = _free_port()
     secret = secrets.token_urlsafe(16)
     cmd = [
-        sys.executable, "-m", "sandbox.runner", "--port", str(port), "--scale", scale,
-        "--seed", str(seed), "--latency-ms", str(latency_ms), f"--client-secret={secret}",
+        sys.executable,
+        "-m",
+        "sandbox.runner",
+        "--port",
+        str(port),
+        "--scale",
+        scale,
+        "--seed",
+        str(seed),
+        "--latency-ms",
+        str(latency_ms),
+        f"--client-secret={secret}",
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -120,18 +133,28 @@ def full_refresh(sb: Sandbox, data_dir: Path) -> dict[str, Any]:
     lake = Lake(data_dir / "lake")
     report = apply_changes(lake, sb.resource().open_client, _settings(sb))
     build_s, models = _timed_build(data_dir)
-    return {"requests": report.requests, "seconds": round(report.seconds, 2),
-            "warehouse_seconds": round(build_s, 2), "models_built": models}
+    return {
+        "requests": report.requests,
+        "seconds": round(report.seconds, 2),
+        "warehouse_seconds": round(build_s, 2),
+        "models_built": models,
+    }
 
 
 def incremental(sb: Sandbox, data_dir: Path) -> dict[str, Any]:
     lake = Lake(data_dir / "lake")
     report = apply_changes(lake, sb.resource().open_client, _settings(sb))
     build_s, models = _timed_build(data_dir)
-    return {"requests": report.requests, "seconds": round(report.seconds, 2),
-            "warehouse_seconds": round(build_s, 2), "models_built": models,
-            "events": report.plan.get("events"), "plan": report.plan,
-            "tables": sorted(report.tables), "day_rolled": report.day_rolled}
+    return {
+        "requests": report.requests,
+        "seconds": round(report.seconds, 2),
+        "warehouse_seconds": round(build_s, 2),
+        "models_built": models,
+        "events": report.plan.get("events"),
+        "plan": report.plan,
+        "tables": sorted(report.tables),
+        "day_rolled": report.day_rolled,
+    }
 
 
 class SensorLoop(threading.Thread):
@@ -153,8 +176,9 @@ class SensorLoop(threading.Thread):
             self.ticks += 1
             try:
                 cursor = read_cursor(self.lake)
-                decision = feed_decision(cursor.event_id if cursor else None,
-                                         poll_high_water(resource))
+                decision = feed_decision(
+                    cursor.event_id if cursor else None, poll_high_water(resource)
+                )
                 if not hasattr(decision, "run_key"):
                     self.stop.wait(self.poll)
                     continue
@@ -202,7 +226,8 @@ def _visible(data_dir: Path, rid: int, modified: str | None) -> bool:
     try:
         row = con.execute(
             "select strftime(modified_at at time zone 'UTC', '%Y-%m-%dT%H:%M:%S.%g') "
-            "from staging.stg_reservations where reservation_id = ?", [rid]
+            "from staging.stg_reservations where reservation_id = ?",
+            [rid],
         ).fetchone()
     finally:
         con.close()
@@ -211,8 +236,9 @@ def _visible(data_dir: Path, rid: int, modified: str | None) -> bool:
     return row is not None and row[0] == modified
 
 
-def freshness(sb: Sandbox, data_dir: Path, rounds: int, poll: float, step_hours: float,
-              gap: float) -> dict[str, Any]:
+def freshness(
+    sb: Sandbox, data_dir: Path, rounds: int, poll: float, step_hours: float, gap: float
+) -> dict[str, Any]:
     loop = SensorLoop(sb, data_dir, poll)
     loop.start()
     samples: list[float] = []
@@ -235,8 +261,7 @@ def freshness(sb: Sandbox, data_dir: Path, rounds: int, poll: float, step_hours:
                 done = [t for t, c in loop.published if c >= target and t >= t0]
                 if done and (probe is None or _visible(data_dir, *probe)):
                     samples.append(done[0] - t0)
-                    print(f"  change {i}: visible after {samples[-1]:.2f} s",
-                          file=sys.stderr)
+                    print(f"  change {i}: visible after {samples[-1]:.2f} s", file=sys.stderr)
                     break
                 time.sleep(0.05)
             else:
@@ -245,11 +270,16 @@ def freshness(sb: Sandbox, data_dir: Path, rounds: int, poll: float, step_hours:
         loop.stop.set()
         loop.join(60)
     return {
-        "rounds": rounds, "poll_seconds": poll, "step_hours": step_hours,
+        "rounds": rounds,
+        "poll_seconds": poll,
+        "step_hours": step_hours,
         "samples_seconds": [round(s, 2) for s in samples],
         "median_seconds": round(statistics.median(samples), 2) if samples else None,
         "max_seconds": round(max(samples), 2) if samples else None,
-        "steps_without_events": skipped, "sensor_ticks": loop.ticks, "runs": loop.runs, "errors": loop.errors[:5],
+        "steps_without_events": skipped,
+        "sensor_ticks": loop.ticks,
+        "runs": loop.runs,
+        "errors": loop.errors[:5],
     }
 
 
@@ -261,16 +291,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--hours", type=float, default=1.0, help="changes before the run")
     parser.add_argument("--rounds", type=int, default=5, help="freshness samples")
     parser.add_argument("--poll", type=float, default=1.0, help="sensor interval (s)")
-    parser.add_argument("--step-hours", type=float, default=0.25,
-                        help="simulated hours per freshness change")
+    parser.add_argument(
+        "--step-hours", type=float, default=0.25, help="simulated hours per freshness change"
+    )
     parser.add_argument("--gap", type=float, default=2.0, help="wall seconds between changes")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
     sb = start_sandbox(args.scale, args.seed, args.latency_ms)
-    result: dict[str, Any] = {"scale": args.scale, "seed": args.seed,
-                              "latency_ms": args.latency_ms, "hours": args.hours,
-                              "at": datetime.now(UTC).isoformat(timespec="seconds")}
+    result: dict[str, Any] = {
+        "scale": args.scale,
+        "seed": args.seed,
+        "latency_ms": args.latency_ms,
+        "hours": args.hours,
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
     try:
         with tempfile.TemporaryDirectory(prefix="bench-incremental-") as tmp:
             dir_a, dir_b = Path(tmp) / "a", Path(tmp) / "b"
@@ -284,8 +319,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print("full refresh of the same state into B ...", file=sys.stderr)
             result["full_same_state"] = full_refresh(sb, dir_b)
             print("freshness with the sensor loop ...", file=sys.stderr)
-            result["freshness"] = freshness(sb, dir_a, args.rounds, args.poll, args.step_hours,
-                                            args.gap)
+            result["freshness"] = freshness(
+                sb, dir_a, args.rounds, args.poll, args.step_hours, args.gap
+            )
     finally:
         sb.process.terminate()
         sb.process.wait(30)
@@ -296,14 +332,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out.write_text(json.dumps(result, indent=2, default=str))
     inc, full = result["incremental"], result["full_same_state"]
     fr = result["freshness"]
-    print(f"scale {args.scale}, {args.hours} h of changes ({inc['events']} events), "
-          f"latency {args.latency_ms} ms")
+    print(
+        f"scale {args.scale}, {args.hours} h of changes ({inc['events']} events), "
+        f"latency {args.latency_ms} ms"
+    )
     print(f"{'':24}{'requests':>10}{'lake s':>10}{'warehouse s':>13}{'models':>8}")
     for name, row in (("incremental", inc), ("full refresh", full)):
-        print(f"{name:24}{row['requests']:>10}{row['seconds']:>10}"
-              f"{row['warehouse_seconds']:>13}{row['models_built']:>8}")
-    print(f"freshness (poll {fr['poll_seconds']} s): median {fr['median_seconds']} s, "
-          f"max {fr['max_seconds']} s over {len(fr['samples_seconds'])} changes")
+        print(
+            f"{name:24}{row['requests']:>10}{row['seconds']:>10}"
+            f"{row['warehouse_seconds']:>13}{row['models_built']:>8}"
+        )
+    print(
+        f"freshness (poll {fr['poll_seconds']} s): median {fr['median_seconds']} s, "
+        f"max {fr['max_seconds']} s over {len(fr['samples_seconds'])} changes"
+    )
     print(f"results: {out}")
     return result
 

@@ -63,16 +63,25 @@ def generate_lake(data_dir: Path, scale: str, seed: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     with run_sandbox(SandboxSettings(seed=seed, scale=scale)) as sb:
         world_seconds = time.perf_counter() - t0
-        config = ServiceConfig(base_url=sb.base_url, client_id=sb.client_id,
-                               client_secret=sb.client_secret, scope=sb.scope)
+        config = ServiceConfig(
+            base_url=sb.base_url,
+            client_id=sb.client_id,
+            client_secret=sb.client_secret,
+            scope=sb.scope,
+        )
         lake = Lake(data_dir / "lake")
         batch_id = new_batch_id()
         settings = ExtractSettings(today=sb.world.now.date(), horizon_days=HORIZON_DAYS)
         t1 = time.perf_counter()
         records = 0
         for spec in SPECS:
-            report = run_spec(spec, lake=lake, batch_id=batch_id, settings=settings,
-                              open_client=lambda: ReservationService.connect(config))
+            report = run_spec(
+                spec,
+                lake=lake,
+                batch_id=batch_id,
+                settings=settings,
+                open_client=lambda: ReservationService.connect(config),
+            )
             records += report.records
         extract_seconds = time.perf_counter() - t1
     files = list((data_dir / "lake").rglob("*.parquet"))
@@ -89,14 +98,19 @@ def build_in_child(data_dir: Path, only: set[str] | None = None) -> dict[str, An
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     proc = subprocess.run(
         [sys.executable, "-c", _CHILD, str(data_dir), ",".join(sorted(only or ()))],
-        capture_output=True, text=True, cwd=ROOT, check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
     )
     if proc.returncode != 0:
         raise SystemExit(f"warehouse build failed:\n{proc.stderr[-3000:]}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     # RUSAGE_CHILDREN holds the largest child so far; Linux carries ru_maxrss across fork+exec,
     # so it includes this (parent) process's size at the fork: an upper bound, not the figure.
-    out["children_peak_rss_mb"] = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    out["children_peak_rss_mb"] = (
+        max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    )
     return {k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}
 
 
@@ -104,14 +118,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", default="small", choices=["small", "medium", "large"])
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--data-dir", type=Path, default=None,
-                        help="use (and keep) this data dir; an existing lake is reused")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="use (and keep) this data dir; an existing lake is reused",
+    )
     args = parser.parse_args(argv)
 
     from warehouse.models import models_depending_on
 
     result: dict[str, Any] = {
-        "scale": args.scale, "seed": args.seed,
+        "scale": args.scale,
+        "seed": args.seed,
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     with tempfile.TemporaryDirectory(prefix="bench-models-") as tmp:
@@ -135,8 +154,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"scale {args.scale}: lake {result['lake']}")
     print(f"{'':26}{'wall s':>9}{'CPU s':>9}{'peak MB':>10}{'models':>8}")
     for name, row in (("full build", full), (f"incremental (only {len(only)})", inc)):
-        print(f"{name:26}{row['seconds']:>9}{row['cpu_seconds']:>9}{row['peak_rss_mb']:>10}"
-              f"{row['models']:>8}")
+        print(
+            f"{name:26}{row['seconds']:>9}{row['cpu_seconds']:>9}{row['peak_rss_mb']:>10}"
+            f"{row['models']:>8}"
+        )
     print(f"results: {out}")
     return result
 

@@ -115,8 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--doc", type=Path, default=DEFAULT_DOC)
     args = parser.parse_args(argv)
     if args.run:
-        cmd = [sys.executable, "-m", "pytest", "-m", "chaos", "-p", "no:xdist",
-               "tests/reliability"]
+        cmd = [sys.executable, "-m", "pytest", "-m", "chaos", "-p", "no:xdist", "tests/reliability"]
         code = subprocess.call(cmd, cwd=ROOT)
         if code not in (0, 1):
             return code

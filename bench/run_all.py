@@ -68,14 +68,22 @@ def summarise_extract(data: dict[str, Any], _: str) -> list[Row]:
         ("slot utilisation (reservoir)", _num(ours.get("slot_utilisation")), ""),
         ("requests / minimum", f"{req} / {minimum}", ""),
         ("requests above minimum", _num(above, "{:.2f} %"), "<= 2 %"),
-        ("wall s / client CPU s", f"{_num(ours.get('wall_seconds'))} / "
-         f"{_num(ours.get('client_cpu_seconds'))}", ""),
+        (
+            "wall s / client CPU s",
+            f"{_num(ours.get('wall_seconds'))} / {_num(ours.get('client_cpu_seconds'))}",
+            "",
+        ),
     ]
     peer = next((v for k, v in data.items() if "dlt" in k and isinstance(v, dict)), None)
     if peer:
         rows.append(("peer (dlt rest_api) efficiency", _num(peer.get("efficiency")), ""))
-        rows.append(("peer requests / wall s", f"{peer.get('requests')} / "
-                     f"{_num(peer.get('wall_seconds'))}", ""))
+        rows.append(
+            (
+                "peer requests / wall s",
+                f"{peer.get('requests')} / {_num(peer.get('wall_seconds'))}",
+                "",
+            )
+        )
     return rows
 
 
@@ -83,12 +91,16 @@ def summarise_normalise(data: dict[str, Any], stdout: str) -> list[Row]:
     rows: list[Row] = []
     for label in ("normalise", "normalise + write"):
         m = re.search(rf"^{re.escape(label)}\s*:.*records/s per core\s+([\d,]+)", stdout, re.M)
-        value = m.group(1) if m else _num(_get(data, label.replace(" + ", "_"),
-                                                  "records_per_core_second"), "{:,.0f}")
+        value = (
+            m.group(1)
+            if m
+            else _num(_get(data, label.replace(" + ", "_"), "records_per_core_second"), "{:,.0f}")
+        )
         rows.append((f"{label}: records/s per core", value, ">= 150,000"))
     m = re.search(r"^peak RSS\s*:\s*([\d,.]+) MB", stdout, re.M)
-    rows.append(("peak RSS (MB)", m.group(1) if m else _num(data.get("peak_rss_mb")),
-                 "<= 2,048 at large"))
+    rows.append(
+        ("peak RSS (MB)", m.group(1) if m else _num(data.get("peak_rss_mb")), "<= 2,048 at large")
+    )
     return rows
 
 
@@ -98,38 +110,56 @@ def summarise_incremental(data: dict[str, Any], _: str) -> list[Row]:
     per_day = inc.get("requests") * 24 / hours if isinstance(inc.get("requests"), int) else None
     fresh = data.get("freshness", {})
     return [
-        ("incremental run requests (after h of changes)",
-         f"{inc.get('requests')} ({hours} h)", ""),
+        ("incremental run requests (after h of changes)", f"{inc.get('requests')} ({hours} h)", ""),
         ("full refresh requests, same state", str(full.get("requests")), ""),
-        ("hourly cycle requests per day", _num(per_day, "{:,.0f}"),
-         f"far inside {DAILY_FREE_REQUESTS:,}"),
-        ("freshness median / max (s)", f"{fresh.get('median_seconds')} / "
-         f"{fresh.get('max_seconds')}", ""),
+        (
+            "hourly cycle requests per day",
+            _num(per_day, "{:,.0f}"),
+            f"far inside {DAILY_FREE_REQUESTS:,}",
+        ),
+        (
+            "freshness median / max (s)",
+            f"{fresh.get('median_seconds')} / {fresh.get('max_seconds')}",
+            "",
+        ),
     ]
 
 
 def summarise_models(data: dict[str, Any], _: str) -> list[Row]:
     full, inc = data.get("full", {}), data.get("incremental", {})
     return [
-        ("lake generation (world s / extract s)", f"{_get(data, 'lake', 'world_seconds')} / "
-         f"{_get(data, 'lake', 'extract_seconds')}", ""),
-        ("full build wall s (CPU s)", f"{_num(full.get('seconds'))} "
-         f"({_num(full.get('cpu_seconds'))})", "<= 60 s at large"),
-        ("full build peak RSS (MB)", _num(full.get("peak_rss_mb"), "{:,.0f}"),
-         "<= 4,096 at large"),
-        (f"incremental rebuild, only {len(data.get('incremental_only', []))} models, wall s",
-         _num(inc.get("seconds")), ""),
+        (
+            "lake generation (world s / extract s)",
+            f"{_get(data, 'lake', 'world_seconds')} / {_get(data, 'lake', 'extract_seconds')}",
+            "",
+        ),
+        (
+            "full build wall s (CPU s)",
+            f"{_num(full.get('seconds'))} ({_num(full.get('cpu_seconds'))})",
+            "<= 60 s at large",
+        ),
+        ("full build peak RSS (MB)", _num(full.get("peak_rss_mb"), "{:,.0f}"), "<= 4,096 at large"),
+        (
+            f"incremental rebuild, only {len(data.get('incremental_only', []))} models, wall s",
+            _num(inc.get("seconds")),
+            "",
+        ),
     ]
 
 
 BENCHES: tuple[Bench, ...] = (
     # The scale and latency issue #4 states for extraction efficiency.
-    Bench("extract", ("--scale", "medium", "--latency-ms", "50"), "extract-medium",
-          summarise_extract),
+    Bench(
+        "extract", ("--scale", "medium", "--latency-ms", "50"), "extract-medium", summarise_extract
+    ),
     Bench("normalise", ("--records", "100000"), "normalise", summarise_normalise),
     # Issue #7 states the incremental figures at medium scale after one hour of changes.
-    Bench("incremental", ("--scale", "medium", "--rounds", "3"), "incremental-medium",
-          summarise_incremental),
+    Bench(
+        "incremental",
+        ("--scale", "medium", "--rounds", "3"),
+        "incremental-medium",
+        summarise_incremental,
+    ),
     Bench("models", ("--scale", "medium"), "models-medium", summarise_models),
 )
 
@@ -156,8 +186,9 @@ def run(bench: Bench, timeout: float = 1800.0) -> Outcome:
     started = time.time()
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(bench.command(), cwd=ROOT, capture_output=True, text=True,
-                              check=False, timeout=timeout)
+        proc = subprocess.run(
+            bench.command(), cwd=ROOT, capture_output=True, text=True, check=False, timeout=timeout
+        )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
         err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else exc.stderr or ""
@@ -196,21 +227,28 @@ def machine() -> list[tuple[str, str]]:
 
 
 def render(outcomes: list[Outcome], host: list[tuple[str, str]]) -> str:
-    lines = [f"Run {datetime.now(UTC):%Y-%m-%d %H:%M UTC} with `make bench` "
-             "(`python -m bench.run_all`).", "", "| machine | |", "|---|---|"]
+    lines = [
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M UTC} with `make bench` "
+        "(`python -m bench.run_all`).",
+        "",
+        "| machine | |",
+        "|---|---|",
+    ]
     lines += [f"| {k} | {v} |" for k, v in host]
     lines += ["", "| benchmark | figure | value | target |", "|---|---|---|---|"]
     for o in outcomes:
         if o.code != 0:
-            lines.append(f"| {o.bench.name} | failed (exit {o.code}), see "
-                         f"bench/out/{o.bench.name}.log | | |")
+            lines.append(
+                f"| {o.bench.name} | failed (exit {o.code}), see bench/out/{o.bench.name}.log | | |"
+            )
         for figure, value, target in o.rows:
             lines.append(f"| {o.bench.name} | {figure} | {value} | {target} |")
     lines += ["", "Commands (from the project root, in this order; each in its own process):", ""]
     for o in outcomes:
         src = f" -> {o.json_file.relative_to(ROOT)}" if o.json_file else ""
-        lines.append(f"- `{shlex.join(['python', *o.bench.command()[1:]])}` "
-                     f"({o.seconds:.0f} s{src})")
+        lines.append(
+            f"- `{shlex.join(['python', *o.bench.command()[1:]])}` ({o.seconds:.0f} s{src})"
+        )
     return "\n".join(lines)
 
 

@@ -157,7 +157,8 @@ def malform(records: list[dict[str, Any]], pk: str, rng: random.Random, fraction
         choices = ["null_pk"]
         dates = [k for k, v in record.items() if isinstance(v, str) and _looks_like_date(v)]
         numbers = [
-            k for k, v in record.items()
+            k
+            for k, v in record.items()
             if isinstance(v, int | float) and not isinstance(v, bool) and k != pk
         ]
         if dates:

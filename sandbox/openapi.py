@@ -78,20 +78,33 @@ _PAGE_PARAMS = (
     Param("page", "integer", description="0-based page number (default 0)"),
     Param("size", "integer", description="page size (default 20, clamped to the server maximum)"),
     Param("sort", "string", description="field,asc|desc; repeatable", list=True),
-    Param("filter", "string", description="field op value (`:`, `::`, `!:`, `>`, `>:`, `<`, "
-          "`<:`, `a:x||b:y`, `field:[v1,v2]`); repeatable = AND", list=True),
+    Param(
+        "filter",
+        "string",
+        description="field op value (`:`, `::`, `!:`, `>`, `>:`, `<`, "
+        "`<:`, `a:x||b:y`, `field:[v1,v2]`); repeatable = AND",
+        list=True,
+    ),
 )
 _HEADERS = (
     {"name": "locale", "in": "header", "required": False, "schema": {"type": "string"}},
-    {"name": "x-show-archived", "in": "header", "required": False,
-     "schema": {"type": "boolean", "default": False}},
+    {
+        "name": "x-show-archived",
+        "in": "header",
+        "required": False,
+        "schema": {"type": "boolean", "default": False},
+    },
 )
 
 
 def _parameters(endpoint: Endpoint) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True,
-         "schema": {"type": "integer", "format": "int64"}}
+        {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "schema": {"type": "integer", "format": "int64"},
+        }
         for name in _CONVERTOR.findall(endpoint.path)
     ]
     params = (_PAGE_PARAMS if endpoint.kind == "page" else ()) + endpoint.params
@@ -111,16 +124,22 @@ def _parameters(endpoint: Endpoint) -> list[dict[str, Any]]:
 
 
 def _error(description: str) -> dict[str, Any]:
-    return {"description": description,
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
 
 
 def _responses(endpoint: Endpoint) -> dict[str, Any]:
-    ref = {"$ref": f"#/components/schemas/{_schema_name(endpoint.collection)}"} if (
-        endpoint.collection
-    ) else {"type": "object"}
+    ref = (
+        {"$ref": f"#/components/schemas/{_schema_name(endpoint.collection)}"}
+        if (endpoint.collection)
+        else {"type": "object"}
+    )
     if endpoint.kind == "page":
-        content: dict[str, Any] = {"$ref": f"#/components/schemas/Page{_schema_name(endpoint.collection or 'Record')}"}
+        content: dict[str, Any] = {
+            "$ref": f"#/components/schemas/Page{_schema_name(endpoint.collection or 'Record')}"
+        }
     elif endpoint.kind == "array":
         content = {"type": "array", "items": ref}
     elif endpoint.kind == "token":
@@ -129,7 +148,11 @@ def _responses(endpoint: Endpoint) -> dict[str, Any]:
         content = ref
     else:
         content = {"type": "object"}
-    ok = "201" if endpoint.method == "POST" and endpoint.kind == "object" and endpoint.body else "200"
+    ok = (
+        "201"
+        if endpoint.method == "POST" and endpoint.kind == "object" and endpoint.body
+        else "200"
+    )
     responses: dict[str, Any] = {
         ok: {"description": "OK", "content": {"application/json": {"schema": content}}},
         "400": _error("invalid parameter, filter or body"),
@@ -148,23 +171,37 @@ def _components(collections: Sequence[str], types_for: Callable[[str], Mapping[s
         "Error": {
             "type": "object",
             "required": ["status", "error", "code", "message"],
-            "properties": {"status": {"type": "integer"}, "error": {"type": "string"},
-                           "code": {"type": "string"}, "message": {"type": "string"}},
+            "properties": {
+                "status": {"type": "integer"},
+                "error": {"type": "string"},
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+            },
         },
         "SortEntry": {
             "type": "object",
-            "properties": {"direction": {"type": "string", "enum": ["ASC", "DESC"]},
-                           "property": {"type": "string"}, "ignoreCase": {"type": "boolean"},
-                           "nullHandling": {"type": "string"}, "ascending": {"type": "boolean"},
-                           "descending": {"type": "boolean"}},
+            "properties": {
+                "direction": {"type": "string", "enum": ["ASC", "DESC"]},
+                "property": {"type": "string"},
+                "ignoreCase": {"type": "boolean"},
+                "nullHandling": {"type": "string"},
+                "ascending": {"type": "boolean"},
+                "descending": {"type": "boolean"},
+            },
         },
         "Token": {
             "type": "object",
             "required": ["access_token", "token_type", "expires_in"],
-            "properties": {"access_token": {"type": "string"}, "token_type": {"type": "string"},
-                           "expires_in": {"type": "integer"}, "scope": {"type": "string"},
-                           "jti": {"type": "string"}, "client_id": {"type": "string"},
-                           "concern_id": {"type": "integer"}, "details": {"type": "object"}},
+            "properties": {
+                "access_token": {"type": "string"},
+                "token_type": {"type": "string"},
+                "expires_in": {"type": "integer"},
+                "scope": {"type": "string"},
+                "jti": {"type": "string"},
+                "client_id": {"type": "string"},
+                "concern_id": {"type": "integer"},
+                "details": {"type": "object"},
+            },
         },
     }
     for collection in collections:
@@ -172,12 +209,24 @@ def _components(collections: Sequence[str], types_for: Callable[[str], Mapping[s
         schemas[name] = record_schema(collection, types_for(collection))
         schemas[f"Page{name}"] = {
             "type": "object",
-            "required": ["content", "size", "number", "numberOfElements", "totalElements",
-                         "totalPages", "first", "last", "empty", "sort"],
+            "required": [
+                "content",
+                "size",
+                "number",
+                "numberOfElements",
+                "totalElements",
+                "totalPages",
+                "first",
+                "last",
+                "empty",
+                "sort",
+            ],
             "properties": {
                 "content": {"type": "array", "items": {"$ref": f"#/components/schemas/{name}"}},
-                **{k: {"type": "integer"} for k in ("size", "number", "numberOfElements",
-                                                      "totalElements", "totalPages")},
+                **{
+                    k: {"type": "integer"}
+                    for k in ("size", "number", "numberOfElements", "totalElements", "totalPages")
+                },
                 **{k: {"type": "boolean"} for k in ("first", "last", "empty")},
                 "sort": {"type": "array", "items": {"$ref": "#/components/schemas/SortEntry"}},
             },
@@ -209,19 +258,27 @@ def build_openapi(
             operation["security"] = []
             operation["requestBody"] = {
                 "required": True,
-                "content": {"application/x-www-form-urlencoded": {"schema": {
-                    "type": "object",
-                    "required": ["grantType", "clientId", "clientSecret"],
-                    "properties": {k: {"type": "string"} for k in (
-                        "grantType", "clientId", "clientSecret", "scope")},
-                }}},
+                "content": {
+                    "application/x-www-form-urlencoded": {
+                        "schema": {
+                            "type": "object",
+                            "required": ["grantType", "clientId", "clientSecret"],
+                            "properties": {
+                                k: {"type": "string"}
+                                for k in ("grantType", "clientId", "clientSecret", "scope")
+                            },
+                        }
+                    }
+                },
             }
         elif endpoint.body:
             operation["requestBody"] = {
                 "required": True,
                 "content": {"application/json": {"schema": {"type": "object"}}},
             }
-        paths.setdefault(base_path + template(endpoint.path), {})[endpoint.method.lower()] = operation
+        paths.setdefault(base_path + template(endpoint.path), {})[endpoint.method.lower()] = (
+            operation
+        )
     collections = sorted({e.collection for e in endpoints if e.collection})
     return {
         "openapi": "3.1.0",

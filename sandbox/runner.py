@@ -234,23 +234,40 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--scale", default="small")
     parser.add_argument("--latency-ms", type=float, default=0.0)
-    parser.add_argument("--encode-cache-mb", type=float, default=DEFAULT_CACHE_BYTES / 2**20,
-                        help="encoded records kept in memory (0 = no cache)")
-    parser.add_argument("--warm-cache", action="store_true",
-                        help="encode the pipeline's lists before serving")
-    parser.add_argument("--client-secret", default=None,
-                        help="fixed secret (default: random, printed at start)")
-    parser.add_argument("--fault", action="append", default=[], metavar="NAME=RATE",
-                        help="opt-in fault, e.g. --fault http_503=0.05 (repeatable)")
+    parser.add_argument(
+        "--encode-cache-mb",
+        type=float,
+        default=DEFAULT_CACHE_BYTES / 2**20,
+        help="encoded records kept in memory (0 = no cache)",
+    )
+    parser.add_argument(
+        "--warm-cache", action="store_true", help="encode the pipeline's lists before serving"
+    )
+    parser.add_argument(
+        "--client-secret", default=None, help="fixed secret (default: random, printed at start)"
+    )
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME=RATE",
+        help="opt-in fault, e.g. --fault http_503=0.05 (repeatable)",
+    )
     args = parser.parse_args(argv)
     faults = {}
     for item in args.fault:
         name, _, rate = item.partition("=")
         faults[name] = float(rate)
-    settings = SandboxSettings(host=args.host, port=args.port, seed=args.seed, scale=args.scale,
-                               latency_ms=args.latency_ms, faults=faults,
-                               encode_cache_bytes=int(args.encode_cache_mb * 2**20),
-                               warm_cache=args.warm_cache)
+    settings = SandboxSettings(
+        host=args.host,
+        port=args.port,
+        seed=args.seed,
+        scale=args.scale,
+        latency_ms=args.latency_ms,
+        faults=faults,
+        encode_cache_bytes=int(args.encode_cache_mb * 2**20),
+        warm_cache=args.warm_cache,
+    )
     if args.client_secret:
         settings.client_secret = args.client_secret
     serve(settings)

@@ -66,25 +66,53 @@ AUTHENTICATE_PATH = SERVICE_PREFIX + "/authenticate"
 MAX_ARRIVAL_DAYS = 31
 PAYER_TYPES = ("CUSTOMER", "PAYING_CUSTOMER", "AGENT")
 # returnSections value -> (payerType, field of the details record)
-BILL_SECTIONS = {"CUSTOMERBILL": ("CUSTOMER", "customerBill"),
-                 "PAYINGCUSTOMERBILL": ("PAYING_CUSTOMER", "payingCustomerBill"),
-                 "AGENTBILL": ("AGENT", "agentBill")}
-RESERVATION_SECTIONS = ("RESERVEDRESOURCES", "CUSTOMERBILL", "PAYINGCUSTOMERBILL", "AGENTBILL",
-                        "SUBJECTS")
+BILL_SECTIONS = {
+    "CUSTOMERBILL": ("CUSTOMER", "customerBill"),
+    "PAYINGCUSTOMERBILL": ("PAYING_CUSTOMER", "payingCustomerBill"),
+    "AGENTBILL": ("AGENT", "agentBill"),
+}
+RESERVATION_SECTIONS = (
+    "RESERVEDRESOURCES",
+    "CUSTOMERBILL",
+    "PAYINGCUSTOMERBILL",
+    "AGENTBILL",
+    "SUBJECTS",
+)
 ACCOMMODATION_SECTIONS = ("CAPACITIES",)
 ERROR_NAMES = {
-    400: "BAD_REQUEST", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND",
-    405: "METHOD_NOT_ALLOWED", 429: "TOO_MANY_REQUESTS", 500: "INTERNAL_SERVER_ERROR",
-    502: "BAD_GATEWAY", 503: "SERVICE_UNAVAILABLE",
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    429: "TOO_MANY_REQUESTS",
+    500: "INTERNAL_SERVER_ERROR",
+    502: "BAD_GATEWAY",
+    503: "SERVICE_UNAVAILABLE",
 }
 _JSON = "application/json"
-_SECTION_NAMES = {"RESERVEDRESOURCES": b'"reservedResources"', "SUBJECTS": b'"subjects"',
-                  **{s: f'"{key}"'.encode() for s, (_, key) in BILL_SECTIONS.items()}}
+_SECTION_NAMES = {
+    "RESERVEDRESOURCES": b'"reservedResources"',
+    "SUBJECTS": b'"subjects"',
+    **{s: f'"{key}"'.encode() for s, (_, key) in BILL_SECTIONS.items()},
+}
 TEMPLATE_CACHE_SIZE = 8192
 # flat lists the pipeline reads in a full run (plus accommodation types and reservation details)
-WARM_COLLECTIONS = ("distributionchannels", "locations", "units", "ratetypes", "rateoptions",
-                    "rates", "companies", "journalreports", "journalentries", "cashaccounts",
-                    "cashclearances", "customers", "events")
+WARM_COLLECTIONS = (
+    "distributionchannels",
+    "locations",
+    "units",
+    "ratetypes",
+    "rateoptions",
+    "rates",
+    "companies",
+    "journalreports",
+    "journalentries",
+    "cashaccounts",
+    "cashclearances",
+    "customers",
+    "events",
+)
 
 
 @dataclass(frozen=True)
@@ -226,8 +254,11 @@ def _sections(request: Request, allowed: Sequence[str]) -> set[str]:
     sections = {s.strip().upper() for v in values for s in v.split(",") if s.strip()}
     unknown = sections - set(allowed)
     if unknown:
-        raise ApiError(400, "INVALID_PARAMETER",
-                       f"unknown returnSections {sorted(unknown)}; allowed: {list(allowed)}")
+        raise ApiError(
+            400,
+            "INVALID_PARAMETER",
+            f"unknown returnSections {sorted(unknown)}; allowed: {list(allowed)}",
+        )
     return sections
 
 
@@ -261,12 +292,17 @@ class Service:
     def __init__(self, world: World, settings: SandboxSettings) -> None:
         self.world = world
         self.settings = settings
-        credentials = Credentials(settings.client_id, settings.client_secret, settings.scope,
-                                  settings.concern_id)
+        credentials = Credentials(
+            settings.client_id, settings.client_secret, settings.scope, settings.concern_id
+        )
         self.tokens = TokenStore(credentials, ttl=settings.token_ttl)
         seed = settings.seed if settings.fault_seed is None else settings.fault_seed
-        self.faults = Faults(settings.faults, seed=seed, slow_seconds=settings.slow_seconds,
-                             malformed_fraction=settings.malformed_fraction)
+        self.faults = Faults(
+            settings.faults,
+            seed=seed,
+            slow_seconds=settings.slow_seconds,
+            malformed_fraction=settings.malformed_fraction,
+        )
         self.stats = Stats()
         self.cache = RecordCache(getattr(settings, "encode_cache_bytes", DEFAULT_CACHE_BYTES))
         self._types: dict[str, dict[str, str]] = {}
@@ -287,29 +323,65 @@ class Service:
 
     def _endpoints(self) -> list[Endpoint]:
         """The served interface as data; static paths precede `{id}` paths on purpose."""
-        ids = Param("reservationIds", "integer", list=True,
-                    description="comma-separated or repeated reservation ids")
+        ids = Param(
+            "reservationIds",
+            "integer",
+            list=True,
+            description="comma-separated or repeated reservation ids",
+        )
         sections = Param("returnSections", "string", list=True)
         payer = Param("payerType", "string", description="CUSTOMER | PAYING_CUSTOMER | AGENT")
-        avail = tuple(Param(n, t) for n, t in (
-            ("arrivalDateFrom", "string"), ("arrivalDateTo", "string"), ("resourceId", "integer"),
-            ("duration", "integer"), ("distributionChannelCode", "string"),
-            ("rateTypeId", "integer"), ("locationId", "integer")))
-        res_params = (ids, Param("distributionChannelCode"), Param("resourceId", "integer"),
-                      Param("unitId", "integer"))
+        avail = tuple(
+            Param(n, t)
+            for n, t in (
+                ("arrivalDateFrom", "string"),
+                ("arrivalDateTo", "string"),
+                ("resourceId", "integer"),
+                ("duration", "integer"),
+                ("distributionChannelCode", "string"),
+                ("rateTypeId", "integer"),
+                ("locationId", "integer"),
+            )
+        )
+        res_params = (
+            ids,
+            Param("distributionChannelCode"),
+            Param("resourceId", "integer"),
+            Param("unitId", "integer"),
+        )
 
         def page(path: str, collection: str, summary: str, **kw: Any) -> Endpoint:
-            handler = self._page_handler(collection, **{
-                k: v for k, v in kw.items() if k in ("no_content", "extra", "view", "source")})
-            return Endpoint("GET", path, handler, "page", collection, summary,
-                            params=kw.get("params", ()),
-                            no_content_when_empty=kw.get("no_content", False))
+            handler = self._page_handler(
+                collection,
+                **{k: v for k, v in kw.items() if k in ("no_content", "extra", "view", "source")},
+            )
+            return Endpoint(
+                "GET",
+                path,
+                handler,
+                "page",
+                collection,
+                summary,
+                params=kw.get("params", ()),
+                no_content_when_empty=kw.get("no_content", False),
+            )
 
-        def item(path: str, collection: str, summary: str,
-                 view: Callable[[Request], View] | None = None,
-                 params: tuple[Param, ...] = ()) -> Endpoint:
-            return Endpoint("GET", path, self._item_handler(collection, view), "item",
-                            collection, summary, params=params)
+        def item(
+            path: str,
+            collection: str,
+            summary: str,
+            view: Callable[[Request], View] | None = None,
+            params: tuple[Param, ...] = (),
+        ) -> Endpoint:
+            return Endpoint(
+                "GET",
+                path,
+                self._item_handler(collection, view),
+                "item",
+                collection,
+                summary,
+                params=params,
+            )
 
         def children(parent_param: str, child: str) -> Callable[[Request], Sequence[Record]]:
             # a world that can (beyond the protocol) gives a lazy view with its keys
@@ -319,72 +391,189 @@ class Service:
 
         rates = children("resourceId", "rates")
         return [
-            Endpoint("POST", "/authenticate", self.authenticate, "token", None,
-                     "OAuth2 client credentials (form-encoded)"),
-            page("/distributionchannels", "distributionchannels", "Distribution channels",
-                 no_content=True),
-            item("/distributionchannels/{distributionChannelId:int}", "distributionchannels",
-                 "One distribution channel"),
+            Endpoint(
+                "POST",
+                "/authenticate",
+                self.authenticate,
+                "token",
+                None,
+                "OAuth2 client credentials (form-encoded)",
+            ),
+            page(
+                "/distributionchannels",
+                "distributionchannels",
+                "Distribution channels",
+                no_content=True,
+            ),
+            item(
+                "/distributionchannels/{distributionChannelId:int}",
+                "distributionchannels",
+                "One distribution channel",
+            ),
             page("/locations", "locations", "Locations"),
             item("/locations/{locationId:int}", "locations", "One location"),
-            page("/accommodationtypes", "accommodationtypes", "Accommodation types",
-                 extra=self._accotype_filters, view=self._accotype_plain,
-                 params=(Param("resourceIds", "integer", list=True),)),
-            page("/accommodationtypes/details", "accommodationtypes",
-                 "Accommodation types with details", extra=self._accotype_filters,
-                 view=self._accotype_details, params=(sections,)),
-            Endpoint("GET", "/accommodationtypes/availability", self.availability_get, "array",
-                     None, "Availability (at most 31 arrival dates)", params=avail),
-            Endpoint("POST", "/accommodationtypes/availability", self.availability_post, "array",
-                     None, "Availability, parameters in a JSON body", body=True),
-            item("/accommodationtypes/{resourceId:int}", "accommodationtypes",
-                 "One accommodation type", view=self._accotype_plain),
-            item("/accommodationtypes/{resourceId:int}/details", "accommodationtypes",
-                 "One accommodation type with details", view=self._accotype_details,
-                 params=(sections,)),
-            page("/accommodationtypes/{resourceId:int}/rates", "rates", "Rates of a type",
-                 source=rates),
-            page("/accommodationtype/{resourceId:int}/rates", "rates",
-                 "Rates of a type (singular path named by the event section)", source=rates),
+            page(
+                "/accommodationtypes",
+                "accommodationtypes",
+                "Accommodation types",
+                extra=self._accotype_filters,
+                view=self._accotype_plain,
+                params=(Param("resourceIds", "integer", list=True),),
+            ),
+            page(
+                "/accommodationtypes/details",
+                "accommodationtypes",
+                "Accommodation types with details",
+                extra=self._accotype_filters,
+                view=self._accotype_details,
+                params=(sections,),
+            ),
+            Endpoint(
+                "GET",
+                "/accommodationtypes/availability",
+                self.availability_get,
+                "array",
+                None,
+                "Availability (at most 31 arrival dates)",
+                params=avail,
+            ),
+            Endpoint(
+                "POST",
+                "/accommodationtypes/availability",
+                self.availability_post,
+                "array",
+                None,
+                "Availability, parameters in a JSON body",
+                body=True,
+            ),
+            item(
+                "/accommodationtypes/{resourceId:int}",
+                "accommodationtypes",
+                "One accommodation type",
+                view=self._accotype_plain,
+            ),
+            item(
+                "/accommodationtypes/{resourceId:int}/details",
+                "accommodationtypes",
+                "One accommodation type with details",
+                view=self._accotype_details,
+                params=(sections,),
+            ),
+            page(
+                "/accommodationtypes/{resourceId:int}/rates",
+                "rates",
+                "Rates of a type",
+                source=rates,
+            ),
+            page(
+                "/accommodationtype/{resourceId:int}/rates",
+                "rates",
+                "Rates of a type (singular path named by the event section)",
+                source=rates,
+            ),
             page("/units", "units", "Units"),
             item("/units/{unitId:int}", "units", "One unit"),
-            page("/ratetypes", "ratetypes", "Rate types", extra=self._ratetype_filters,
-                 params=(Param("distributionChannelCode"),)),
+            page(
+                "/ratetypes",
+                "ratetypes",
+                "Rate types",
+                extra=self._ratetype_filters,
+                params=(Param("distributionChannelCode"),),
+            ),
             page("/ratetypes/rateoptions", "rateoptions", "Rate options"),
-            page("/ratetypes/{rateTypeId:int}/rateoptions", "rateoptions",
-                 "Rate options of a rate type", source=children("rateTypeId", "rateoptions")),
+            page(
+                "/ratetypes/{rateTypeId:int}/rateoptions",
+                "rateoptions",
+                "Rate options of a rate type",
+                source=children("rateTypeId", "rateoptions"),
+            ),
             page("/companies", "companies", "Companies"),
             page("/companies/journalreports", "journalreports", "Journal reports"),
-            page("/companies/journalreports/{journalReportId:int}/entries", "journalentries",
-                 "Entries of a journal report",
-                 source=children("journalReportId", "journalentries")),
+            page(
+                "/companies/journalreports/{journalReportId:int}/entries",
+                "journalentries",
+                "Entries of a journal report",
+                source=children("journalReportId", "journalentries"),
+            ),
             item("/companies/{companyId:int}", "companies", "One company"),
             page("/cashreservations/accounts", "cashaccounts", "Cash accounts"),
             page("/cashreservations/clearance", "cashclearances", "Cash clearances"),
             page("/customers", "customers", "Customers"),
             item("/customers/{customerId:int}", "customers", "One customer"),
-            page("/reservations", "reservations", "Reservations", no_content=True,
-                 extra=self._reservation_filters, params=res_params),
-            Endpoint("POST", "/reservations", self.create_reservation, "object", None,
-                     "Create a reservation", body=True),
-            page("/reservations/details", "reservations", "Reservations with sections",
-                 no_content=True, extra=self._reservation_filters,
-                 view=self._reservation_details, params=(*res_params, sections)),
-            page("/reservations/bills", "billlines", "Bill lines of several reservations",
-                 extra=self._bill_filters, source=self._bill_source, params=(ids, payer)),
+            page(
+                "/reservations",
+                "reservations",
+                "Reservations",
+                no_content=True,
+                extra=self._reservation_filters,
+                params=res_params,
+            ),
+            Endpoint(
+                "POST",
+                "/reservations",
+                self.create_reservation,
+                "object",
+                None,
+                "Create a reservation",
+                body=True,
+            ),
+            page(
+                "/reservations/details",
+                "reservations",
+                "Reservations with sections",
+                no_content=True,
+                extra=self._reservation_filters,
+                view=self._reservation_details,
+                params=(*res_params, sections),
+            ),
+            page(
+                "/reservations/bills",
+                "billlines",
+                "Bill lines of several reservations",
+                extra=self._bill_filters,
+                source=self._bill_source,
+                params=(ids, payer),
+            ),
             item("/reservations/{reservationId:int}", "reservations", "One reservation"),
-            Endpoint("PUT", "/reservations/{reservationId:int}", self.update_reservation,
-                     "object", None, "Status action / expected times", body=True),
-            item("/reservations/{reservationId:int}/details", "reservations",
-                 "One reservation with sections", view=self._reservation_details,
-                 params=(sections,)),
-            Endpoint("GET", "/reservations/{reservationId:int}/bills", self.reservation_bills,
-                     "array", "billlines", "Bill of one payer",
-                     params=(Param("payerType", required=True),)),
-            page("/reservations/{reservationId:int}/content", "reservedresources",
-                 "Reserved resources", source=children("reservationId", "reservedresources")),
-            Endpoint("GET", "/reservations/{reservationId:int}/subjects",
-                     self.reservation_subjects, "array", "subjects", "Subjects"),
+            Endpoint(
+                "PUT",
+                "/reservations/{reservationId:int}",
+                self.update_reservation,
+                "object",
+                None,
+                "Status action / expected times",
+                body=True,
+            ),
+            item(
+                "/reservations/{reservationId:int}/details",
+                "reservations",
+                "One reservation with sections",
+                view=self._reservation_details,
+                params=(sections,),
+            ),
+            Endpoint(
+                "GET",
+                "/reservations/{reservationId:int}/bills",
+                self.reservation_bills,
+                "array",
+                "billlines",
+                "Bill of one payer",
+                params=(Param("payerType", required=True),),
+            ),
+            page(
+                "/reservations/{reservationId:int}/content",
+                "reservedresources",
+                "Reserved resources",
+                source=children("reservationId", "reservedresources"),
+            ),
+            Endpoint(
+                "GET",
+                "/reservations/{reservationId:int}/subjects",
+                self.reservation_subjects,
+                "array",
+                "subjects",
+                "Subjects",
+            ),
             page("/events", "events", "Event feed (filter=eventId>{cursor}&sort=eventId,asc)"),
         ]
 
@@ -411,14 +600,21 @@ class Service:
         """Encode every record of the lists the pipeline reads (as it reads them) into the
         cache now, so the first full read is served from bytes; returns the cached bytes."""
         views = [(c, plain_view(c)) for c in WARM_COLLECTIONS]
-        views += [("accommodationtypes", self._accotype_view(True)),
-                  ("reservations", self._details_view(set(RESERVATION_SECTIONS)))]
+        views += [
+            ("accommodationtypes", self._accotype_view(True)),
+            ("reservations", self._details_view(set(RESERVATION_SECTIONS))),
+        ]
         with self.world.lock:
             if not self.cache.sync(self.world):
                 return 0
             for collection, view in views:
-                self.cache.encode_all(view.variant, self.world.records(collection),
-                                      COLLECTIONS[collection], view.encode, enabled=True)
+                self.cache.encode_all(
+                    view.variant,
+                    self.world.records(collection),
+                    COLLECTIONS[collection],
+                    view.encode,
+                    enabled=True,
+                )
             return self.cache.nbytes
 
     def today(self) -> str:
@@ -449,8 +645,14 @@ class Service:
     ) -> Callable[[Request], Any]:
         async def handler(request: Request) -> Response:
             body = await run_in_threadpool(
-                self._page_body, request, collection, extra=extra, view=view, source=source,
-                no_content=no_content)
+                self._page_body,
+                request,
+                collection,
+                extra=extra,
+                view=view,
+                source=source,
+                no_content=no_content,
+            )
             if body is None:
                 return Response(status_code=204)
             return Response(body, media_type=_JSON)
@@ -474,8 +676,7 @@ class Service:
         cache, encoding the misses). Outside it: join them into the envelope.
         """
         query = request.query_params
-        page, size = parse_paging(query.get("page"), query.get("size"),
-                                  self.settings.max_page_size)
+        page, size = parse_paging(query.get("page"), query.get("size"), self.settings.max_page_size)
         show_archived = request.headers.get("x-show-archived", "false").lower() == "true"
         pk = COLLECTIONS[collection]
         served = view(request) if view is not None else plain_view(collection)
@@ -494,33 +695,52 @@ class Service:
                 found_keys = getattr(found, "key_list", None)
                 if found_keys is not None:  # keys known: bisect and render only the page
                     plan = plan_keys(filters, pk)
-                    selection = select_keyed(found_keys, found, plan,
-                                             build_predicate(plan.rest, types), orders, pk,
-                                             page, size)
+                    selection = select_keyed(
+                        found_keys,
+                        found,
+                        plan,
+                        build_predicate(plan.rest, types),
+                        orders,
+                        pk,
+                        page,
+                        size,
+                    )
                 else:
-                    selection = select(found, build_predicate(filters, types), orders, page,
-                                       size)
+                    selection = select(found, build_predicate(filters, types), orders, page, size)
             else:
                 keys, records = world.keys(collection), world.records(collection)
                 if len(keys) == len(records):
                     plan = plan_keys(filters, pk)
-                    selection = select_keyed(keys, records, plan,
-                                             build_predicate(plan.rest, types), orders, pk,
-                                             page, size)
+                    selection = select_keyed(
+                        keys,
+                        records,
+                        plan,
+                        build_predicate(plan.rest, types),
+                        orders,
+                        pk,
+                        page,
+                        size,
+                    )
                 else:  # a world mid-change; correctness over speed
-                    selection = select(records, build_predicate(filters, types), orders,
-                                       page, size)
+                    selection = select(records, build_predicate(filters, types), orders, page, size)
             content = selection.content
             if "malformed" in self.decision(request):
                 # The faulted path only: build the records, damage copies, encode the page.
                 damaged = self._malform(request, [served.build(r) for r in content], collection)
                 if not damaged and no_content:
                     return None
-                return orjson.dumps(envelope(damaged, page=page, size=size,
-                                             total=selection.total, orders=orders))
+                return orjson.dumps(
+                    envelope(damaged, page=page, size=size, total=selection.total, orders=orders)
+                )
             enabled = self.cache.sync(world)
-            parts = self.cache.encode_all(served.variant, content, pk, served.encode,
-                                          enabled=enabled, encode_many=served.encode_many)
+            parts = self.cache.encode_all(
+                served.variant,
+                content,
+                pk,
+                served.encode,
+                enabled=enabled,
+                encode_many=served.encode_many,
+            )
         if not parts and no_content:
             return None
         return page_bytes(parts, page=page, size=size, total=selection.total, orders=orders)
@@ -541,8 +761,9 @@ class Service:
                     damaged = self._malform(request, [served.build(record)], collection)[0]
                     return orjson.dumps(damaged)
                 enabled = self.cache.sync(self.world)
-                return self.cache.encode_all(served.variant, [record], pk, served.encode,
-                                             enabled=enabled)[0]
+                return self.cache.encode_all(
+                    served.variant, [record], pk, served.encode, enabled=enabled
+                )[0]
 
         async def handler(request: Request) -> Response:
             return Response(await run_in_threadpool(body, request), media_type=_JSON)
@@ -586,8 +807,11 @@ class Service:
         code = request.query_params.get("distributionChannelCode")
         if not code:
             return []
-        ids = [r["distributionChannelId"] for r in self.world.records("distributionchannels")
-               if r.get("code") == code]
+        ids = [
+            r["distributionChannelId"]
+            for r in self.world.records("distributionchannels")
+            if r.get("code") == code
+        ]
         if not ids:
             return [[Condition("rateTypeId", "in", frozenset())]]
         return [[Condition("distributionChannelIds", ":", i) for i in ids]]
@@ -604,7 +828,8 @@ class Service:
         wanted = {k: v for k, v in wanted.items() if v is not None}
         if wanted:
             matching = frozenset(
-                r["reservationId"] for r in self.world.records("reservedresources")
+                r["reservationId"]
+                for r in self.world.records("reservedresources")
                 if all(r.get(k) == v for k, v in wanted.items())
             )
             filters.append([Condition("reservationId", "in", matching)])
@@ -615,8 +840,11 @@ class Service:
 
     def _details_view(self, sections: set[str]) -> View:
         asked = [name for name in RESERVATION_SECTIONS if name in sections]
-        bills = [(BILL_SECTIONS[name][0], _SECTION_NAMES[name]) for name in BILL_SECTIONS
-                 if name in sections]
+        bills = [
+            (BILL_SECTIONS[name][0], _SECTION_NAMES[name])
+            for name in BILL_SECTIONS
+            if name in sections
+        ]
         world = self.world
 
         def parts(record: Record) -> list[tuple[bytes, list[Record]]]:
@@ -624,8 +852,9 @@ class Service:
             rid = record["reservationId"]
             out: list[tuple[bytes, list[Record]]] = []
             if "RESERVEDRESOURCES" in sections:
-                out.append((_SECTION_NAMES["RESERVEDRESOURCES"],
-                            world.children("reservedresources", rid)))
+                out.append(
+                    (_SECTION_NAMES["RESERVEDRESOURCES"], world.children("reservedresources", rid))
+                )
             if bills:
                 lines = world.children("billlines", rid)
                 for payer, name in bills:
@@ -719,8 +948,9 @@ class Service:
             with self.world.lock:
                 if self.world.get("reservations", rid) is None:
                     raise ApiError(404, "NOT_FOUND", f"reservationId {rid} not found")
-                lines = [r for r in self.world.children("billlines", rid)
-                         if r.get("payerType") == payer]
+                lines = [
+                    r for r in self.world.children("billlines", rid) if r.get("payerType") == payer
+                ]
                 return orjson.dumps(self._malform(request, lines, "billlines"))
 
         return Response(await run_in_threadpool(body), media_type=_JSON)
@@ -769,9 +999,16 @@ class Service:
 
     async def availability_get(self, request: Request) -> Response:
         query = request.query_params
-        params = {name: query.get(name) for name in (
-            "arrivalDateFrom", "arrivalDateTo", "distributionChannelCode", "rateTypeId",
-            "locationId")}
+        params = {
+            name: query.get(name)
+            for name in (
+                "arrivalDateFrom",
+                "arrivalDateTo",
+                "distributionChannelCode",
+                "rateTypeId",
+                "locationId",
+            )
+        }
         params["resourceIds"] = query.getlist("resourceId") + query.getlist("resourceIds")
         params["durations"] = query.getlist("duration")
         return await self._availability(params)
@@ -781,11 +1018,13 @@ class Service:
         params = dict(body)
         params.setdefault("arrivalDateFrom", body.get("arrivalDate"))
         resource = body.get("resourceIds", body.get("resourceId"))
-        params["resourceIds"] = resource if isinstance(resource, list) else (
-            [] if resource is None else [resource])
+        params["resourceIds"] = (
+            resource if isinstance(resource, list) else ([] if resource is None else [resource])
+        )
         duration = body.get("durations", body.get("duration"))
-        params["durations"] = duration if isinstance(duration, list) else (
-            [] if duration is None else [duration])
+        params["durations"] = (
+            duration if isinstance(duration, list) else ([] if duration is None else [duration])
+        )
         return await self._availability(params)
 
     async def _availability(self, params: Mapping[str, Any]) -> Response:
@@ -796,12 +1035,17 @@ class Service:
         if end < start:
             raise ApiError(400, "INVALID_PARAMETER", "arrivalDateTo is before arrivalDateFrom")
         if (end - start).days + 1 > MAX_ARRIVAL_DAYS:
-            raise ApiError(400, "RANGE_TOO_LARGE",
-                           f"at most {MAX_ARRIVAL_DAYS} arrival dates per call")
-        resource_ids = [int(i) for v in params.get("resourceIds") or []
-                        for i in (_int_list(v, "resourceId") or [])]
-        durations = [int(i) for v in params.get("durations") or []
-                     for i in (_int_list(v, "duration") or [])]
+            raise ApiError(
+                400, "RANGE_TOO_LARGE", f"at most {MAX_ARRIVAL_DAYS} arrival dates per call"
+            )
+        resource_ids = [
+            int(i)
+            for v in params.get("resourceIds") or []
+            for i in (_int_list(v, "resourceId") or [])
+        ]
+        durations = [
+            int(i) for v in params.get("durations") or [] for i in (_int_list(v, "duration") or [])
+        ]
         kwargs = {
             "arrival_from": start,
             "arrival_to": end,
@@ -821,8 +1065,11 @@ class Service:
     async def openapi(self, request: Request) -> Response:
         def build() -> bytes:
             with self.world.lock:
-                doc = build_openapi(self.endpoints, base_path=SERVICE_PREFIX,
-                                    types_for=lambda c: dict(self.types(c)))
+                doc = build_openapi(
+                    self.endpoints,
+                    base_path=SERVICE_PREFIX,
+                    types_for=lambda c: dict(self.types(c)),
+                )
             return orjson.dumps(doc)
 
         return Response(await run_in_threadpool(build), media_type=_JSON)
@@ -853,20 +1100,27 @@ class Service:
                 self._types.clear()
                 return {"now": self.world.now.isoformat(), "summary": summary}
 
-        return Response(orjson.dumps(await run_in_threadpool(call), default=str),
-                        media_type=_JSON)
+        return Response(orjson.dumps(await run_in_threadpool(call), default=str), media_type=_JSON)
 
     async def admin_faults(self, request: Request) -> Response:
         if request.method == "POST":
             body = await self._json_body(request)
-            rates = body["faults"] if isinstance(body.get("faults"), dict) else {
-                k: v for k, v in body.items()
-                if k not in ("seed", "slowSeconds", "malformedFraction")}
+            rates = (
+                body["faults"]
+                if isinstance(body.get("faults"), dict)
+                else {
+                    k: v
+                    for k, v in body.items()
+                    if k not in ("seed", "slowSeconds", "malformedFraction")
+                }
+            )
             try:
                 self.faults.configure(
-                    rates, seed=_int(body.get("seed"), "seed"),
+                    rates,
+                    seed=_int(body.get("seed"), "seed"),
                     slow_seconds=body.get("slowSeconds"),
-                    malformed_fraction=body.get("malformedFraction"))
+                    malformed_fraction=body.get("malformedFraction"),
+                )
             except ValueError as exc:
                 raise ApiError(400, "INVALID_FAULTS", str(exc)) from None
         return json_response(self.faults.describe())
@@ -908,8 +1162,9 @@ class ServiceGate:
         client = (scope.get("client") or ("unknown", 0))[0]
         if stats.in_flight_by_client[client] >= service.settings.max_concurrency:
             stats.record(endpoint, 429, throttled=True)
-            await _send_error(send, 429, "TOO_MANY_REQUESTS",
-                              "too many concurrent requests from this address")
+            await _send_error(
+                send, 429, "TOO_MANY_REQUESTS", "too many concurrent requests from this address"
+            )
             return
         status = [0]
         left = [False]
@@ -947,8 +1202,12 @@ class ServiceGate:
         names = FAULT_NAMES if scope["method"] == "GET" else ("token_expire",)
         decision = service.faults.decide(names)
         if decision.status is not None:
-            await _send_error(send, decision.status, f"FAULT_{decision.status}",
-                              "injected fault: service temporarily unavailable")
+            await _send_error(
+                send,
+                decision.status,
+                f"FAULT_{decision.status}",
+                "injected fault: service temporarily unavailable",
+            )
             return
         headers = dict(scope["headers"])
         try:
@@ -1035,7 +1294,9 @@ def create_app(world: World, settings: SandboxSettings | None = None) -> Starlet
         routes=service.routes,
         middleware=[Middleware(ServiceGate, service=service)],
         exception_handlers={
-            ApiError: _api_error, QueryError: _api_error, WorldError: _api_error,
+            ApiError: _api_error,
+            QueryError: _api_error,
+            WorldError: _api_error,
             HTTPException: _api_error,
         },
     )

@@ -107,8 +107,9 @@ class WebhookSender:
         for attempt in range(self.max_attempts):
             self.attempts[msg_id] = attempt + 1
             try:
-                resp = client.post(self.url, content=payload.encode(),
-                                   headers=self.headers(msg_id, payload))
+                resp = client.post(
+                    self.url, content=payload.encode(), headers=self.headers(msg_id, payload)
+                )
                 if 200 <= resp.status_code < 300:
                     self.delivered.append(msg_id)
                     return

@@ -23,8 +23,13 @@ from service.throttle import ConcurrencyLimiter
 
 Pages = AsyncIterator[list[Record]]
 
-RESERVATION_SECTIONS = ("RESERVEDRESOURCES", "CUSTOMERBILL", "PAYINGCUSTOMERBILL", "AGENTBILL",
-                        "SUBJECTS")
+RESERVATION_SECTIONS = (
+    "RESERVEDRESOURCES",
+    "CUSTOMERBILL",
+    "PAYINGCUSTOMERBILL",
+    "AGENTBILL",
+    "SUBJECTS",
+)
 KEYSET_PARAMS_ALLOWANCE = 160  # room kept in the URL for keyset filters, sort, page and size
 
 
@@ -75,7 +80,8 @@ class ReservationService:
     def accommodation_types(self, *, with_capacities: bool = True) -> Pages:
         if with_capacities:
             return self.client.iter_keyset(
-                "/accommodationtypes/details", "resourceId",
+                "/accommodationtypes/details",
+                "resourceId",
                 params={"returnSections": "CAPACITIES"},
             )
         return self.client.iter_keyset("/accommodationtypes", "resourceId")
@@ -123,16 +129,19 @@ class ReservationService:
         calls: list[dict[str, Any]] = []
         for start, end in windows:
             for duration in durations or (None,):
-                calls.append({
-                    "arrivalDateFrom": start.isoformat(),
-                    "arrivalDateTo": end.isoformat(),
-                    "resourceId": resource_id,
-                    "duration": duration,
-                })
+                calls.append(
+                    {
+                        "arrivalDateFrom": start.isoformat(),
+                        "arrivalDateTo": end.isoformat(),
+                        "resourceId": resource_id,
+                        "duration": duration,
+                    }
+                )
 
         async def one(params: dict[str, Any]) -> Pages:
             body = await self.client.get_json(
-                "/accommodationtypes/availability", params=params,
+                "/accommodationtypes/availability",
+                params=params,
                 template="/accommodationtypes/availability",
             )
             if body:
@@ -150,7 +159,8 @@ class ReservationService:
 
     def journal_entries(self, report_id: int) -> Pages:
         return self.client.iter_keyset(
-            f"/companies/journalreports/{int(report_id)}/entries", "journalEntryId",
+            f"/companies/journalreports/{int(report_id)}/entries",
+            "journalEntryId",
             template="/companies/journalreports/{journalReportId}/entries",
         )
 
@@ -176,8 +186,9 @@ class ReservationService:
     ) -> Pages:
         """Reservation headers with their children in one stream (keyset on reservationId)."""
         params: dict[str, Any] = {"returnSections": ",".join(sections)} if sections else {}
-        return self._reservations("/reservations/details", params, ids, modified_since,
-                                  size=self.config.details_size)
+        return self._reservations(
+            "/reservations/details", params, ids, modified_since, size=self.config.details_size
+        )
 
     def reservations(
         self, ids: Iterable[int] | None = None, *, modified_since: datetime | None = None
@@ -202,8 +213,10 @@ class ReservationService:
         return merge(
             [
                 self.client.iter_keyset(
-                    path, "reservationId",
-                    params={**params, "reservationIds": ",".join(map(str, batch))}, size=size,
+                    path,
+                    "reservationId",
+                    params={**params, "reservationIds": ",".join(map(str, batch))},
+                    size=size,
                 )
                 for batch in batches
             ],
@@ -228,7 +241,10 @@ class ReservationService:
     def events(self, after_event_id: int | None = None, page_size: int | None = None) -> Pages:
         """Events with eventId > after_event_id, in eventId order (so a cursor can follow)."""
         return self.client.iter_keyset(
-            self.config.events_path, "eventId", after=after_event_id, ordered=True,
+            self.config.events_path,
+            "eventId",
+            after=after_event_id,
+            ordered=True,
             size=page_size,
         )
 

@@ -163,8 +163,15 @@ class ServiceClient:
         used_today: int = 0,
     ):
         install_log_redaction(
-            "service", "service.client", "service.paging", "service.api", "httpx", "httpcore",
-            "httpcore.connection", "httpcore.http11", "stamina",
+            "service",
+            "service.client",
+            "service.paging",
+            "service.api",
+            "httpx",
+            "httpcore",
+            "httpcore.connection",
+            "httpcore.http11",
+            "stamina",
         )
         self.config = config
         self.limiter = limiter or limiter_for(config.base_url, config.max_concurrency)
@@ -189,7 +196,9 @@ class ServiceClient:
         self._gc_relaxed = False
 
     def __repr__(self) -> str:
-        return f"ServiceClient(base_url={self.config.base_url!r}, client_id={self.config.client_id!r})"
+        return (
+            f"ServiceClient(base_url={self.config.base_url!r}, client_id={self.config.client_id!r})"
+        )
 
     async def __aenter__(self) -> ServiceClient:
         if not self._gc_relaxed:
@@ -276,8 +285,14 @@ class ServiceClient:
     ) -> AsyncIterator[list[dict[str, Any]]]:
         """All records by id-keyset paging, id ranges read in parallel (churn-safe)."""
         return iter_keyset(
-            self, path, id_field, params=params, template=template, after=after,
-            ordered=ordered, size=size,
+            self,
+            path,
+            id_field,
+            params=params,
+            template=template,
+            after=after,
+            ordered=ordered,
+            size=size,
         )
 
     async def send(
@@ -445,8 +460,9 @@ class ServiceClient:
             retry_after = _retry_after_seconds(response.headers.get("retry-after"))
             if response.status_code == 429 and retry_after is None:
                 retry_after = RETRY_AFTER_DEFAULT
-            raise _Transient(f"HTTP {response.status_code}", status=response.status_code,
-                             retry_after=retry_after)
+            raise _Transient(
+                f"HTTP {response.status_code}", status=response.status_code, retry_after=retry_after
+            )
         return response
 
     async def _authenticate(self) -> Token:
@@ -463,8 +479,13 @@ class ServiceClient:
                         self.stats.count_retry(last.reason)
                     try:
                         response = await self._send_once(
-                            "POST", "authenticate", None, AUTH_TEMPLATE, None,
-                            headers=headers, form=form,
+                            "POST",
+                            "authenticate",
+                            None,
+                            AUTH_TEMPLATE,
+                            None,
+                            headers=headers,
+                            form=form,
                         )
                         if response.status_code == 200:
                             try:
@@ -499,24 +520,32 @@ class ServiceClient:
         suffix = f": {message}" if message else ""
         if status == 400:
             raise BadRequest(
-                f"{where} rejected (400){suffix}", endpoint=template, server_message=message,
+                f"{where} rejected (400){suffix}",
+                endpoint=template,
+                server_message=message,
                 code=code,
             )
         if status == 401:
-            raise AuthenticationError(f"{where}: token refused (401). " + TEST_REFRESH_HINT,
-                                      endpoint=template, status=status)
+            raise AuthenticationError(
+                f"{where}: token refused (401). " + TEST_REFRESH_HINT,
+                endpoint=template,
+                status=status,
+            )
         if status == 403:
             raise PermissionDenied(
-                f"{where}: the API user has no access (403){suffix}", endpoint=template,
+                f"{where}: the API user has no access (403){suffix}",
+                endpoint=template,
                 status=status,
             )
         if status == 404:
             raise NotFound(f"{where}: not found (404){suffix}", endpoint=template, status=status)
         if status in TRANSIENT_STATUSES:
-            raise ServiceUnavailable(f"{where} failed with {status}{suffix}", endpoint=template,
-                                     status=status)
-        raise ServiceError(f"{where} failed with HTTP {status}{suffix}", endpoint=template,
-                           status=status)
+            raise ServiceUnavailable(
+                f"{where} failed with {status}{suffix}", endpoint=template, status=status
+            )
+        raise ServiceError(
+            f"{where} failed with HTTP {status}{suffix}", endpoint=template, status=status
+        )
 
     async def _log_request(self, request: httpx.Request) -> None:
         if log.isEnabledFor(logging.DEBUG):

@@ -113,9 +113,7 @@ class ServiceConfig:
         return replace(self, **changes)
 
     @classmethod
-    def from_env(
-        cls, environ: Mapping[str, str] | None = None, **overrides: Any
-    ) -> ServiceConfig:
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServiceConfig:
         """Build from RESERVOIR_* variables; called explicitly by wiring code, never at import."""
         env = os.environ if environ is None else environ
 

@@ -318,7 +318,9 @@ def iter_keyset(
         return valid
 
     async def get(filters: list[str], direction: str, size_: int) -> Page:
-        return await client.get_page(path, params=query(filters, direction, size_), template=template)
+        return await client.get_page(
+            path, params=query(filters, direction, size_), template=template
+        )
 
     async def run(emit: Emit, spawn: Spawn) -> None:
         low_filter = [f"{id_field}>{after}"] if after is not None else []
@@ -328,7 +330,9 @@ def iter_keyset(
         if first.ends_list(size_):
             return
         low = max(ids_of(first.content))
-        remaining = None if first.total_elements is None else first.total_elements - len(first.content)
+        remaining = (
+            None if first.total_elements is None else first.total_elements - len(first.content)
+        )
         if ordered or remaining is None or remaining <= size_:
             await chain(emit, Gap(low, _NO_HIGH, remaining or 0), size_, stop_short=False)
             return
@@ -399,7 +403,9 @@ def iter_keyset(
                 ]
         except BadRequest:
             # A server without OR chains: read the remainders one by one instead.
-            log.info("%s: OR filters refused; reading %d remainders separately", template, len(gaps))
+            log.info(
+                "%s: OR filters refused; reading %d remainders separately", template, len(gaps)
+            )
             for g in gaps:
                 await chain(emit, g, size_, stop_short=False)
 

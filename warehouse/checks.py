@@ -170,9 +170,7 @@ CHECKS: dict[str, CheckSpec] = {
 }
 
 
-def run_check(
-    con: duckdb.DuckDBPyConnection, name: str, **params: Any
-) -> CheckResult:
+def run_check(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> CheckResult:
     """Run one check; `params` override its defaults (e.g. abs_tolerance)."""
     spec = CHECKS[name]
     bound = {**spec.params, **params}

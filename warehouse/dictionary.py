@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from warehouse.models import discover_models
 
-_SOLD = "on-the-books (status 12, 21, 31, 41) guest stays (type RESERVATION, category not OWNER/BLOCK)"
+_SOLD = (
+    "on-the-books (status 12, 21, 31, 41) guest stays (type RESERVATION, category not OWNER/BLOCK)"
+)
 _NIGHT = "night D with arrival <= D < departure"
 _MONEY = "DECIMAL(18,2), in the row's currency_code"
 _DIV = "rounded half away from zero to the cent; null when the divisor is 0"
@@ -207,7 +209,14 @@ def render_markdown() -> str:
         "",
     ]
     for qualified, columns in MARTS.items():
-        out += [f"## `{qualified}`", "", models[qualified].description, "", "| column | definition |", "|---|---|"]
+        out += [
+            f"## `{qualified}`",
+            "",
+            models[qualified].description,
+            "",
+            "| column | definition |",
+            "|---|---|",
+        ]
         out += [f"| `{c}` | {text.replace('|', '/')} |" for c, text in columns.items()]
         out.append("")
     return "\n".join(out)

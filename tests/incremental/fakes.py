@@ -38,12 +38,17 @@ def fixture() -> dict[str, Any]:
     return data
 
 
-def event(event_id: int, event_type: str, entity_id: int, action: str = "UPDATE",
-          old: int | None = None) -> Record:
+def event(
+    event_id: int, event_type: str, entity_id: int, action: str = "UPDATE", old: int | None = None
+) -> Record:
     return {
-        "eventId": event_id, "eventType": event_type, "entityId": entity_id,
-        "entityType": event_type.removesuffix("_EVENT"), "entityAction": action,
-        "oldEntityId": old, "eventDate": f"2026-01-05T00:00:{event_id % 60:02d}.000",
+        "eventId": event_id,
+        "eventType": event_type,
+        "entityId": entity_id,
+        "entityType": event_type.removesuffix("_EVENT"),
+        "entityAction": action,
+        "oldEntityId": old,
+        "eventDate": f"2026-01-05T00:00:{event_id % 60:02d}.000",
     }
 
 
@@ -73,8 +78,10 @@ class IncrementalFakeService(FakeService):
     ) -> AsyncIterator[list[Record]]:
         after = after_event_id or 0
         return self._pages(
-            "events", sorted((e for e in self.data["events"] if e["eventId"] > after),
-                             key=lambda e: e["eventId"])
+            "events",
+            sorted(
+                (e for e in self.data["events"] if e["eventId"] > after), key=lambda e: e["eventId"]
+            ),
         )
 
     def _filtered(self, name: str, field: str, ids: Iterable[int] | None) -> list[Record]:

@@ -55,8 +55,10 @@ def mart_differences(a: Path, b: Path, schema: str = "marts") -> dict[str, objec
         names_a = _tables(ca, schema)
         names_b = _tables(cb, schema)
         if names_a != names_b:
-            out["<models>"] = {"only_a": sorted(names_a - names_b),
-                               "only_b": sorted(names_b - names_a)}
+            out["<models>"] = {
+                "only_a": sorted(names_a - names_b),
+                "only_b": sorted(names_b - names_a),
+            }
         for name in sorted(names_a & names_b):
             ta = ca.sql(f'select * from {schema}."{name}"').to_arrow_table()
             tb = cb.sql(f'select * from {schema}."{name}"').to_arrow_table()

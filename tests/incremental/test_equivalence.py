@@ -61,11 +61,18 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
 
     with run_sandbox(SandboxSettings(seed=11, scale="small")) as sb:
         config = ServiceConfig(
-            base_url=sb.base_url, client_id=sb.client_id, client_secret=sb.client_secret,
-            scope=sb.scope, max_retries=12,
+            base_url=sb.base_url,
+            client_id=sb.client_id,
+            client_secret=sb.client_secret,
+            scope=sb.scope,
+            max_retries=12,
         )
-        s = Setup(sb, lambda: ReservationService.connect(config),
-                  tmp_path_factory.mktemp("lake_a"), tmp_path_factory.mktemp("refs"))
+        s = Setup(
+            sb,
+            lambda: ReservationService.connect(config),
+            tmp_path_factory.mktemp("lake_a"),
+            tmp_path_factory.mktemp("refs"),
+        )
         report = apply_changes(s.lake_a, s.opener, s.settings())
         assert report.mode == "bootstrap"
         yield s
@@ -106,8 +113,15 @@ def test_incremental_equals_full_after_72_hours(setup: Setup) -> None:
     _all_kinds_of_change(s.sandbox.world)
     report = apply_changes(s.lake_a, s.opener, s.settings())
     assert report.mode == "incremental"
-    _covers(report, "refresh:reservations", "refresh:customers", "delete:reservations",
-            "delete:customers", "merges", "refresh:availability")
+    _covers(
+        report,
+        "refresh:reservations",
+        "refresh:customers",
+        "delete:reservations",
+        "delete:customers",
+        "merges",
+        "refresh:availability",
+    )
     assert report.cursor_after == s.sandbox.world.event_high_water()
     _assert_equivalent(s, "after_72h")
 

@@ -13,8 +13,11 @@ _next_id = iter(range(1, 10_000))
 
 def ev(event_type: str, entity_id: int | None, action: str = "UPDATE", **kw: Any) -> dict:
     entity_types = {
-        "RESERVATION_EVENT": "RESERVATION", "CUSTOMER_EVENT": "CUSTOMER", "UNIT_EVENT": "UNIT",
-        "RATE_EVENT": "ACCOMMODATIONTYPE", "AVAILABILITY_EVENT": "ACCOMMODATIONTYPE",
+        "RESERVATION_EVENT": "RESERVATION",
+        "CUSTOMER_EVENT": "CUSTOMER",
+        "UNIT_EVENT": "UNIT",
+        "RATE_EVENT": "ACCOMMODATIONTYPE",
+        "AVAILABILITY_EVENT": "ACCOMMODATIONTYPE",
     }
     record = {
         "eventId": kw.pop("event_id", next(_next_id)),
@@ -73,10 +76,22 @@ CASES = [
         id="customer-delete",
     ),
     pytest.param(
-        [ev("UNIT_EVENT", 5), ev("RESORT_EVENT", 2), ev("DISTRIBUTIONCHANNEL_EVENT", 3),
-         ev("ACCOMMODATION_TYPE_EVENT", 1001)],
-        ({"units": [5], "locations": [2], "distribution_channels": [3],
-          "accommodation_types": [1001]}, {}, []),
+        [
+            ev("UNIT_EVENT", 5),
+            ev("RESORT_EVENT", 2),
+            ev("DISTRIBUTIONCHANNEL_EVENT", 3),
+            ev("ACCOMMODATION_TYPE_EVENT", 1001),
+        ],
+        (
+            {
+                "units": [5],
+                "locations": [2],
+                "distribution_channels": [3],
+                "accommodation_types": [1001],
+            },
+            {},
+            [],
+        ),
         id="reference-events",
     ),
     pytest.param(
@@ -85,13 +100,20 @@ CASES = [
         id="reference-deletes",
     ),
     pytest.param(
-        [ev("RATE_EVENT", 1001), ev("RATE_EVENT", 1001, "DELETE"),
-         ev("AVAILABILITY_EVENT", 1001), ev("AVAILABILITY_EVENT", 1002)],
+        [
+            ev("RATE_EVENT", 1001),
+            ev("RATE_EVENT", 1001, "DELETE"),
+            ev("AVAILABILITY_EVENT", 1001),
+            ev("AVAILABILITY_EVENT", 1002),
+        ],
         ({"rates": [1001], "availability": [1001, 1002]}, {}, []),
         id="rates-and-availability-refresh-their-type-scope-even-on-delete",
     ),
     pytest.param(
-        [ev("RATE_EVENT", 77, entityType="OFFER"), ev("AVAILABILITY_EVENT", 78, entityType="OFFER")],
+        [
+            ev("RATE_EVENT", 77, entityType="OFFER"),
+            ev("AVAILABILITY_EVENT", 78, entityType="OFFER"),
+        ],
         ({}, {}, []),
         id="offer-scoped-events-not-modelled",
     ),
@@ -114,15 +136,22 @@ def test_events_to_plan(events: list[dict], expected: tuple) -> None:
 
 
 def test_unknown_and_not_modelled_are_counted_not_fatal() -> None:
-    plan = plan_changes([
-        ev("SPACESHIP_EVENT", 1), ev("SPACESHIP_EVENT", 2), ev("ALLOTMENT_EVENT", 3),
-        ev("RATE_EVENT", 4, entityType="OFFER"), ev("RESERVATION_EVENT", None),
-        ev("CUSTOMER_EVENT", 5, "MERGE"),  # no oldEntityId
-        {"eventId": 999},
-    ])
+    plan = plan_changes(
+        [
+            ev("SPACESHIP_EVENT", 1),
+            ev("SPACESHIP_EVENT", 2),
+            ev("ALLOTMENT_EVENT", 3),
+            ev("RATE_EVENT", 4, entityType="OFFER"),
+            ev("RESERVATION_EVENT", None),
+            ev("CUSTOMER_EVENT", 5, "MERGE"),  # no oldEntityId
+            {"eventId": 999},
+        ]
+    )
     assert plan.unknown == {
-        "SPACESHIP_EVENT": 2, "RESERVATION_EVENT without entityId": 1,
-        "CUSTOMER_EVENT MERGE without oldEntityId": 1, "<missing eventType>": 1,
+        "SPACESHIP_EVENT": 2,
+        "RESERVATION_EVENT without entityId": 1,
+        "CUSTOMER_EVENT MERGE without oldEntityId": 1,
+        "<missing eventType>": 1,
     }
     assert plan.not_modelled == {"ALLOTMENT_EVENT": 1, "RATE_EVENT/OFFER": 1}
     assert plan.refresh == {"customers": {5}}
@@ -132,25 +161,41 @@ def test_unknown_and_not_modelled_are_counted_not_fatal() -> None:
 
 def test_events_are_ordered_by_id_and_the_last_action_wins() -> None:
     # Delivered out of order: the DELETE (id 2) comes after the UPDATE (id 1) by eventId.
-    events = [ev("RESERVATION_EVENT", 1, "DELETE", event_id=2),
-              ev("RESERVATION_EVENT", 1, event_id=1)]
+    events = [
+        ev("RESERVATION_EVENT", 1, "DELETE", event_id=2),
+        ev("RESERVATION_EVENT", 1, event_id=1),
+    ]
     plan = plan_changes(events)
     assert plan.delete == {"reservations": {1}}
     assert (plan.first_event_id, plan.last_event_id) == (1, 2)
 
 
 def test_plan_tracks_the_cursor_and_tables() -> None:
-    plan = plan_changes([
-        ev("RESERVATION_EVENT", 1, event_id=41, eventDate="2026-11-01T10:00:00.000"),
-        ev("CUSTOMER_EVENT", 10, "MERGE", oldEntityId=11, event_id=42,
-           eventDate="2026-11-01T10:00:01.500"),
-        ev("AVAILABILITY_EVENT", 1001, event_id=43, eventDate="2026-11-01T10:00:02.000"),
-    ])
+    plan = plan_changes(
+        [
+            ev("RESERVATION_EVENT", 1, event_id=41, eventDate="2026-11-01T10:00:00.000"),
+            ev(
+                "CUSTOMER_EVENT",
+                10,
+                "MERGE",
+                oldEntityId=11,
+                event_id=42,
+                eventDate="2026-11-01T10:00:01.500",
+            ),
+            ev("AVAILABILITY_EVENT", 1001, event_id=43, eventDate="2026-11-01T10:00:02.000"),
+        ]
+    )
     assert plan.last_event_id == 43
     assert plan.last_event_date == "2026-11-01T10:00:02.000"
     assert plan.tables() == {
-        "reservations", "reserved_resources", "bill_lines", "reservation_subjects",
-        "customers", "customer_merges", "availability", "availability_prices",
+        "reservations",
+        "reserved_resources",
+        "bill_lines",
+        "reservation_subjects",
+        "customers",
+        "customer_merges",
+        "availability",
+        "availability_prices",
     }
     assert plan.summary()["merges"] == 1
 

@@ -38,16 +38,18 @@ def data(request: pytest.FixtureRequest) -> dict[str, Any]:
 @pytest.fixture
 def resources(tmp_path: Path, data: dict[str, Any], request: pytest.FixtureRequest) -> dict:
     return {
-        "lake": LakeResource(data_dir=str(tmp_path), availability_start=TODAY,
-                             availability_horizon_days=3),
+        "lake": LakeResource(
+            data_dir=str(tmp_path), availability_start=TODAY, availability_horizon_days=3
+        ),
         "service": IncrementalFakeResource(fixture=request.node.name),
     }
 
 
 def _bootstrap(resources: dict, data: dict[str, Any]) -> Lake:
     lake = resources["lake"].lake()
-    apply_changes(lake, opener(data), ChangeSettings(today=date.fromisoformat(TODAY),
-                                                     horizon_days=3))
+    apply_changes(
+        lake, opener(data), ChangeSettings(today=date.fromisoformat(TODAY), horizon_days=3)
+    )
     return lake
 
 
@@ -99,11 +101,16 @@ def test_feed_sensor_skips_while_a_run_is_active(resources: dict, data: dict[str
 
 
 def _notify(inbox: WebhookInbox, webhook_id: str, reservation_id: int) -> None:
-    inbox.add(Notification(
-        webhook_id=webhook_id, received_at=datetime.now(UTC), event_occurred=None,
-        type="reservation.status_change", reservation_id=reservation_id,
-        data={"reservationId": reservation_id},
-    ))
+    inbox.add(
+        Notification(
+            webhook_id=webhook_id,
+            received_at=datetime.now(UTC),
+            event_occurred=None,
+            type="reservation.status_change",
+            reservation_id=reservation_id,
+            data={"reservationId": reservation_id},
+        )
+    )
 
 
 def test_webhook_sensor_and_refresh_job_mark_processed_after_landing(
@@ -177,5 +184,7 @@ def test_schedule_and_definitions_load() -> None:
     repo = merged.get_repository_def()
     assert {s.name for s in repo.sensor_defs} >= {"event_feed_sensor", "webhook_sensor"}
     assert {j.name for j in repo.get_all_jobs()} >= {
-        "incremental_job", "webhook_refresh_job", "sweep_job"
+        "incremental_job",
+        "webhook_refresh_job",
+        "sweep_job",
     }

@@ -22,7 +22,8 @@ def test_sweep_reports_and_lands_what_the_feed_missed(tmp_path: Path) -> None:
     # Changed at the source without any event reaching us.
     data["reservation_details"] = [
         changed_reservation(4, status=-12, modifiedDate="2026-01-06T00:00:00.000")
-        if r["reservationId"] == 4 else r
+        if r["reservationId"] == 4
+        else r
         for r in data["reservation_details"]
     ]
     data["units"][0] = {**data["units"][0], "cleaningStatus": "DIRTY"}

@@ -53,9 +53,18 @@ class Figures:
     secret_leaks: int = 0
     cases: list[dict[str, object]] = field(default_factory=list)
 
-    def add_run(self, name: str, comparison: Comparison, *, faults: dict[str, float],
-                injected: dict[str, int] | None = None, killed: int = 0,
-                quarantined: int = 0, peak: int = 0, limit: int = 0) -> None:
+    def add_run(
+        self,
+        name: str,
+        comparison: Comparison,
+        *,
+        faults: dict[str, float],
+        injected: dict[str, int] | None = None,
+        killed: int = 0,
+        quarantined: int = 0,
+        peak: int = 0,
+        limit: int = 0,
+    ) -> None:
         self.runs += 1 + killed
         self.runs_killed += killed
         for f in faults:
@@ -70,17 +79,19 @@ class Figures:
         self.records_quarantined += quarantined
         self.peak_in_flight = max(self.peak_in_flight, peak)
         self.concurrency_limit = max(self.concurrency_limit, limit)
-        self.cases.append({
-            "case": name,
-            "faults": faults,
-            "killed": killed,
-            "checked": comparison.checked,
-            "lost": len(comparison.lost),
-            "duplicated": sum(n for _, n in comparison.duplicated),
-            "changed": len(comparison.changed) + len(comparison.unexpected),
-            "quarantined": quarantined,
-            "peak_in_flight": peak,
-        })
+        self.cases.append(
+            {
+                "case": name,
+                "faults": faults,
+                "killed": killed,
+                "checked": comparison.checked,
+                "lost": len(comparison.lost),
+                "duplicated": sum(n for _, n in comparison.duplicated),
+                "changed": len(comparison.changed) + len(comparison.unexpected),
+                "quarantined": quarantined,
+                "peak_in_flight": peak,
+            }
+        )
 
 
 _FIGURES = Figures()

@@ -122,12 +122,16 @@ def run_extraction(
 
     # The client exactly as the pipeline's resource configures it (archived records shown,
     # page size, ...), only with the harness's shorter timeout.
-    config = ReservationServiceResource(
-        base_url=target.base_url,
-        client_id=target.client_id,
-        client_secret=target.client_secret,
-        scope=target.scope,
-    ).service_config().with_(timeout=timeout)
+    config = (
+        ReservationServiceResource(
+            base_url=target.base_url,
+            client_id=target.client_id,
+            client_secret=target.client_secret,
+            scope=target.scope,
+        )
+        .service_config()
+        .with_(timeout=timeout)
+    )
     lake = Lake(Path(data_dir) / "lake")
     batch_id = new_batch_id()
     settings = ExtractSettings(
@@ -325,17 +329,21 @@ class Quarantine:
         known = self.keys.get(table, set())
         explained = [k for k in missing if k in known]
         rest = [k for k in missing if k not in known]
-        fields = [(c.source, c.column, str if c.kind == "str" else int)
-                  for c in TABLES[table].landed(False)
-                  if c.kind in ("id", "int", "str") and "." not in c.source and c.codes is None]
+        fields = [
+            (c.source, c.column, str if c.kind == "str" else int)
+            for c in TABLES[table].landed(False)
+            if c.kind in ("id", "int", "str") and "." not in c.source and c.codes is None
+        ]
         rows = {k: dict(zip(ref.columns, ref.rows[k], strict=True)) for k in rest}
         # which missing keys each key-less record could stand for; then a maximum matching
         # (a greedy first fit can hand a record to a key another record needed)
         fits = [
             [
-                k for k in rest
+                k
+                for k in rest
                 if all(
-                    not isinstance(record.get(src), kind) or isinstance(record.get(src), bool)
+                    not isinstance(record.get(src), kind)
+                    or isinstance(record.get(src), bool)
                     or rows[k].get(col) == record.get(src)
                     for src, col, kind in fields
                 )

@@ -33,11 +33,15 @@ pytestmark = pytest.mark.xdist_group("reliability")
 NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
 BATCH = "20261101T120000Z-0000cafe"
 CI = settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
     database=None,
 )
 CHAOS = settings(
-    max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+    max_examples=2500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
     database=None,
 )
 
@@ -45,16 +49,31 @@ CHAOS = settings(
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
 HOSTILE_TEXT = st.one_of(
     TEXT,
-    st.sampled_from([
-        "", " ", "\x00", "'; drop table reservations; --", "${jndi:ldap://x}", "../../etc/passwd",
-        "\u202eevil", "🏕️" * 50, "a" * 10_000, "NaN", "null", "2026-13-45",
-    ]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "\x00",
+            "'; drop table reservations; --",
+            "${jndi:ldap://x}",
+            "../../etc/passwd",
+            "\u202eevil",
+            "🏕️" * 50,
+            "a" * 10_000,
+            "NaN",
+            "null",
+            "2026-13-45",
+        ]
+    ),
 )
 # What `orjson.loads` can hand over: 64-bit integers (larger ones arrive as floats) and finite
 # floats (it refuses NaN and infinity).
 INT64 = st.integers(-(2**63), 2**63 - 1)
 JSON_SCALAR = st.one_of(
-    st.none(), st.booleans(), INT64, st.floats(allow_nan=False, allow_infinity=False),
+    st.none(),
+    st.booleans(),
+    INT64,
+    st.floats(allow_nan=False, allow_infinity=False),
     HOSTILE_TEXT,
 )
 JSON = st.recursive(
@@ -86,8 +105,7 @@ def valid(c: Column) -> st.SearchStrategy[Any]:
         "int_list": st.lists(st.integers(-(2**53 - 1), 2**53 - 1), max_size=4),
         "str_list": st.lists(TEXT, max_size=4),
         "translation": st.lists(
-            st.fixed_dictionaries({"language": st.sampled_from(["en", "nl", "de"]),
-                                   "name": TEXT}),
+            st.fixed_dictionaries({"language": st.sampled_from(["en", "nl", "de"]), "name": TEXT}),
             max_size=3,
         ),
     }[c.kind]
@@ -99,8 +117,10 @@ def invalid(c: Column) -> st.SearchStrategy[Any]:
         numeric = all(isinstance(x, int) for x in c.codes)
         outside = st.integers(-1000, 1000) if numeric else TEXT
         return outside.filter(lambda v: v not in c.codes)
-    junk = st.one_of(st.dictionaries(TEXT, INT64, min_size=1, max_size=2),
-                     st.lists(INT64, min_size=1, max_size=2))
+    junk = st.one_of(
+        st.dictionaries(TEXT, INT64, min_size=1, max_size=2),
+        st.lists(INT64, min_size=1, max_size=2),
+    )
     return {
         "id": st.one_of(st.just("abc"), st.floats(0.1, 0.9).map(lambda f: 7 + f), junk),
         "int": st.one_of(st.just("abc"), st.just(1.5), junk),
@@ -222,9 +242,12 @@ def check_good(spec: EndpointSpec, page: list[dict[str, Any]]) -> None:
         for record in page:
             for item in record.get(section.field, []):
                 match = [
-                    r for r in child_rows
-                    if all(r[c.column] == _expected(c, _wire(item, c.source))
-                           for c in _own_columns(section.table, spec))
+                    r
+                    for r in child_rows
+                    if all(
+                        r[c.column] == _expected(c, _wire(item, c.source))
+                        for c in _own_columns(section.table, spec)
+                    )
                 ]
                 assert match, (section.table.name, item)
         assert len(by_key) <= len(child_rows)
@@ -257,8 +280,10 @@ def check_broken(spec: EndpointSpec, page: list[dict[str, Any]], index: int, whe
     hits = [q for q in out.quarantine.to_pylist() if orjson.loads(q["record"]) == raw]
     assert hits, f"broken record not quarantined ({where}): {page[index]!r}"
     assert where in hits[0]["reason"], (where, hits[0]["reason"])
-    assert out.quarantined == 1 or len({orjson.dumps(r) for r in page}) < len(page) or all(
-        q["reason"] for q in out.quarantine.to_pylist()
+    assert (
+        out.quarantined == 1
+        or len({orjson.dumps(r) for r in page}) < len(page)
+        or all(q["reason"] for q in out.quarantine.to_pylist())
     )
     _FIGURES.bad_input_cases += 1
 

@@ -75,7 +75,9 @@ def test_bad_setting_is_one_line_that_says_what_to_do(
     try:
         done = run_cli(["run", "-q", "--mode", "full"], env, timeout=FAIL_FAST_SECONDS)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"`reservoir run` did not report the bad setting within {FAIL_FAST_SECONDS:.0f} s")
+        pytest.fail(
+            f"`reservoir run` did not report the bad setting within {FAIL_FAST_SECONDS:.0f} s"
+        )
     stderr = done.stderr.strip()
     assert done.returncode != 0, done.stdout[-1000:]
     assert "Traceback" not in done.stderr and "Traceback" not in done.stdout, stderr[-3000:]

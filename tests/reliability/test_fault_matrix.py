@@ -111,8 +111,13 @@ def check_faulted_run(
     )
     injected = stats["faults"]["injected"]  # type: ignore[index]
     figures.add_run(
-        name, result, faults=faults, injected=injected, quarantined=quarantine.records,
-        peak=int(stats["peakInFlightPerClient"]), limit=limit,  # type: ignore[call-overload]
+        name,
+        result,
+        faults=faults,
+        injected=injected,
+        quarantined=quarantine.records,
+        peak=int(stats["peakInFlightPerClient"]),
+        limit=limit,  # type: ignore[call-overload]
     )
     figures.quarantined_without_reason += quarantine.without_reason
 
@@ -138,6 +143,11 @@ def test_fault_leaves_the_lake_equal_to_the_fault_free_run(
     request: pytest.FixtureRequest,
 ) -> None:
     check_faulted_run(
-        faults, fault_seed, shared=sandbox, reference=reference, tmp_path=tmp_path,
-        figures=figures, name=request.node.callspec.id,
+        faults,
+        fault_seed,
+        shared=sandbox,
+        reference=reference,
+        tmp_path=tmp_path,
+        figures=figures,
+        name=request.node.callspec.id,
     )

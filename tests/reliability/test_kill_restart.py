@@ -40,7 +40,11 @@ RUN_TIMEOUT = 600.0
 def _kill_driver_at(env: dict[str, str], spec: str, delay: float) -> bool:
     """Start the driver, SIGKILL it `delay` s after it starts `spec`; False if it finished."""
     proc = subprocess.Popen(
-        drive_command(), env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        drive_command(),
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
     )
     assert proc.stdout is not None
@@ -60,22 +64,37 @@ def _kill_driver_at(env: dict[str, str], spec: str, delay: float) -> bool:
 
 def _finish(env: dict[str, str]) -> None:
     done = subprocess.run(
-        drive_command(), env=env, cwd=ROOT, capture_output=True, text=True,
-        timeout=RUN_TIMEOUT, check=False,
+        drive_command(),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1].startswith("done ")
 
 
 def _check(
-    name: str, data_dir: Path, reference: Snapshot, figures: Figures, killed: int,
+    name: str,
+    data_dir: Path,
+    reference: Snapshot,
+    figures: Figures,
+    killed: int,
     sandbox: SandboxHandle,
 ) -> None:
     result = compare(snapshot(data_dir), reference)
     stats = sandbox.stats()
     limit = sandbox.settings.max_concurrency
-    figures.add_run(name, result, faults={"sigkill": 1.0}, killed=killed,
-                    peak=int(stats["peakInFlightPerClient"]), limit=limit)
+    figures.add_run(
+        name,
+        result,
+        faults={"sigkill": 1.0},
+        killed=killed,
+        peak=int(stats["peakInFlightPerClient"]),
+        limit=limit,
+    )
     assert result.ok, result.summary()
     assert quarantined(data_dir).records == 0
     assert stats["peakInFlightPerClient"] <= limit
@@ -87,7 +106,11 @@ def _check(
     [pytest.param(1, id="one-kill"), pytest.param(5, id="five-kills", marks=pytest.mark.chaos)],
 )
 def test_killed_driver_restarts_to_the_fault_free_state(
-    kills: int, sandbox: SandboxHandle, reference: Snapshot, tmp_path: Path, figures: Figures,
+    kills: int,
+    sandbox: SandboxHandle,
+    reference: Snapshot,
+    tmp_path: Path,
+    figures: Figures,
 ) -> None:
     rng = random.Random(9000 + kills)
     env = Target.of(sandbox).env(tmp_path)
@@ -108,7 +131,10 @@ def test_killed_driver_restarts_to_the_fault_free_state(
 @pytest.mark.chaos
 @pytest.mark.slow
 def test_killed_reservoir_run_restarts_to_the_fault_free_state(
-    sandbox: SandboxHandle, reference: Snapshot, tmp_path: Path, figures: Figures,
+    sandbox: SandboxHandle,
+    reference: Snapshot,
+    tmp_path: Path,
+    figures: Figures,
 ) -> None:
     """`reservoir run` itself, killed at random times (seconds into the run), then run again."""
     rng = random.Random(4242)
@@ -119,7 +145,10 @@ def test_killed_reservoir_run_restarts_to_the_fault_free_state(
     for _ in range(4):
         proc = subprocess.Popen(
             [str(ROOT / ".venv" / "bin" / "reservoir"), "run", "-q", "--mode", "full"],
-            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         try:
             proc.wait(timeout=rng.uniform(3.0, 20.0))

@@ -52,16 +52,16 @@ def canary_sandbox(world) -> Iterator[SandboxHandle]:  # type: ignore[no-untyped
 
 
 def test_secret_is_not_in_python_logging_or_lake(
-    canary_sandbox: SandboxHandle, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    canary_sandbox: SandboxHandle,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
     figures: Figures,
 ) -> None:
     secret = canary_sandbox.client_secret
     with caplog.at_level(logging.DEBUG):
         run_extraction(Target.of(canary_sandbox), tmp_path)
     assert caplog.records, "nothing was logged at DEBUG; the check would be vacuous"
-    text = "\n".join(
-        f"{r.getMessage()} {r.args!r} {r.__dict__!r}" for r in caplog.records
-    ).encode()
+    text = "\n".join(f"{r.getMessage()} {r.args!r} {r.__dict__!r}" for r in caplog.records).encode()
     assert not leaks(text, secret)
     count, found = scan(tmp_path, secret)
     figures.secret_files_scanned += count

@@ -85,9 +85,10 @@ def test_a_warm_page_is_served_without_rendering_records(monkeypatch) -> None:
         return out
 
     monkeypatch.setattr(Block, "render", counting)
-    with run_sandbox(SandboxSettings(seed=5, scale="small")) as sb, httpx.Client(
-        base_url=sb.base_url, timeout=30
-    ) as c:
+    with (
+        run_sandbox(SandboxSettings(seed=5, scale="small")) as sb,
+        httpx.Client(base_url=sb.base_url, timeout=30) as c,
+    ):
         c.headers["Authorization"] = authenticate(sb, c)
         for path, size in (("/reservations/details", 50), ("/customers", 500)):
             params = {"size": size, "page": 1}

@@ -125,10 +125,19 @@ class FakeService:
             self.tokens_issued += 1
             token = f"tok-{self.tokens_issued}-abcdefgh"
             self.valid_tokens.add(token)
-            return httpx.Response(200, json={
-                "access_token": token, "token_type": "bearer", "expires_in": self.expires_in,
-                "scope": "TST", "jti": "x", "client_id": 42, "concern_id": 7, "details": {},
-            })
+            return httpx.Response(
+                200,
+                json={
+                    "access_token": token,
+                    "token_type": "bearer",
+                    "expires_in": self.expires_in,
+                    "scope": "TST",
+                    "jti": "x",
+                    "client_id": 42,
+                    "concern_id": 7,
+                    "details": {},
+                },
+            )
         auth = request.headers.get("authorization", "")
         if not auth.startswith("Bearer ") or auth.split(" ", 1)[1] not in self.valid_tokens:
             return _error(401, "UNAUTHORIZED", "token expired")
@@ -151,13 +160,15 @@ class FakeService:
             selected.sort(key=lambda r: r[field_], reverse=direction == "desc")
         size = min(int(params.get("size", 20)), self.max_size)
         page = int(params.get("page", 0))
-        content = selected[page * size:(page + 1) * size]
+        content = selected[page * size : (page + 1) * size]
         total = len(selected)
         if not content and self.no_content_when_empty:
             return httpx.Response(204)
         pages = (total + size - 1) // size
         body = {
-            "content": content, "size": size, "number": page,
+            "content": content,
+            "size": size,
+            "number": page,
             "numberOfElements": len(content),
             "totalElements": None if self.null_totals else total,
             "totalPages": None if self.null_totals else pages,
@@ -171,14 +182,19 @@ class FakeService:
         return [r for r in self.requests if r.url.path.endswith(path)]
 
 
-def _error(status: int, error: str, message: str, headers: dict[str, str] | None = None
-           ) -> httpx.Response:
-    return httpx.Response(status, headers=headers, json={
-        "status": status, "error": error, "code": error, "message": message})
+def _error(
+    status: int, error: str, message: str, headers: dict[str, str] | None = None
+) -> httpx.Response:
+    return httpx.Response(
+        status,
+        headers=headers,
+        json={"status": status, "error": error, "code": error, "message": message},
+    )
 
 
-def fail_times(times: int, answer: Callable[[httpx.Request], httpx.Response],
-               path_suffix: str = "") -> Script:
+def fail_times(
+    times: int, answer: Callable[[httpx.Request], httpx.Response], path_suffix: str = ""
+) -> Script:
     """A script that answers the first `times` matching data requests with `answer`."""
     left = [times]
 

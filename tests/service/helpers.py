@@ -13,8 +13,9 @@ def client_for(fake: FakeService, limiter: ConcurrencyLimiter, **config: Any) ->
     return ServiceClient(make_config(**config), transport=fake.transport(), limiter=limiter)
 
 
-def service_for(fake: FakeService, limiter: ConcurrencyLimiter, **config: Any
-                ) -> ReservationService:
+def service_for(
+    fake: FakeService, limiter: ConcurrencyLimiter, **config: Any
+) -> ReservationService:
     return ReservationService(client_for(fake, limiter, **config), owns_client=True)
 
 

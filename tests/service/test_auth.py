@@ -55,10 +55,18 @@ def test_camel_case_form_by_default_and_snake_case_by_setting(fake_with_list, li
     run(main("camel"))
     run(main("snake"))
     camel, snake = fake_with_list.auth_forms
-    assert camel == {"grantType": "client_credentials", "clientId": CLIENT_ID,
-                     "clientSecret": SECRET, "scope": "TST"}
-    assert snake == {"grant_type": "client_credentials", "client_id": CLIENT_ID,
-                     "client_secret": SECRET, "scope": "TST"}
+    assert camel == {
+        "grantType": "client_credentials",
+        "clientId": CLIENT_ID,
+        "clientSecret": SECRET,
+        "scope": "TST",
+    }
+    assert snake == {
+        "grant_type": "client_credentials",
+        "client_id": CLIENT_ID,
+        "client_secret": SECRET,
+        "scope": "TST",
+    }
 
 
 def test_expired_token_is_refreshed_once_for_concurrent_requests(fake_with_list, limiter) -> None:

@@ -42,8 +42,14 @@ def test_status_codes_map_to_the_error_tree(fake: FakeService, limiter, status, 
 
 
 def test_every_error_is_a_service_error() -> None:
-    for exc_type in (AuthenticationError, BadRequest, ConfigurationError, NotFound,
-                     PermissionDenied, ServiceUnavailable):
+    for exc_type in (
+        AuthenticationError,
+        BadRequest,
+        ConfigurationError,
+        NotFound,
+        PermissionDenied,
+        ServiceUnavailable,
+    ):
         assert issubclass(exc_type, ServiceError)
 
 

@@ -20,12 +20,18 @@ def ids(rows: list[dict], field: str) -> list[int]:
 @pytest.mark.parametrize(
     ("body", "status", "expected"),
     [
-        pytest.param(None, 204, Page(content=[], last=True, total_elements=0, total_pages=0),
-                     id="204"),
-        pytest.param([{"a": 1}], 200, Page(content=[{"a": 1}], last=True, total_elements=1),
-                     id="bare-array"),
-        pytest.param({"content": [], "size": 5, "totalElements": None, "last": None}, 200,
-                     Page(content=[], size=5), id="null-totals"),
+        pytest.param(
+            None, 204, Page(content=[], last=True, total_elements=0, total_pages=0), id="204"
+        ),
+        pytest.param(
+            [{"a": 1}], 200, Page(content=[{"a": 1}], last=True, total_elements=1), id="bare-array"
+        ),
+        pytest.param(
+            {"content": [], "size": 5, "totalElements": None, "last": None},
+            200,
+            Page(content=[], size=5),
+            id="null-totals",
+        ),
     ],
 )
 def test_page_from_body(body, status, expected) -> None:
@@ -78,8 +84,10 @@ def test_empty_list_answered_with_204(fake: FakeService, limiter, null_totals: b
 
     async def main() -> tuple[list, list]:
         async with client_for(fake, limiter) as client:
-            return (await drain(client.iter_pages("/reservations")),
-                    await drain(client.iter_keyset("/reservations", "reservationId")))
+            return (
+                await drain(client.iter_pages("/reservations")),
+                await drain(client.iter_keyset("/reservations", "reservationId")),
+            )
 
     assert run(main()) == ([], [])
     assert fake.paths["/reservations"] == 2
@@ -192,8 +200,9 @@ def test_get_by_ids_batches_keep_urls_short(fake: FakeService, limiter) -> None:
 
 
 def test_reservation_ids_are_batched_in_the_reservation_ids_param(fake, limiter) -> None:
-    fake.add_list("/reservations/details", "reservationId",
-                  records("reservationId", list(range(1, 400))))
+    fake.add_list(
+        "/reservations/details", "reservationId", records("reservationId", list(range(1, 400)))
+    )
 
     def by_param(request: httpx.Request) -> httpx.Response | None:
         wanted = request.url.params.get("reservationIds")
@@ -201,10 +210,18 @@ def test_reservation_ids_are_batched_in_the_reservation_ids_param(fake, limiter)
             return None
         keep = {int(x) for x in wanted.split(",")}
         rows = [r for r in records("reservationId", sorted(keep)) if r["reservationId"] < 400]
-        return httpx.Response(200, json={"content": rows, "size": 1000, "number": 0,
-                                         "numberOfElements": len(rows),
-                                         "totalElements": len(rows), "totalPages": 1,
-                                         "last": True})
+        return httpx.Response(
+            200,
+            json={
+                "content": rows,
+                "size": 1000,
+                "number": 0,
+                "numberOfElements": len(rows),
+                "totalElements": len(rows),
+                "totalPages": 1,
+                "last": True,
+            },
+        )
 
     fake.scripts.append(by_param)
 
@@ -233,10 +250,13 @@ def test_union_filters_select_exactly_the_gaps() -> None:
     assert terms == ["id>10", "id<90", "id<20||id>50", "id<60||id>80"]
 
     def selected(i: int) -> bool:
-        return (i > 10 and i < 90 and (i < 20 or i > 50) and (i < 60 or i > 80))
+        return i > 10 and i < 90 and (i < 20 or i > 50) and (i < 60 or i > 80)
 
     assert [i for i in range(100) if selected(i)] == [
-        *range(11, 20), *range(51, 60), *range(81, 90)]
+        *range(11, 20),
+        *range(51, 60),
+        *range(81, 90),
+    ]
 
 
 def test_pack_gaps_fills_pages() -> None:

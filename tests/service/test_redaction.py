@@ -20,7 +20,12 @@ def test_secret_never_reaches_logs_reprs_or_errors(fake: FakeService, limiter, c
         texts = []
         async with client_for(fake, limiter) as client:
             await drain(client.iter_keyset("/units", "unitId"))
-            texts += [repr(client), repr(client.config), str(client.config), repr(client.auth.token)]
+            texts += [
+                repr(client),
+                repr(client.config),
+                str(client.config),
+                repr(client.auth.token),
+            ]
             token = client.auth.token
             assert token is not None
             logging.getLogger("service.client").info("sending %s", token.header.reveal())
@@ -68,8 +73,9 @@ def test_redact_patterns(text: str) -> None:
 
 def test_filter_rewrites_args() -> None:
     Secret("very-secret-value-123")
-    record = logging.LogRecord("x", logging.INFO, __file__, 1, "value=%s", ("very-secret-value-123",),
-                               None)
+    record = logging.LogRecord(
+        "x", logging.INFO, __file__, 1, "value=%s", ("very-secret-value-123",), None
+    )
     RedactingFilter().filter(record)
     assert "very-secret-value-123" not in record.getMessage()
 

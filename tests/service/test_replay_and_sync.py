@@ -10,15 +10,17 @@ from tests.service.fakes import SECRET, FakeService, make_config, records
 from tests.service.helpers import drain
 
 
-def test_record_then_replay_gives_the_same_pages(fake: FakeService, limiter, tmp_path: Path
-                                                 ) -> None:
+def test_record_then_replay_gives_the_same_pages(
+    fake: FakeService, limiter, tmp_path: Path
+) -> None:
     fake.add_list("/locations", "locationId", records("locationId", list(range(1, 48))))
     recording = tmp_path / "rec.jsonl"
 
     async def read(transport) -> list[int]:
         async with ServiceClient(make_config(), transport=transport, limiter=limiter) as client:
-            return sorted(r["locationId"] for r in await drain(
-                client.iter_keyset("/locations", "locationId")))
+            return sorted(
+                r["locationId"] for r in await drain(client.iter_keyset("/locations", "locationId"))
+            )
 
     live = run(read(RecordingTransport(fake.transport(), recording)))
     text = recording.read_text()
@@ -33,8 +35,9 @@ def test_collect_pages_streams_to_a_callback(fake: FakeService, limiter) -> None
 
     def factory():
         async def pages():
-            async with ReservationService(ServiceClient(
-                make_config(), transport=fake.transport(), limiter=limiter), owns_client=True
+            async with ReservationService(
+                ServiceClient(make_config(), transport=fake.transport(), limiter=limiter),
+                owns_client=True,
             ) as service:
                 async for page in service.units():
                     yield page
@@ -48,8 +51,13 @@ def test_collect_pages_streams_to_a_callback(fake: FakeService, limiter) -> None
 def test_extract_opens_and_closes_the_service(fake: FakeService, limiter) -> None:
     fake.add_list("/companies", "companyId", records("companyId", [1, 2, 3]))
     rows: list[dict] = []
-    result = extract(make_config(), lambda s: s.companies(), on_page=rows.extend,
-                     transport=fake.transport(), limiter=limiter)
+    result = extract(
+        make_config(),
+        lambda s: s.companies(),
+        on_page=rows.extend,
+        transport=fake.transport(),
+        limiter=limiter,
+    )
     assert result.records == 3 and result.pages == 1
     assert result.stats["by_endpoint"]["/companies"] == 1
     assert [r["companyId"] for r in rows] == [1, 2, 3]

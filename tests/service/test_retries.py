@@ -17,10 +17,14 @@ def _raise(exc_type: type[Exception]):
 
 
 TRANSIENT = [
-    pytest.param(lambda r: _error(429, "TOO_MANY_REQUESTS", "slow down", {"Retry-After": "0"}),
-                 "HTTP 429", id="429-retry-after"),
-    pytest.param(lambda r: _error(429, "TOO_MANY_REQUESTS", "slow down"), "HTTP 429",
-                 id="429-no-header"),
+    pytest.param(
+        lambda r: _error(429, "TOO_MANY_REQUESTS", "slow down", {"Retry-After": "0"}),
+        "HTTP 429",
+        id="429-retry-after",
+    ),
+    pytest.param(
+        lambda r: _error(429, "TOO_MANY_REQUESTS", "slow down"), "HTTP 429", id="429-no-header"
+    ),
     pytest.param(lambda r: _error(500, "ERR", "x"), "HTTP 500", id="500"),
     pytest.param(lambda r: _error(502, "ERR", "x"), "HTTP 502", id="502"),
     pytest.param(lambda r: _error(503, "ERR", "x", {"Retry-After": "0"}), "HTTP 503", id="503"),
@@ -30,10 +34,16 @@ TRANSIENT = [
     pytest.param(_raise(httpx.RemoteProtocolError), "connection dropped", id="dropped"),
     pytest.param(_raise(httpx.ReadError), "connection dropped", id="read-error"),
     pytest.param(_raise(httpx.ConnectError), "connection dropped", id="connect-error"),
-    pytest.param(lambda r: httpx.Response(200, content=b'{"content": [{"unitId": 1}, {"un'),
-                 "truncated", id="truncated-json"),
-    pytest.param(lambda r: httpx.Response(200, json={"content": [], "numberOfElements": 3}),
-                 "envelope", id="inconsistent-envelope"),
+    pytest.param(
+        lambda r: httpx.Response(200, content=b'{"content": [{"unitId": 1}, {"un'),
+        "truncated",
+        id="truncated-json",
+    ),
+    pytest.param(
+        lambda r: httpx.Response(200, json={"content": [], "numberOfElements": 3}),
+        "envelope",
+        id="inconsistent-envelope",
+    ),
 ]
 
 

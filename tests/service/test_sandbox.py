@@ -74,8 +74,9 @@ def config_for(handle: Any, **overrides: Any) -> ServiceConfig:
     return ServiceConfig(**settings)
 
 
-async def read(handle: Any, methods: list[str], **overrides: Any
-               ) -> tuple[dict[str, list[dict]], dict]:
+async def read(
+    handle: Any, methods: list[str], **overrides: Any
+) -> tuple[dict[str, list[dict]], dict]:
     limiter = ConcurrencyLimiter(LIMIT)
     client = ServiceClient(config_for(handle, **overrides), limiter=limiter)
     out: dict[str, list[dict]] = {}
@@ -112,9 +113,9 @@ FAULTS = [
     pytest.param({"drop": 0.1}, {}, id="drop"),
     pytest.param({"token_expire": 0.1}, {}, id="token_expire"),
     pytest.param(
-        {"storm_429": 0.05, "http_503": 0.05, "truncate": 0.05, "drop": 0.05,
-         "token_expire": 0.05},
-        {}, id="mixed",
+        {"storm_429": 0.05, "http_503": 0.05, "truncate": 0.05, "drop": 0.05, "token_expire": 0.05},
+        {},
+        id="mixed",
     ),
 ]
 

@@ -9,21 +9,27 @@ from tests.service.helpers import client_for, drain
 
 
 def test_counts_per_endpoint_template_and_status(fake: FakeService, limiter) -> None:
-    fake.add_list("/companies/journalreports/3/entries", "journalEntryId",
-                  records("journalEntryId", list(range(1, 26))))
-    fake.add_list("/companies/journalreports/4/entries", "journalEntryId",
-                  records("journalEntryId", [1]))
+    fake.add_list(
+        "/companies/journalreports/3/entries",
+        "journalEntryId",
+        records("journalEntryId", list(range(1, 26))),
+    )
+    fake.add_list(
+        "/companies/journalreports/4/entries", "journalEntryId", records("journalEntryId", [1])
+    )
 
     async def main() -> dict:
         async with client_for(fake, limiter) as client:
             for report in (3, 4):
-                await drain(client.iter_keyset(f"/companies/journalreports/{report}/entries",
-                                               "journalEntryId"))
+                await drain(
+                    client.iter_keyset(
+                        f"/companies/journalreports/{report}/entries", "journalEntryId"
+                    )
+                )
             return client.stats_snapshot()
 
     stats = run(main())
-    assert stats["by_endpoint"] == {"/authenticate": 1,
-                                    "/companies/journalreports/{id}/entries": 4}
+    assert stats["by_endpoint"] == {"/authenticate": 1, "/companies/journalreports/{id}/entries": 4}
     assert stats["by_status"] == {"200": 5}
     assert stats["requests"] == 5 and stats["bytes_received"] > 0
     assert stats["projection"]["this_run"] == 5

@@ -81,9 +81,9 @@ class Lake:
     ) -> str:
         """Write rows as `<batch_id>-<part>.parquet`; a row's `_is_deleted` makes a tombstone."""
         batch_id = batch_id or self.new_batch_id()
-        extracted_at = extracted_at or datetime.strptime(
-            batch_id[:16], "%Y%m%dT%H%M%SZ"
-        ).replace(tzinfo=UTC)
+        extracted_at = extracted_at or datetime.strptime(batch_id[:16], "%Y%m%dT%H%M%SZ").replace(
+            tzinfo=UTC
+        )
         spec = TABLES[table]
         cols: dict[str, list[Any]] = {c: [] for c in spec.all_columns}
         for row in rows:

@@ -37,8 +37,9 @@ def test_occupancy_100_units_31_nights(lake, query, tmp_path) -> None:
 def test_available_occupancy_with_units_out_of_order(lake, query, tmp_path) -> None:
     batch = Batch().reference(units=100)
     for i in range(5):
-        batch.reservation(100 + i, "2025-01-10", "2025-01-11", category="BLOCK",
-                          unit_id=1000 + i, nightly="0")
+        batch.reservation(
+            100 + i, "2025-01-10", "2025-01-11", category="BLOCK", unit_id=1000 + i, nightly="0"
+        )
     for i in range(30):
         batch.reservation(i + 1, "2025-01-10", "2025-01-11", unit_id=1010 + i)
     batch.flush(lake, kind="full")
@@ -51,9 +52,7 @@ def test_available_occupancy_with_units_out_of_order(lake, query, tmp_path) -> N
     assert (available, sold, held) == (100, 30, 5)
     assert f"{occupancy:.2%}" == "30.00%"
     assert f"{available_occupancy:.2%}" == "31.58%"
-    assert query(
-        "select count(*) from core.fct_unit_nights where is_owner_hold"
-    ) == [(5,)]
+    assert query("select count(*) from core.fct_unit_nights where is_owner_hold") == [(5,)]
 
 
 def _monthly_room_revenue(query) -> dict[str, Decimal]:
@@ -69,8 +68,10 @@ def test_stay_across_month_boundary_and_extension(lake, query, tmp_path) -> None
         1, "2024-12-20", "2025-01-05", unit_id=1000, nightly="100.00"
     ).flush(lake, kind="full")
     build_warehouse(tmp_path)
-    assert _monthly_room_revenue(query) == {"2024-12": Decimal("1200.00"),
-                                            "2025-01": Decimal("400.00")}
+    assert _monthly_room_revenue(query) == {
+        "2024-12": Decimal("1200.00"),
+        "2025-01": Decimal("400.00"),
+    }
 
     # extended to Jan 8: the service adds a rent line for the new nights
     Batch().reservation(
@@ -78,11 +79,16 @@ def test_stay_across_month_boundary_and_extension(lake, query, tmp_path) -> None
         "2024-12-20",
         "2025-01-08",
         unit_id=1000,
-        rent_lines=[("2024-12-20", "2025-01-05", "1600.00"), ("2025-01-05", "2025-01-08", "300.00")],
+        rent_lines=[
+            ("2024-12-20", "2025-01-05", "1600.00"),
+            ("2025-01-05", "2025-01-08", "300.00"),
+        ],
     ).flush(lake)
     build_warehouse(tmp_path)
-    assert _monthly_room_revenue(query) == {"2024-12": Decimal("1200.00"),
-                                            "2025-01": Decimal("700.00")}
+    assert _monthly_room_revenue(query) == {
+        "2024-12": Decimal("1200.00"),
+        "2025-01": Decimal("700.00"),
+    }
     assert query("select sum(nights_sold) from marts.revenue_daily") == [(19,)]
 
 
@@ -123,8 +129,10 @@ def test_allocation_remainders(allocated, case) -> None:
 
 
 def test_line_without_period_spreads_over_the_stay(lake, query, tmp_path) -> None:
-    batch = Batch().reference(units=1).reservation(
-        1, "2025-02-01", "2025-02-03", nightly="50.00", total_line="130.00"
+    batch = (
+        Batch()
+        .reference(units=1)
+        .reservation(1, "2025-02-01", "2025-02-03", nightly="50.00", total_line="130.00")
     )
     batch.bill_line(1, bill_line_type=20, resource_type="EXTRA", total="30.00")
     batch.bill_line(1, bill_line_type=250, total="3.00", payer_type="PAYING_CUSTOMER")
@@ -143,10 +151,12 @@ def test_line_without_period_spreads_over_the_stay(lake, query, tmp_path) -> Non
 
 def test_currencies_are_never_summed(lake, query, tmp_path) -> None:
     batch = Batch().reference(units=10)
-    batch.reservation(1, "2025-03-01", "2025-03-02", channel=EUR_CHANNEL, unit_id=1000,
-                      nightly="100.00")
-    batch.reservation(2, "2025-03-01", "2025-03-02", channel=GBP_CHANNEL, unit_id=1001,
-                      nightly="80.00")
+    batch.reservation(
+        1, "2025-03-01", "2025-03-02", channel=EUR_CHANNEL, unit_id=1000, nightly="100.00"
+    )
+    batch.reservation(
+        2, "2025-03-01", "2025-03-02", channel=GBP_CHANNEL, unit_id=1001, nightly="80.00"
+    )
     batch.bill_line(2, bill_line_type=100, total="8.00", payer_type="AGENT")
     batch.flush(lake, kind="full")
     build_warehouse(tmp_path)
@@ -158,10 +168,12 @@ def test_currencies_are_never_summed(lake, query, tmp_path) -> None:
         ("EUR", "100.00", "0.00", "100.00", "1", "10", "100.00", "10.00", "100.00"),
         ("GBP", "80.00", "8.00", "72.00", "1", "10", "80.00", "8.00", "72.00"),
     ]
-    types = dict(query(
-        "select column_name, data_type from information_schema.columns "
-        "where table_schema = 'marts' and table_name = 'revenue_daily'"
-    ))
+    types = dict(
+        query(
+            "select column_name, data_type from information_schema.columns "
+            "where table_schema = 'marts' and table_name = 'revenue_daily'"
+        )
+    )
     assert all(types[c].startswith("DECIMAL") for c in ("room_revenue", "adr", "revpar"))
     mix = query(
         "select currency_code, nights_share, room_revenue_share from marts.channel_mix_monthly "

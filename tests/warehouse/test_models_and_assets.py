@@ -25,9 +25,7 @@ def test_dag_is_derived_from_the_sql() -> None:
     assert models["core.fct_stay_nights"].deps >= {"core.fct_reservations", "core.fct_bill_lines"}
     assert models["staging.stg_reservations"].lake_tables == {"reservations"}
     assert models["core.fct_reservation_versions"].lake_tables == {"reservations"}
-    assert {m.name for m in models.values() if m.layer == "staging"} == {
-        f"stg_{t}" for t in TABLES
-    }
+    assert {m.name for m in models.values() if m.layer == "staging"} == {f"stg_{t}" for t in TABLES}
     for m in models.values():
         assert m.layer in LAYERS and m.description, m.qualified
         assert m.sql.rstrip().endswith("select * from final"), m.qualified

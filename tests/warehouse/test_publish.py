@@ -44,9 +44,7 @@ def test_rebuild_while_readers_hold_the_old_file(lake, tmp_path: Path) -> None:
         reader.stdin.write("\n")
         reader.stdin.flush()
         assert int(reader.stdout.readline()) == before == 2
-        assert same_process.execute("select count(*) from marts.occupancy_daily").fetchone() == (
-            2,
-        )
+        assert same_process.execute("select count(*) from marts.occupancy_daily").fetchone() == (2,)
     finally:
         same_process.close()
         reader.wait(timeout=30)
@@ -80,8 +78,16 @@ def test_only_rebuilds_the_models_of_changed_tables(lake, tmp_path: Path) -> Non
     lake.write("cash_accounts", [{"cash_account_id": 1, "company_id": 1, "currency_code": "EUR"}])
     lake.write(
         "cash_clearances",
-        [{"cash_clearance_id": 1, "cash_account_id": 1, "clearance_date": "2025-01-02",
-          "expected_amount": "10.00", "counted_cash": "9.50", "difference": "-0.50"}],
+        [
+            {
+                "cash_clearance_id": 1,
+                "cash_account_id": 1,
+                "clearance_date": "2025-01-02",
+                "expected_amount": "10.00",
+                "counted_cash": "9.50",
+                "difference": "-0.50",
+            }
+        ],
     )
     only = models_depending_on({"cash_clearances", "cash_accounts"})
     assert only == {

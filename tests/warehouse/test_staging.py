@@ -35,8 +35,10 @@ def test_keys_missing_from_latest_full_batch_drop(lake, query, tmp_path) -> None
 
 def test_refetched_parent_replaces_its_children(lake, query, tmp_path) -> None:
     first = Batch().reservation(
-        1, "2025-03-01", "2025-03-05", rent_lines=[("2025-03-01", "2025-03-03", "200.00"),
-                                                  ("2025-03-03", "2025-03-05", "240.00")]
+        1,
+        "2025-03-01",
+        "2025-03-05",
+        rent_lines=[("2025-03-01", "2025-03-03", "200.00"), ("2025-03-03", "2025-03-05", "240.00")],
     )
     first.flush(lake, kind="full")
     # the refetch has a single rent line: the two old lines must disappear
@@ -44,14 +46,18 @@ def test_refetched_parent_replaces_its_children(lake, query, tmp_path) -> None:
     # a late child row of an older batch never comes back
     lake.write(
         "bill_lines",
-        [{"reservation_bill_line_id": 99, "reservation_id": 1, "bill_line_type": 20,
-          "total": "5.00"}],
+        [
+            {
+                "reservation_bill_line_id": 99,
+                "reservation_id": 1,
+                "bill_line_type": 20,
+                "total": "5.00",
+            }
+        ],
         batch_id=lake.new_batch_id().replace("2025", "2024"),
     )
     build_warehouse(tmp_path)
-    rows = query(
-        "select bill_line_type, total from staging.stg_bill_lines order by bill_line_type"
-    )
+    rows = query("select bill_line_type, total from staging.stg_bill_lines order by bill_line_type")
     assert [(t, str(v)) for t, v in rows] == [(10, "360.00"), (70, "360.00")]
 
 
@@ -86,22 +92,44 @@ def test_rows_read_twice_in_one_batch_keep_the_latest_and_single_tombstones_drop
     for children; a key seen once whose only row is a tombstone is gone."""
     from datetime import UTC, datetime, timedelta
 
-    batch = Batch().reservation(1, "2025-03-01", "2025-03-05", status=12).reservation(
-        3, "2025-03-01", "2025-03-02", status=12
+    batch = (
+        Batch()
+        .reservation(1, "2025-03-01", "2025-03-05", status=12)
+        .reservation(3, "2025-03-01", "2025-03-02", status=12)
     )
     batch_id = batch.flush(lake, kind="full")
     later = datetime.strptime(batch_id[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
     later += timedelta(minutes=5)
-    lake.write("reservations", [{"reservation_id": 1, "status": 21}], batch_id=batch_id,
-               kind="full", extracted_at=later, part=1)
+    lake.write(
+        "reservations",
+        [{"reservation_id": 1, "status": 21}],
+        batch_id=batch_id,
+        kind="full",
+        extracted_at=later,
+        part=1,
+    )
     line = {"reservation_bill_line_id": 501, "reservation_id": 1, "bill_line_type": 20}
-    lake.write("bill_lines", [{**line, "total": "7.00"}], batch_id=batch_id, kind="full",
-               extracted_at=later - timedelta(minutes=1), part=1)
-    lake.write("bill_lines", [{**line, "total": "9.00"}], batch_id=batch_id, kind="full",
-               extracted_at=later, part=2)
+    lake.write(
+        "bill_lines",
+        [{**line, "total": "7.00"}],
+        batch_id=batch_id,
+        kind="full",
+        extracted_at=later - timedelta(minutes=1),
+        part=1,
+    )
+    lake.write(
+        "bill_lines",
+        [{**line, "total": "9.00"}],
+        batch_id=batch_id,
+        kind="full",
+        extracted_at=later,
+        part=2,
+    )
     lake.write("reservations", [{"reservation_id": 7, "_is_deleted": True}])
     build_warehouse(tmp_path)
-    assert query("select reservation_id, status_code from staging.stg_reservations "
-                 "order by 1") == [(1, 21), (3, 12)]
+    assert query("select reservation_id, status_code from staging.stg_reservations order by 1") == [
+        (1, 21),
+        (3, 12),
+    ]
     totals = query("select total from staging.stg_bill_lines where bill_line_id = 501")
     assert [str(t) for (t,) in totals] == ["9.00"]
