@@ -691,38 +691,20 @@ class Service:
             if not show_archived and dict.get(types, "archivedFrom") is not None:
                 filters.append([Condition("archivedFrom", LIVE_OP, self.today())])
             if source is not None:
-                found = source(request)
-                found_keys = getattr(found, "key_list", None)
-                if found_keys is not None:  # keys known: bisect and render only the page
-                    plan = plan_keys(filters, pk)
-                    selection = select_keyed(
-                        found_keys,
-                        found,
-                        plan,
-                        build_predicate(plan.rest, types),
-                        orders,
-                        pk,
-                        page,
-                        size,
-                    )
-                else:
-                    selection = select(found, build_predicate(filters, types), orders, page, size)
+                records = source(request)
+                # a lazy child view knows its keys (ascending): bisect, render only the page
+                keys = getattr(records, "key_list", None)
             else:
                 keys, records = world.keys(collection), world.records(collection)
-                if len(keys) == len(records):
-                    plan = plan_keys(filters, pk)
-                    selection = select_keyed(
-                        keys,
-                        records,
-                        plan,
-                        build_predicate(plan.rest, types),
-                        orders,
-                        pk,
-                        page,
-                        size,
-                    )
-                else:  # a world mid-change; correctness over speed
-                    selection = select(records, build_predicate(filters, types), orders, page, size)
+                if len(keys) != len(records):  # a world mid-change; correctness over speed
+                    keys = None
+            if keys is not None:
+                plan = plan_keys(filters, pk)
+                selection = select_keyed(
+                    keys, records, plan, build_predicate(plan.rest, types), orders, pk, page, size
+                )
+            else:
+                selection = select(records, build_predicate(filters, types), orders, page, size)
             content = selection.content
             if "malformed" in self.decision(request):
                 # The faulted path only: build the records, damage copies, encode the page.
