@@ -129,11 +129,11 @@ def _timed_build(data_dir: Path) -> tuple[float, int]:
     return time.perf_counter() - t, len(result.models) if result is not None else 0
 
 
-def full_refresh(sb: Sandbox, data_dir: Path) -> dict[str, Any]:
-    lake = Lake(data_dir / "lake")
-    report = apply_changes(lake, sb.resource().open_client, _settings(sb))
+def _apply(sb: Sandbox, data_dir: Path) -> tuple[Any, dict[str, Any]]:
+    """One `apply_changes` run on `data_dir` (a bootstrap when its lake is empty) + the build."""
+    report = apply_changes(Lake(data_dir / "lake"), sb.resource().open_client, _settings(sb))
     build_s, models = _timed_build(data_dir)
-    return {
+    return report, {
         "requests": report.requests,
         "seconds": round(report.seconds, 2),
         "warehouse_seconds": round(build_s, 2),
@@ -141,15 +141,14 @@ def full_refresh(sb: Sandbox, data_dir: Path) -> dict[str, Any]:
     }
 
 
+def full_refresh(sb: Sandbox, data_dir: Path) -> dict[str, Any]:
+    return _apply(sb, data_dir)[1]
+
+
 def incremental(sb: Sandbox, data_dir: Path) -> dict[str, Any]:
-    lake = Lake(data_dir / "lake")
-    report = apply_changes(lake, sb.resource().open_client, _settings(sb))
-    build_s, models = _timed_build(data_dir)
+    report, figures = _apply(sb, data_dir)
     return {
-        "requests": report.requests,
-        "seconds": round(report.seconds, 2),
-        "warehouse_seconds": round(build_s, 2),
-        "models_built": models,
+        **figures,
         "events": report.plan.get("events"),
         "plan": report.plan,
         "tables": sorted(report.tables),

@@ -136,21 +136,4 @@ def page_bytes(
     return b'{"content":[' + b",".join(parts) + b"]" + rest[len(_EMPTY_CONTENT) :]
 
 
-def with_sections(head: bytes, sections: Sequence[tuple[bytes, Any]]) -> bytes:
-    """`head` (a JSON object) with more fields appended: sections are (b'"name"', value).
-
-    Equal to `orjson.dumps({**record, name: value, ...})` when the names are not in the record.
-    """
-    if not sections:
-        return head
-    out = [head[:-1]] if head != b"{}" else [b"{"]
-    first = head == b"{}"
-    for name, value in sections:
-        out.append(name + b":" if first else b"," + name + b":")
-        out.append(orjson.dumps(value))
-        first = False
-    out.append(b"}")
-    return b"".join(out)
-
-
-__all__ = ["DEFAULT_CACHE_BYTES", "RecordCache", "page_bytes", "with_sections"]
+__all__ = ["DEFAULT_CACHE_BYTES", "RecordCache", "page_bytes"]

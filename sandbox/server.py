@@ -35,7 +35,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sandbox.auth import AuthError, Credentials, TokenStore
-from sandbox.encode import DEFAULT_CACHE_BYTES, RecordCache, page_bytes, with_sections
+from sandbox.encode import DEFAULT_CACHE_BYTES, RecordCache, page_bytes
 from sandbox.faults import FAULT_NAMES, NO_FAULTS, FaultDecision, Faults, malform, truncate
 from sandbox.openapi import Endpoint, Param, build_openapi, template
 from sandbox.protocol import COLLECTIONS, Record, World, WorldError
@@ -91,11 +91,6 @@ ERROR_NAMES = {
     503: "SERVICE_UNAVAILABLE",
 }
 _JSON = "application/json"
-_SECTION_NAMES = {
-    "RESERVEDRESOURCES": b'"reservedResources"',
-    "SUBJECTS": b'"subjects"',
-    **{s: f'"{key}"'.encode() for s, (_, key) in BILL_SECTIONS.items()},
-}
 TEMPLATE_CACHE_SIZE = 8192
 # flat lists the pipeline reads in a full run (plus accommodation types and reservation details)
 WARM_COLLECTIONS = (
@@ -822,43 +817,15 @@ class Service:
 
     def _details_view(self, sections: set[str]) -> View:
         asked = [name for name in RESERVATION_SECTIONS if name in sections]
-        bills = [
-            (BILL_SECTIONS[name][0], _SECTION_NAMES[name])
-            for name in BILL_SECTIONS
-            if name in sections
-        ]
+        bills = [(payer, key) for name, (payer, key) in BILL_SECTIONS.items() if name in sections]
         world = self.world
+        batch = getattr(world, "children_many", None)  # beyond the protocol: optional
 
-        def parts(record: Record) -> list[tuple[bytes, list[Record]]]:
-            # Field order as `dict(record)` + sections in contracts order (byte-identical).
-            rid = record["reservationId"]
-            out: list[tuple[bytes, list[Record]]] = []
-            if "RESERVEDRESOURCES" in sections:
-                out.append(
-                    (_SECTION_NAMES["RESERVEDRESOURCES"], world.children("reservedresources", rid))
-                )
-            if bills:
-                lines = world.children("billlines", rid)
-                for payer, name in bills:
-                    out.append((name, [line for line in lines if line.get("payerType") == payer]))
-            if "SUBJECTS" in sections:
-                out.append((_SECTION_NAMES["SUBJECTS"], world.children("subjects", rid)))
-            return out
-
-        def build(record: Record) -> Record:
-            out = dict(record)
-            for name, value in parts(record):
-                out[name.decode()[1:-1]] = value
-            return out
-
-        def encode(record: Record) -> bytes:
-            return with_sections(orjson.dumps(record), parts(record))
-
-        def encode_many(records: list[Record]) -> list[bytes]:
-            # The same bytes as `encode` per record, with each child collection rendered for
-            # the whole page in one batch.
+        def sections_of(records: list[Record]) -> list[dict[str, list[Record]]]:
+            """Per record, its sections in contracts order, each child collection rendered for
+            all `records` in one batch. `{**record, **sections}` keeps the record's field order
+            and appends the sections (the served field order)."""
             rids = [record["reservationId"] for record in records]
-            batch = getattr(world, "children_many", None)  # beyond the protocol: optional
 
             def kids(collection: str) -> list[list[Record]]:
                 if batch is not None:
@@ -868,26 +835,33 @@ class Service:
             resources = kids("reservedresources") if "RESERVEDRESOURCES" in sections else None
             lines = kids("billlines") if bills else None
             subjects = kids("subjects") if "SUBJECTS" in sections else None
-            rr_name = _SECTION_NAMES["RESERVEDRESOURCES"].decode()[1:-1]
-            sub_name = _SECTION_NAMES["SUBJECTS"].decode()[1:-1]
-            bill_names = [(payer, name.decode()[1:-1]) for payer, name in bills]
-            out: list[bytes] = []
-            for i, record in enumerate(records):
-                # one orjson call per record: `{**record, sections...}` encodes to the same bytes
-                # as `with_sections` (names not in the record, appended in contracts order)
-                doc = dict(record)
+            out: list[dict[str, list[Record]]] = []
+            for i in range(len(records)):
+                sec: dict[str, list[Record]] = {}
                 if resources is not None:
-                    doc[rr_name] = resources[i]
+                    sec["reservedResources"] = resources[i]
                 if lines is not None:
                     by_payer: dict[Any, list[Record]] = {}
                     for line in lines[i]:
                         by_payer.setdefault(line.get("payerType"), []).append(line)
-                    for payer, name in bill_names:
-                        doc[name] = by_payer.get(payer, [])
+                    for payer, key in bills:
+                        sec[key] = by_payer.get(payer, [])
                 if subjects is not None:
-                    doc[sub_name] = subjects[i]
-                out.append(orjson.dumps(doc))
+                    sec["subjects"] = subjects[i]
+                out.append(sec)
             return out
+
+        def build(record: Record) -> Record:
+            return {**record, **sections_of([record])[0]}
+
+        def encode_many(records: list[Record]) -> list[bytes]:
+            return [
+                orjson.dumps({**record, **sec})
+                for record, sec in zip(records, sections_of(records), strict=True)
+            ]
+
+        def encode(record: Record) -> bytes:
+            return encode_many([record])[0]
 
         return View("reservations/details:" + ",".join(asked), build, encode, encode_many)
 

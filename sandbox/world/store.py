@@ -429,20 +429,8 @@ class Block:
         return self._alive_pos
 
     def child_positions(self, parent: int) -> np.ndarray:
-        assert self.parent is not None
-        info = np.iinfo(self.parent.dtype)
-        if not info.min <= parent <= info.max:
-            return np.zeros(0, dtype=np.int64)
-        # the value in the array's own dtype: a Python int would make numpy cast the whole array
-        value = self.parent.dtype.type(parent)
-        lo = int(self.parent.searchsorted(value, "left"))
-        hi = int(self.parent.searchsorted(value, "right"))
-        if lo == hi:
-            return np.zeros(0, dtype=np.int64)
-        pos = np.arange(lo, hi) if self.parent_order is None else self.parent_order[lo:hi]
-        if self.n_alive != self.n:
-            pos = pos[self.alive[pos]]
-        return pos
+        """Positions of one parent's live records (ascending)."""
+        return self.children_positions([parent])[0]
 
     def children_positions(self, parents: Sequence[int]) -> tuple[np.ndarray, list[int]]:
         """`child_positions` of many parents at once: their positions concatenated in the order

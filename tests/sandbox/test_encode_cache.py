@@ -11,7 +11,7 @@ import httpx
 import orjson
 import pytest
 
-from sandbox.encode import RecordCache, page_bytes, with_sections
+from sandbox.encode import RecordCache, page_bytes
 from sandbox.query import (
     Condition,
     SortOrder,
@@ -46,17 +46,6 @@ def test_page_bytes_equal_encoding_the_envelope(n: int, orders: tuple[SortOrder,
             [orjson.dumps(r) for r in records], page=page, size=10, total=total, orders=orders
         )
         assert got == expected
-
-
-def test_with_sections_equals_encoding_the_merged_record() -> None:
-    record = {"reservationId": 7, "status": 21, "voucher": None}
-    sections = [(b'"reservedResources"', [{"a": 1}]), (b'"subjects"', [])]
-    expected = orjson.dumps({**record, "reservedResources": [{"a": 1}], "subjects": []})
-    assert with_sections(orjson.dumps(record), sections) == expected
-    assert with_sections(b"{}", sections) == orjson.dumps(
-        {"reservedResources": [{"a": 1}], "subjects": []}
-    )
-    assert with_sections(orjson.dumps(record), []) == orjson.dumps(record)
 
 
 class _Gen:
