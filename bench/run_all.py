@@ -96,7 +96,10 @@ def summarise_normalise(data: dict[str, Any], stdout: str) -> list[Row]:
             if m
             else _num(_get(data, label.replace(" + ", "_"), "records_per_core_second"), "{:,.0f}")
         )
-        rows.append((f"{label}: records/s per core", value, ">= 150,000"))
+        rows.append((f"{label}: source records/s per core", value, ">= 150,000 (per record?)"))
+        m = re.search(rf"^{re.escape(label)}\s*:.*rows/s per core\s+([\d,]+)", stdout, re.M)
+        if m:
+            rows.append((f"{label}: lake rows/s per core", m.group(1), ">= 150,000 (per row?)"))
     m = re.search(r"^peak RSS\s*:\s*([\d,.]+) MB", stdout, re.M)
     rows.append(
         ("peak RSS (MB)", m.group(1) if m else _num(data.get("peak_rss_mb")), "<= 2,048 at large")
@@ -262,9 +265,11 @@ What each figure means, and its target (from the issues):
   time; 1.0 means the 15 allowed request slots were busy with latency the whole run. Target
   >= 0.85, with requests at most 2 % above the minimum (the sum over lists of ceil(records /
   page size)). The peer figure is a read of the same lists with dlt's `rest_api` source.
-- **Normalisation** (`bench/normalise.py`): source records per second per core (CPU time of
-  the process) through `Normaliser.normalise`, and with the Parquet writes. Target >= 150,000
-  records/s/core, peak memory <= 2 GB at large scale.
+- **Normalisation** (`bench/normalise.py`): records per second per core (CPU time of the
+  process) through `Normaliser.normalise`, and with the Parquet writes, counted two ways: source
+  records (one reservation with its resources, bills and subjects is one record) and lake rows
+  (~13 per reservation). Target >= 150,000 records/s/core, peak memory <= 2 GB at large scale;
+  which count the target means is an open question on issue #5.
 - **Models** (`bench/models.py`): the full DuckDB warehouse build (all models, published
   atomically) and an incremental rebuild with `only=` the models that depend on the changed
   table; wall and CPU seconds, peak RSS of the building process. Target <= 60 s and <= 4 GB at

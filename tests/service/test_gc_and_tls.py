@@ -11,6 +11,7 @@ import pytest
 
 from service import client as client_module
 from service.throttle import ConcurrencyLimiter
+from service.transport import ServiceTransport, tls_context
 from tests.service.fakes import FakeService
 from tests.service.helpers import client_for, service_for
 
@@ -78,7 +79,8 @@ def test_clients_share_one_tls_context() -> None:
     from tests.service.fakes import make_config
 
     a, b = (ServiceClient(make_config(), limiter=ConcurrencyLimiter(2)) for _ in range(2))
-    contexts = {id(c._http._transport._pool._ssl_context) for c in (a, b)}
-    assert contexts == {id(client_module._tls_context())}
+    transports = [c._http._transport for c in (a, b)]
+    assert all(isinstance(t, ServiceTransport) for t in transports)
+    assert {id(t.ssl_context) for t in transports} == {id(tls_context())}
     asyncio.run(a.aclose())
     asyncio.run(b.aclose())

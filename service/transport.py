@@ -1,0 +1,142 @@
+"""The client's HTTP transport: httpx's API on aiohttp's connections.
+
+httpx's own transport parses HTTP in pure Python (h11 through httpcore and anyio). In a full read
+at medium scale (~805 MB of JSON) that cost ~2.9 s of client CPU, more than a third of the
+client's work: about 280 MB received per CPU second. `httpx_aiohttp.AiohttpTransport` keeps the
+httpx API the rest of the package is written against (requests, responses, event hooks, and
+`httpx.MockTransport` / the replay transport in tests) and receives with aiohttp's C parser: about
+900 MB per CPU second on the same pages (`docs/benchmarks.md`, "The client's HTTP transport").
+
+What this module adds to the library's transport:
+- the aiohttp session is made inside the running event loop, on first use, with one connection
+  per allowed request in flight and the process-wide TLS context;
+- a proxy set in the environment is honoured, as httpx's own transport does, read once per client;
+- aiohttp's silent repeat of a request whose connection dropped is off: every request sent is
+  one the client counted and chose to retry;
+- aiohttp's errors are mapped to the httpx error that names them (`_remapped`): the library
+  reports every aiohttp connection error, a refused connection or one the server closed before
+  answering among them, as `httpx.ConnectTimeout`. Retrying is the same either way (GETs are
+  retried on every transport error); the reason a retry is counted under is not.
+"""
+
+from __future__ import annotations
+
+import functools
+import ssl
+import urllib.request
+from collections.abc import AsyncIterator
+
+import aiohttp
+import certifi
+import httpx
+from httpx_aiohttp import AiohttpTransport
+
+KEEPALIVE_SECONDS = 15.0  # idle connections are kept this long (aiohttp's default)
+
+
+def environment_proxy(base_url: str) -> httpx.Proxy | None:
+    """The proxy the environment (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`, ...) sets for
+    `base_url`, read once per client. aiohttp's `trust_env` would read it, and `~/.netrc`, on
+    every request: ~4 ms more per request in a loopback read."""
+    url = httpx.URL(base_url)
+    if not url.host or urllib.request.proxy_bypass(url.host):
+        return None
+    proxies = urllib.request.getproxies()
+    value = proxies.get(url.scheme) or proxies.get("all")
+    return httpx.Proxy(value) if value else None
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One TLS context per process (what httpx builds by default: the certifi CA bundle).
+    Building one loads the bundle, ~30 ms of CPU, and a run opens a client per table."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def _remapped(exc: Exception, request: httpx.Request) -> Exception:
+    """The httpx error for an aiohttp error, raw or as the library mapped it (`__cause__`)."""
+    cause = exc if isinstance(exc, aiohttp.ClientError) else exc.__cause__
+    if not isinstance(cause, aiohttp.ClientError):
+        return exc
+    kind: type[httpx.TransportError]
+    if isinstance(cause, aiohttp.ConnectionTimeoutError):
+        kind = httpx.ConnectTimeout
+    elif isinstance(cause, aiohttp.SocketTimeoutError):
+        kind = httpx.ReadTimeout
+    elif isinstance(cause, aiohttp.ServerTimeoutError):
+        kind = httpx.TimeoutException
+    elif isinstance(cause, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
+        kind = httpx.ProxyError
+    elif isinstance(cause, aiohttp.ClientConnectorError):
+        kind = httpx.ConnectError  # refused, unreachable, TLS handshake or certificate
+    elif isinstance(cause, aiohttp.ServerDisconnectedError):
+        kind = httpx.RemoteProtocolError  # closed before or while answering
+    elif isinstance(cause, aiohttp.ClientPayloadError | aiohttp.ClientOSError):
+        kind = httpx.ReadError  # body cut short, connection reset
+    elif isinstance(cause, aiohttp.ClientConnectionError):
+        kind = httpx.NetworkError
+    else:
+        kind = httpx.RemoteProtocolError  # a malformed status line or headers, and the rest
+    if type(exc) is kind:
+        return exc  # already right
+    return kind(str(cause) or type(cause).__name__, request=request)
+
+
+def _cause(exc: Exception) -> BaseException | None:
+    return exc if isinstance(exc, aiohttp.ClientError) else exc.__cause__
+
+
+class _RemappedStream(httpx.AsyncByteStream):
+    """The response body, with errors while reading it remapped like the request's."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, request: httpx.Request) -> None:
+        self._inner = inner
+        self._request = request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                yield chunk
+        except (httpx.TransportError, aiohttp.ClientError) as exc:
+            mapped = _remapped(exc, self._request)
+            if mapped is exc:
+                raise
+            raise mapped from _cause(exc)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class ServiceTransport(AiohttpTransport):
+    """`AiohttpTransport` with a session sized to the concurrency cap and honest error mapping."""
+
+    def __init__(self, connections: int, *, base_url: str | None = None) -> None:
+        self.connections = connections
+        proxy = environment_proxy(base_url) if base_url else None
+        super().__init__(verify=tls_context(), client=self._new_session, proxy=proxy)
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(
+            limit=self.connections,
+            ssl=self.ssl_context,
+            keepalive_timeout=KEEPALIVE_SECONDS,
+        )
+        session = aiohttp.ClientSession(connector=connector)
+        # aiohttp repeats an idempotent request once, unseen, when the connection drops; that
+        # request would escape the per-endpoint accounting and the retry budget. The client
+        # retries itself (`service.client`), so this is off, as aiohttp's own test client does.
+        session._retry_connection = False
+        return session
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            response = await super().handle_async_request(request)
+        except (httpx.TransportError, aiohttp.ClientError) as exc:
+            mapped = _remapped(exc, request)
+            if mapped is exc:
+                raise
+            raise mapped from _cause(exc)
+        stream = response.stream
+        assert isinstance(stream, httpx.AsyncByteStream)
+        response.stream = _RemappedStream(stream, request)
+        return response
