@@ -2,9 +2,15 @@
 
 A page of reservation details at size 1000 is ~6 MB of JSON; building the nested dicts and
 encoding them costs ~50 ms of CPU per page, under the world's lock. Here every record is encoded
-once (orjson) and kept as bytes per `(variant, key)`; a page is assembled by joining those bytes
-into the envelope, which is byte-for-byte what `orjson.dumps(envelope(...))` gives (orjson is
-compact and deterministic: a list is `[` + the items joined by `,` + `]`).
+once and kept as bytes per `(variant, key)`; a page is assembled by joining those bytes into the
+envelope, which is byte-for-byte what `orjson.dumps(envelope(...))` gives (orjson is compact and
+deterministic: a list is `[` + the items joined by `,` + `]`).
+
+Read-ahead: a cold page of a keyset scan (`sandbox.query.LazyPage.following`) is encoded
+together with the records that follow it in the scan, up to READ_AHEAD_RECORDS in one batch, as
+long as the cache has room. The world's encoders work a column at a time, and a batch of a
+thousand reservation details costs about half as much per record as a page of a hundred; the
+next pages of the scan are then answered from the cache.
 
 Validity: the world's records are its wire dicts and change in place, so the cache is only used
 with a world that exposes an integer `generation` incremented (under its lock) by every mutation
@@ -25,19 +31,28 @@ from sandbox.query import SortOrder
 Record = dict[str, Any]
 
 DEFAULT_CACHE_BYTES = 1024 * 1024 * 1024  # 1 GiB of encoded records, then stop adding
+# A cold page of a keyset scan is encoded with the records that follow it in the scan, up to
+# this many in one batch (the next pages of the scan are then answered from the cache).
+READ_AHEAD_RECORDS = 1000
+_GUESS_ENTRY_BYTES = 8192  # the size of an entry, before the cache holds any
 _EMPTY_CONTENT = b'{"content":[]'
 
 
 class RecordCache:
     """`(variant, key) -> bytes` for one world generation, bounded in total bytes."""
 
-    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    def __init__(
+        self, max_bytes: int = DEFAULT_CACHE_BYTES, read_ahead: int = READ_AHEAD_RECORDS
+    ) -> None:
         self.max_bytes = max_bytes
+        self.read_ahead = read_ahead
         self.generation: int | None = None
-        self.entries: dict[tuple[str, Any], bytes] = {}
+        # variant -> key -> bytes (no tuple per entry: they would all be tracked by the GC)
+        self.entries: dict[str, dict[Any, bytes]] = {}
         self.nbytes = 0
         self.hits = 0
-        self.misses = 0
+        self.misses = 0  # records encoded (the page's misses and what was read ahead)
+        self.read_ahead_records = 0
         self.invalidations = 0
 
     def sync(self, world: Any) -> bool:
@@ -61,63 +76,104 @@ class RecordCache:
         encode: Callable[[Record], bytes],
         *,
         enabled: bool,
-        encode_many: Callable[[list[Record]], list[bytes]] | None = None,
+        encode_many: Callable[[Sequence[Record]], Sequence[bytes]] | None = None,
     ) -> list[bytes]:
         """The JSON of each record, from the cache where present (misses are encoded and kept).
 
         `encode_many`, when given, encodes all the misses of a page in one call (a view whose
-        records carry children renders them for the whole page at once)."""
+        records carry children renders them for the whole page at once; a page of frozen
+        records is encoded from the columns). It gets the misses as a `LazyPage` when the page
+        is one, so it may encode them without rendering dicts."""
         if not enabled:
             if encode_many is not None:
-                return encode_many(list(records))
+                return list(encode_many(records))
             return [encode(record) for record in records]
-        entries = self.entries
-        out: list[bytes | None] = []
-        append = out.append
-        missing: list[int] = []
+        entries = self.entries.get(variant)
+        if entries is None:
+            entries = {}
         # A page that knows its keys (sandbox.query.LazyPage) is looked up without rendering.
         page_keys = getattr(records, "page_keys", None)
         keys = page_keys if page_keys is not None else [record.get(pk) for record in records]
-        for key in keys:
-            data = entries.get((variant, key))
-            if data is None:
-                missing.append(len(out))
-            else:
-                self.hits += 1
-            append(data)
+        out: list[Any] = list(map(entries.get, keys))
+        missing = [i for i, data in enumerate(out) if data is None]
+        self.hits += len(out) - len(missing)
         if missing:
             subset = getattr(records, "subset", None)
             todo = subset(missing) if subset is not None else [records[i] for i in missing]
+            joined = getattr(todo, "joined", None)  # a lazy page (not rendered yet)
+            ahead = self._ahead(records, entries) if joined and encode_many else None
+            if ahead is not None:
+                todo = joined(ahead)  # type: ignore[misc]
+                self.read_ahead_records += len(ahead)
             fresh = encode_many(todo) if encode_many is not None else [encode(r) for r in todo]
-            self.misses += len(missing)
-            for i, record, data in zip(missing, todo, fresh, strict=True):
-                key = (variant, record.get(pk))
-                if key[1] is not None and self.nbytes + len(data) <= self.max_bytes:
-                    # orjson.dumps returns bytes that keep its whole output buffer (>= 4 KiB
-                    # allocated for a 400-byte record, measured with tracemalloc): a kept entry
-                    # is copied to its own size, or the cache holds ~10x its byte count.
-                    data = memoryview(data).tobytes()
-                    entries[key] = data
-                    self.nbytes += len(data)
+            self.misses += len(fresh)
+            fresh_keys = [keys[i] for i in missing] + (ahead.page_keys if ahead else [])
+            kept = self._keep(entries, fresh_keys, fresh)
+            if entries:
+                self.entries[variant] = entries
+            for i, data in zip(missing, kept, strict=False):
                 out[i] = data
-        return out  # type: ignore[return-value]  # every miss was filled
+        return out
+
+    def _keep(
+        self, entries: dict[Any, bytes], keys: list[Any], fresh: Sequence[bytes]
+    ) -> Sequence[bytes]:
+        """Cache what fits; the entries as served. A kept entry must be sized to its content:
+        orjson.dumps returns bytes that keep its whole output buffer (>= 4 KiB allocated for a
+        400-byte record, measured with tracemalloc), so those are copied; a result marked
+        `exact` (sandbox.world.columns.Encoded) is kept as it is."""
+        exact = getattr(fresh, "exact", False)
+        if exact and None not in keys:
+            size = sum(map(len, fresh))
+            if self.nbytes + size <= self.max_bytes:  # all of them, in one go
+                entries.update(zip(keys, fresh, strict=True))
+                self.nbytes += size
+                return fresh
+        kept: list[bytes] = []
+        for key, data in zip(keys, fresh, strict=True):
+            if key is not None and self.nbytes + len(data) <= self.max_bytes:
+                if not exact:
+                    data = memoryview(data).tobytes()
+                entries[key] = data
+                self.nbytes += len(data)
+            kept.append(data)
+        return kept
+
+    def _ahead(self, page: Sequence[Record], entries: dict[Any, bytes]) -> Any:
+        """The records that follow a cold page in its keyset scan and are not cached yet, as
+        many as make a batch of `read_ahead` and fit in the cache (None: none to add)."""
+        following = getattr(page, "following", None)
+        wanted = self.read_ahead - len(page)
+        if following is None or wanted <= 0:
+            return None
+        count = sum(map(len, self.entries.values()))
+        per_entry = self.nbytes / count if count else _GUESS_ENTRY_BYTES
+        wanted = min(wanted, int((self.max_bytes - self.nbytes) / max(per_entry, 1)) - len(page))
+        ahead = following(wanted)
+        if ahead is None or not len(ahead):
+            return None
+        keep = [i for i, key in enumerate(ahead.page_keys) if key not in entries]
+        if not keep:
+            return None
+        return ahead if len(keep) == len(ahead) else ahead.subset(keep)
 
     def describe(self) -> dict[str, Any]:
         return {
             "generation": self.generation,
-            "entries": len(self.entries),
+            "entries": sum(map(len, self.entries.values())),
             "bytes": self.nbytes,
             "maxBytes": self.max_bytes,
             "hits": self.hits,
             "misses": self.misses,
+            "readAhead": self.read_ahead_records,
             "invalidations": self.invalidations,
         }
 
 
 def page_bytes(
-    parts: Sequence[bytes], *, page: int, size: int, total: int, orders: Sequence[SortOrder]
+    parts: Sequence[Any], *, page: int, size: int, total: int, orders: Sequence[SortOrder]
 ) -> bytes:
-    """The page envelope of query.envelope() around already encoded records."""
+    """The page envelope of query.envelope() around already encoded records (bytes-like)."""
     total_pages = -(-total // size)
     rest = orjson.dumps(
         {
@@ -133,7 +189,13 @@ def page_bytes(
             "sort": [order.as_dict() for order in orders],
         }
     )
-    return b'{"content":[' + b",".join(parts) + b"]" + rest[len(_EMPTY_CONTENT) :]
+    head, tail = b'{"content":[', b"]" + rest[len(_EMPTY_CONTENT) :]
+    if not parts:
+        return head + tail
+    if len(parts) == 1:
+        return b"".join((head, parts[0], tail))
+    # one join over the page (the records are copied once, not three times)
+    return b",".join([head + parts[0], *parts[1:-1], b"".join((parts[-1], tail))])
 
 
-__all__ = ["DEFAULT_CACHE_BYTES", "RecordCache", "page_bytes"]
+__all__ = ["DEFAULT_CACHE_BYTES", "READ_AHEAD_RECORDS", "RecordCache", "page_bytes"]

@@ -545,8 +545,9 @@ def select_keyed(
         start = page * size
         positions = _slice(ranges, start, start + size)
         if getattr(records, "take", None) is not None:  # records rendered on demand
-            page_keys = [keys[i] for i in positions]
-            return Selection(LazyPage(records, positions, page_keys), sum(len(r) for r in ranges))
+            page = LazyPage(records, positions, _keys_at(keys, positions))
+            page.scan = (keys, ranges, start + size)  # what follows, for reading ahead
+            return Selection(page, sum(len(r) for r in ranges))
         return Selection(_take(records, positions), sum(len(r) for r in ranges))
     if getattr(records, "project", None) is not None:
         fields = {c.field for group in plan.rest for c in group} | {o.property for o in orders}
@@ -607,21 +608,26 @@ def _select_projected(
 
 class LazyPage(Sequence[Record]):
     """A page of records known by key and rendered only when read: the encode cache answers a
-    warm page from `page_keys` alone and renders just its misses (`subset`)."""
+    warm page from `page_keys` alone and renders just its misses (`subset`). When the records
+    can be encoded without rendering them (`source.encode`, the world's frozen blocks), `encode`
+    gives their JSON straight away. A page of a keyset scan knows what follows it in the scan
+    (`following`), so that an encoder may take the next records along in the same batch."""
 
     def __init__(self, records: Sequence[Record], positions: list[int], page_keys: list[Any]):
-        self._records = records
-        self._positions = positions
+        self.source = records
+        self.positions = positions
         self.page_keys = page_keys
         self._rendered: list[Record] | None = None
+        # (keys, the scan's position ranges, where this page ends in them), see select_keyed
+        self.scan: tuple[Sequence[Any], Sequence[Sequence[int]], int] | None = None
 
     def _all(self) -> list[Record]:
         if self._rendered is None:
-            self._rendered = _take(self._records, self._positions)
+            self._rendered = _take(self.source, self.positions)
         return self._rendered
 
     def __len__(self) -> int:
-        return len(self._positions)
+        return len(self.positions)
 
     def __getitem__(self, i: Any) -> Any:
         return self._all()[i]
@@ -629,11 +635,44 @@ class LazyPage(Sequence[Record]):
     def __iter__(self) -> Any:
         return iter(self._all())
 
-    def subset(self, indices: list[int]) -> list[Record]:
-        """The records at page indices `indices`, rendering only those."""
+    def subset(self, indices: list[int]) -> Sequence[Record]:
+        """The records at page indices `indices`, as a page that renders only those."""
         if self._rendered is not None:
             return [self._rendered[i] for i in indices]
-        return _take(self._records, [self._positions[i] for i in indices])
+        return LazyPage(
+            self.source,
+            [self.positions[i] for i in indices],
+            [self.page_keys[i] for i in indices],
+        )
+
+    def following(self, n: int) -> LazyPage | None:
+        """Up to `n` records that come after this page in its keyset scan (what the next pages
+        of the same scan hold), or None when this page is not one of a scan."""
+        if self.scan is None or n <= 0:
+            return None
+        keys, ranges, end = self.scan
+        positions = _slice(ranges, end, end + n)
+        return LazyPage(self.source, positions, _keys_at(keys, positions))
+
+    def joined(self, other: LazyPage) -> LazyPage:
+        """This page's records, then `other`'s (of the same source)."""
+        if other.source is not self.source:
+            raise ValueError("pages of different sources")
+        return LazyPage(
+            self.source, self.positions + other.positions, self.page_keys + other.page_keys
+        )
+
+    def encode(self) -> Sequence[bytes] | None:
+        """`[orjson.dumps(r) for r in self]` without rendering, when the source can (the
+        world's frozen blocks: see `sandbox.world.store.RecordsView.encode`), else None."""
+        encode = getattr(self.source, "encode", None)
+        return encode(self.positions) if encode is not None else None
+
+
+def _keys_at(keys: Sequence[Any], positions: list[int]) -> list[Any]:
+    """`[keys[i] for i in positions]`, in one batch when the key view can (`at`)."""
+    at = getattr(keys, "at", None)
+    return at(positions) if at is not None else [keys[i] for i in positions]
 
 
 def _take(records: Sequence[Record], positions: list[int]) -> list[Record]:

@@ -56,6 +56,7 @@ class SandboxSettings:
     scope: str = "SBX"
     concern_id: int = 1
     encode_cache_bytes: int = DEFAULT_CACHE_BYTES  # encoded records kept per world generation
+    encode_from_columns: bool = True  # False: render every record and encode it with orjson
     warm_cache: bool = False  # encode the pipeline's lists before serving (slower start)
 
 
@@ -193,6 +194,7 @@ def run_sandbox(
         server.should_exit = True
         thread.join(SHUTDOWN_TIMEOUT)
         sock.close()
+        app.state.service.close()
         if sender is not None:
             sender.close()
 
@@ -223,6 +225,7 @@ def serve(
     try:
         uvicorn.Server(_config(app, settings, "info")).run(sockets=[sock])
     finally:
+        app.state.service.close()
         if sender is not None:
             sender.close()
 

@@ -10,15 +10,18 @@ in-flight requests before routing and break responses on purpose):
 throttle -> latency -> faults (429/5xx) -> token check -> slow -> handler -> drop/truncate.
 Handlers do their work in the thread pool under `world.lock`, because a scan over 1.5M records
 must not stall the event loop (which would also stall every other request's latency sleep).
+List pages use a thread of their own (see `Service.__init__`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -119,15 +122,27 @@ class View:
     variant: str
     build: Callable[[Record], Record]
     encode: Callable[[Record], bytes]
-    encode_many: Callable[[list[Record]], list[bytes]] | None = None  # a page's records at once
+    encode_many: Callable[[Sequence[Record]], Sequence[bytes]] | None = None  # a page at once
 
 
 def _identity(record: Record) -> Record:
     return record
 
 
-def plain_view(collection: str) -> View:
-    return View(collection, _identity, orjson.dumps)
+def _encode_plain(records: Sequence[Record]) -> Sequence[bytes]:
+    """`[orjson.dumps(r) for r in records]`; a lazy page of frozen records is encoded from the
+    world's columns without building dicts (same bytes)."""
+    encode = getattr(records, "encode", None)
+    encoded = encode() if encode is not None else None
+    if encoded is not None:
+        return encoded
+    return [orjson.dumps(record) for record in records]
+
+
+def plain_view(collection: str, *, from_columns: bool = True) -> View:
+    """A record served as it is; `from_columns`: pages of frozen records are encoded straight
+    from the world's columns (else each record is rendered and given to orjson)."""
+    return View(collection, _identity, orjson.dumps, _encode_plain if from_columns else None)
 
 
 class ApiError(Exception):
@@ -300,6 +315,13 @@ class Service:
         )
         self.stats = Stats()
         self.cache = RecordCache(getattr(settings, "encode_cache_bytes", DEFAULT_CACHE_BYTES))
+        # List pages are built in one thread of their own: they take the world's lock anyway,
+        # and a cold read's encoding then reuses one thread's malloc and Arrow heaps instead of
+        # growing (and page-faulting in) a heap per pool thread, which cost ~1 s of kernel time
+        # per medium full read.
+        self._pages = ThreadPoolExecutor(1, thread_name_prefix="sandbox-pages")
+        # encode frozen records from the world's columns (same bytes as rendering them)
+        self.from_columns = getattr(settings, "encode_from_columns", True)
         self._types: dict[str, dict[str, str]] = {}
         self._templates: dict[tuple[str, str], str] = {}
         self.endpoints = self._endpoints()
@@ -594,7 +616,7 @@ class Service:
     def warm_cache(self) -> int:
         """Encode every record of the lists the pipeline reads (as it reads them) into the
         cache now, so the first full read is served from bytes; returns the cached bytes."""
-        views = [(c, plain_view(c)) for c in WARM_COLLECTIONS]
+        views = [(c, self.plain_view(c)) for c in WARM_COLLECTIONS]
         views += [
             ("accommodationtypes", self._accotype_view(True)),
             ("reservations", self._details_view(set(RESERVATION_SECTIONS))),
@@ -611,6 +633,13 @@ class Service:
                     enabled=True,
                 )
             return self.cache.nbytes
+
+    def close(self) -> None:
+        """Let the page thread go (the server has stopped)."""
+        self._pages.shutdown(wait=False)
+
+    def plain_view(self, collection: str) -> View:
+        return plain_view(collection, from_columns=self.from_columns)
 
     def today(self) -> str:
         return self.world.now.date().isoformat()
@@ -639,7 +668,7 @@ class Service:
         source: Callable[[Request], Sequence[Record]] | None = None,
     ) -> Callable[[Request], Any]:
         async def handler(request: Request) -> Response:
-            body = await run_in_threadpool(
+            call = functools.partial(
                 self._page_body,
                 request,
                 collection,
@@ -648,6 +677,7 @@ class Service:
                 source=source,
                 no_content=no_content,
             )
+            body = await asyncio.get_running_loop().run_in_executor(self._pages, call)
             if body is None:
                 return Response(status_code=204)
             return Response(body, media_type=_JSON)
@@ -674,7 +704,7 @@ class Service:
         page, size = parse_paging(query.get("page"), query.get("size"), self.settings.max_page_size)
         show_archived = request.headers.get("x-show-archived", "false").lower() == "true"
         pk = COLLECTIONS[collection]
-        served = view(request) if view is not None else plain_view(collection)
+        served = view(request) if view is not None else self.plain_view(collection)
         world = self.world
         with world.lock:
             self._churn(request, collection)
@@ -729,7 +759,7 @@ class Service:
 
         def body(request: Request) -> bytes:
             key = next(iter(request.path_params.values()))
-            served = view(request) if view is not None else plain_view(collection)
+            served = view(request) if view is not None else self.plain_view(collection)
             with self.world.lock:
                 record = self.world.get(collection, key)
                 if record is None:
@@ -738,9 +768,11 @@ class Service:
                     damaged = self._malform(request, [served.build(record)], collection)[0]
                     return orjson.dumps(damaged)
                 enabled = self.cache.sync(self.world)
-                return self.cache.encode_all(
-                    served.variant, [record], pk, served.encode, enabled=enabled
-                )[0]
+                return bytes(
+                    self.cache.encode_all(
+                        served.variant, [record], pk, served.encode, enabled=enabled
+                    )[0]
+                )
 
         async def handler(request: Request) -> Response:
             return Response(await run_in_threadpool(body, request), media_type=_JSON)
@@ -820,8 +852,17 @@ class Service:
         bills = [(payer, key) for name, (payer, key) in BILL_SECTIONS.items() if name in sections]
         world = self.world
         batch = getattr(world, "children_many", None)  # beyond the protocol: optional
+        columnar = getattr(world, "encode_with_children", None) if self.from_columns else None
+        # the sections as (key, child collection, field, value): children whose field equals
+        # the value (all of them when the field is None), in the order they are served
+        spec: list[tuple[str, str, str | None, Any]] = []
+        if "RESERVEDRESOURCES" in sections:
+            spec.append(("reservedResources", "reservedresources", None, None))
+        spec += [(key, "billlines", "payerType", payer) for payer, key in bills]
+        if "SUBJECTS" in sections:
+            spec.append(("subjects", "subjects", None, None))
 
-        def sections_of(records: list[Record]) -> list[dict[str, list[Record]]]:
+        def sections_of(records: Sequence[Record]) -> list[dict[str, list[Record]]]:
             """Per record, its sections in contracts order, each child collection rendered for
             all `records` in one batch. `{**record, **sections}` keeps the record's field order
             and appends the sections (the served field order)."""
@@ -854,11 +895,26 @@ class Service:
         def build(record: Record) -> Record:
             return {**record, **sections_of([record])[0]}
 
-        def encode_many(records: list[Record]) -> list[bytes]:
+        def encode_built(records: Sequence[Record]) -> list[bytes]:
             return [
                 orjson.dumps({**record, **sec})
                 for record, sec in zip(records, sections_of(records), strict=True)
             ]
+
+        def encode_many(records: Sequence[Record]) -> Sequence[bytes]:
+            encoded = columnar("reservations", records, spec) if columnar is not None else None
+            if encoded is None:
+                return encode_built(records)
+            # records the columns cannot give (thawed, or with children added later) are built
+            built = [i for i, data in enumerate(encoded) if data is None]
+            if not built:
+                return encoded  # type: ignore[return-value]
+            out = list(encoded)
+            subset = getattr(records, "subset", None)
+            todo = subset(built) if subset is not None else [records[i] for i in built]
+            for i, data in zip(built, encode_built(todo), strict=True):
+                out[i] = data
+            return out
 
         def encode(record: Record) -> bytes:
             return encode_many([record])[0]

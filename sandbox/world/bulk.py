@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import orjson
 
 from .billing import (
     BILL_LINE_FIELDS,
@@ -27,6 +28,7 @@ from .billing import (
     Bill,
 )
 from .clock import DAY_MS, EPOCH_ORD, dtstr, from_ms, to_ms
+from .columns import ComposedColumn, TaggedNumberColumn, json_inner
 from .customers import COUNTRIES, CUSTOMER_FIELDS, FIRST, LAST, LOYALTY
 from .finance import JOURNAL_ENTRY_FIELDS
 from .generate import CATS, CH_CODES
@@ -309,7 +311,7 @@ class BulkMixin:
         fn_l = [f.lower() for f in FIRST]
         ln_l = [x.lower() for x in LAST]
 
-        def email(idx: Any, k: int) -> list[str]:
+        def email_values(idx: Any, k: int) -> list[str]:
             return [
                 f"{fn_l[a]}.{ln_l[b]}{m}@example.org"
                 for a, b, m in zip(
@@ -320,13 +322,13 @@ class BulkMixin:
                 )
             ]
 
-        def phone(idx: Any, k: int) -> list[str]:
+        def phone_values(idx: Any, k: int) -> list[str]:
             return [
                 f"+{a}{b}"
                 for a, b in zip(cols["pa"][idx].tolist(), cols["pb"][idx].tolist(), strict=True)
             ]
 
-        def address(idx: Any, k: int) -> list[dict[str, Any]]:
+        def address_values(idx: Any, k: int) -> list[dict[str, Any]]:
             return [
                 {
                     "address1": f"{STREETS[s_]} Street {h}",
@@ -342,6 +344,30 @@ class BulkMixin:
                     strict=True,
                 )
             ]
+
+        # the same values as JSON text, a column at a time (see columns.ComposedColumn)
+        email = ComposedColumn(
+            email_values,
+            [
+                (cols["fn"], ['"' + json_inner(f + ".") for f in fn_l]),
+                (cols["ln"], [json_inner(x) for x in ln_l]),
+                cols["mail"],
+                '@example.org"',
+            ],
+        )
+        phone = ComposedColumn(phone_values, ['"+', cols["pa"], cols["pb"], '"'])
+        address = ComposedColumn(
+            address_values,
+            [
+                '{"address1":"',
+                (cols["street"], [json_inner(f"{x} Street ") for x in STREETS]),
+                cols["house"],
+                '","zipCode":"',
+                cols["zip"],
+                '","city":"Springfield","countryCode":',
+                (cols["cc"], [orjson.dumps(c_).decode() + "}" for c_ in ccs]),
+            ],
+        )
 
         modified = created.copy()
         block = Block(
@@ -1097,9 +1123,10 @@ class BulkMixin:
         self._fz_lines = truth
         cols.pop("total")
 
-        def line_total(idx: Any, k: int) -> list[float]:
+        def line_total(idx: Any) -> np.ndarray:
+            """Cents of every line's total: value x quantity x multiplier."""
             v, q, m_ = truth["value"][idx], truth["qty"][idx], truth["mult"][idx]
-            return (v.astype(np.int64) * q * m_ / 100).tolist()
+            return v.astype(np.int64) * q * m_
 
         tbl.set_block(
             Block(
@@ -1121,7 +1148,7 @@ class BulkMixin:
                     col_int(truth["qty"]),
                     col_int(truth["mult"]),
                     col_cents(truth["value"]),
-                    line_total,  # every line's total is value x quantity x multiplier
+                    col_cents(line_total),
                     col_vocab(rt_vat, VATS),
                     col_date(truth["start"]),
                     col_date(truth["end"]),
@@ -1259,11 +1286,7 @@ class BulkMixin:
         codes = [ti.code for ti in types]
         ccs = [ti.location_code for ti in types]
 
-        def number_col(idx: Any, k: int) -> list[str]:
-            return [
-                f"{locs[a]:03d}{b_:08d}"
-                for a, b_ in zip(tidx[idx].tolist(), rid[idx].tolist(), strict=True)
-            ]
+        number_col = TaggedNumberColumn(tidx, [f"{loc:03d}" for loc in locs], rid, 8)
 
         incl32 = incl.astype(np.int32)
         excl32 = excl.astype(np.int32)
@@ -1272,16 +1295,15 @@ class BulkMixin:
         def side(sign: np.ndarray, amount: np.ndarray, *, debit: bool) -> Getter:
             """Debit (-amount) when `sign` < 0, credit (amount) when > 0, else 0.0."""
 
-            def get(idx: Any, k: int) -> list[float]:
+            def cents(idx: Any) -> np.ndarray:
                 sg = sign[idx]
                 am = amount[idx].astype(np.int64)
                 own = (sg <= 0) if debit else (sg > 0)
                 # -0.0 never appears: a zero amount on the own side stays 0.0 like the Python
                 # expression `(-am if debit else am) / 100` gave for am == 0 (-0 / 100 == 0.0)
-                vals = np.where(own, (-am if debit else am), 0) / 100
-                return vals.tolist()
+                return np.where(own, (-am if debit else am), 0)
 
-            return get
+            return col_cents(cents)
 
         tbl = self.t["journalentries"]
         if n == 0:
@@ -1442,17 +1464,10 @@ class BulkMixin:
         rid32 = rid.astype(np.int32)
         ch = fz.ch
 
-        def number(idx: Any, k: int) -> list[str]:
-            return [
-                f"{locs[a]:03d}{b:08d}"
-                for a, b in zip(tidx[idx].tolist(), rid32[idx].tolist(), strict=True)
-            ]
-
-        def voucher(idx: Any, k: int) -> list[str | None]:
-            return [
-                f"{chans[c].code}-{b}" if chans[c].commission else None
-                for c, b in zip(ch[idx].tolist(), rid32[idx].tolist(), strict=True)
-            ]
+        number = TaggedNumberColumn(tidx, [f"{loc:03d}" for loc in locs], rid32, 8)
+        voucher = TaggedNumberColumn(
+            ch, [f"{c.code}-" if c.commission else None for c in chans], rid32, 0
+        )
 
         block = Block(
             RES_BASE,

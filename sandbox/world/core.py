@@ -25,7 +25,7 @@ from .pricing import PricingMixin
 from .reference import SCALES, ReferenceMixin
 from .reservations import ReservationsMixin
 from .simulate import SimulateMixin
-from .store import Record, Table
+from .store import Record, RecordsView, Section, Table
 from .truth import TruthMixin
 
 # First ids per collection: distinct ranges make mix-ups between id kinds visible in tests.
@@ -159,6 +159,37 @@ class World(
             if tbl.link is None:
                 raise WorldError(f"{collection} is not a child collection")
             return tbl.children_many(parent_keys)
+
+    def encode_with_children(
+        self,
+        collection: str,
+        page: Sequence[Record],
+        sections: Sequence[tuple[str, str, str | None, Any]],
+    ) -> Sequence[bytes | None] | None:
+        """The JSON of each record of `page` followed by its child sections, encoded from the
+        frozen columns without building dicts (see `RecordsView.encode_with_children`): a
+        section `(key, child collection, field, value)` holds the children whose `field`
+        equals `value` (all when `field` is None). None for a record the columns cannot give
+        (the caller builds it), or for the whole page when it is not a lazy page of
+        `collection`'s records (`sandbox.query.LazyPage`)."""
+        with self.lock:
+            tbl = self._table(collection)
+            source = getattr(page, "source", None)
+            positions = getattr(page, "positions", None)
+            if (
+                not isinstance(source, RecordsView)
+                or tbl.block is None
+                or source.block is not tbl.block
+                or positions is None
+            ):
+                return None
+            spec: list[Section] = []
+            for key, child, field, value in sections:
+                child_tbl = self._table(child)
+                if child_tbl.link is None:
+                    raise WorldError(f"{child} is not a child collection")
+                spec.append((key, child_tbl, field, value))
+            return source.encode_with_children(positions, spec)
 
     # mutations: each bumps `generation` (under the lock) once it is done --------------------------
     # Records are the wire dicts and are changed in place, so the server's cache of encoded

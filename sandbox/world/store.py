@@ -7,10 +7,28 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import orjson
+import pyarrow as pa
 
 from sandbox.protocol import CHILDREN, COLLECTIONS
 
-from .clock import dstr
+from .columns import (
+    NULL as NULL,
+)
+from .columns import (
+    CentsColumn,
+    ConstColumn,
+    DateColumn,
+    DatetimeColumn,
+    Encoded,
+    Getter,
+    IntColumn,
+    KeyColumn,
+    RowPlan,
+    VocabColumn,
+    join_pieces,
+    to_bytes,
+)
 
 Record = dict[str, Any]
 
@@ -236,78 +254,47 @@ def record_factory(name: str, fields: tuple[str, ...]):
 # Frozen blocks: records that are (mostly) never changed again, stored as columns
 
 
-Getter = Callable[[Any, int], list[Any]]  # (slice or int array of positions, count) -> values
-NULL = -(2**31)  # null marker of int columns
-
-
 def col_int(a: np.ndarray, nullable: bool = False) -> Getter:
-    if nullable:
-        return lambda idx, n: [None if v == NULL else v for v in a[idx].tolist()]
-    return lambda idx, n: a[idx].tolist()
+    return IntColumn(a, nullable)
 
 
 def col_key(base: int) -> Getter:
     """The block's own keys (base + position): no column needed."""
-
-    def get(idx: Any, n: int) -> list[int]:
-        if isinstance(idx, slice):
-            return list(range(base + idx.start, base + idx.start + n))
-        return (idx + base).tolist()
-
-    return get
+    return KeyColumn(base)
 
 
-def col_cents(a: np.ndarray) -> Getter:
-    # int64 -> float64 is exact below 2**53 and the division is correctly rounded, so this is
-    # the float Python's `v / 100` gives, computed in one numpy pass.
-    return lambda idx, n: (a[idx] / 100).tolist()
+def col_cents(a: np.ndarray | Callable[[Any], np.ndarray]) -> Getter:
+    """Integer cents (an array, or a function of the positions giving them) served as floats."""
+    return CentsColumn(a)
 
 
 def col_vocab(codes: np.ndarray, vocab: Sequence[Any]) -> Getter:
     """Codes into `vocab`; code -1 is None (the table's last entry)."""
-    table = np.array([*vocab, None], dtype=object)
-    return lambda idx, n: table[codes[idx]].tolist()
+    return VocabColumn(codes, vocab)
 
 
 def col_date(a: np.ndarray) -> Getter:
-    """Day ordinals; 0 is None. ISO strings from `dstr`'s cache, looked up inline."""
-    from .clock import _DATE_STR as cache
-
-    def get(idx: Any, n: int) -> list[str | None]:
-        vals = a[idx].tolist()
-        try:
-            return [cache[o] if o else None for o in vals]
-        except KeyError:  # a day not rendered yet: fill the cache, then look up again
-            for o in set(vals):
-                if o:
-                    dstr(o)
-            return [cache[o] if o else None for o in vals]
-
-    return get
+    """Day ordinals; 0 is None."""
+    return DateColumn(a)
 
 
 def col_dt(a: np.ndarray) -> Getter:
     """Milliseconds since 1970-01-01 (UTC), rendered as `dtstr` does; negative is None."""
-
-    def get(idx: Any, n: int) -> list[str | None]:
-        v = a[idx]
-        out = np.datetime_as_string(v.astype("datetime64[ms]"), unit="ms").tolist()
-        if (v < 0).any():
-            out = [None if x < 0 else s for x, s in zip(v.tolist(), out, strict=True)]
-        return out
-
-    return get
+    return DatetimeColumn(a)
 
 
 def col_const(value: Any) -> Getter:
-    return lambda idx, n: [value] * n
+    return ConstColumn(value)
 
 
 class Block:
     """Records with contiguous keys `base .. base + n - 1` kept as columns and rendered to wire
     dicts on demand. A record changed after generation is "thawed": its dict lives in `overlay`
     (position -> dict) and is served from there. Deleted records are marked in `alive`.
-    `parent` (child collections) is non-decreasing, so a parent's records are one range."""
+    `parent` (child collections) is non-decreasing, so a parent's records are one range.
+
+    `encode` writes the records' JSON straight from the columns (`columns.RowPlan`), the same
+    bytes as `orjson.dumps` of the rendered dicts, without building them."""
 
     def __init__(
         self,
@@ -333,6 +320,8 @@ class Block:
         self.alive = np.ones(n, dtype=bool)
         self.n_alive = n
         self.overlay: dict[int, Record] = {}
+        self._overlay_keys: np.ndarray | None = None  # sorted overlay positions (a cache)
+        self._plans: dict[bool, RowPlan] = {}  # how to encode a row (closed or not)
         self._alive_pos: np.ndarray | None = None  # positions of live records after deletions
 
     @property
@@ -404,10 +393,12 @@ class Block:
         rec = self.overlay.get(p)
         if rec is None:
             rec = self.overlay[p] = self.render(slice(p, p + 1))[0]
+            self._overlay_keys = None
         return rec
 
     def put(self, key: int, rec: Record) -> None:
         self.overlay[key - self.base] = rec
+        self._overlay_keys = None
 
     def delete(self, key: int) -> Record | None:
         p = self.pos(key)
@@ -416,9 +407,60 @@ class Block:
         rec = self.get(key)
         self.alive[p] = False
         self.overlay.pop(p, None)
+        self._overlay_keys = None
         self.n_alive -= 1
         self._alive_pos = None
         return rec
+
+    # -- JSON straight from the columns (no dicts) -------------------------------------------------
+
+    def in_overlay(self, pos: np.ndarray) -> np.ndarray | None:
+        """Which of positions `pos` are thawed (served from the overlay); None when none is."""
+        if not self.overlay or not len(pos):
+            return None
+        keys = self._overlay_keys
+        if keys is None:
+            keys = self._overlay_keys = np.sort(np.fromiter(self.overlay, np.int64))
+        i = np.minimum(keys.searchsorted(pos), len(keys) - 1)
+        hit = keys[i] == pos
+        return hit if hit.any() else None
+
+    def encode_json(
+        self, pos: np.ndarray, *, close: bool = True, first: np.ndarray | None = None
+    ) -> pa.Array:
+        """The JSON object of the columns' record at each position (a string array), byte for
+        byte `orjson.dumps` of what `render` gives for a record that is not thawed; without
+        `close`, the text stops before the final `}`; with `first` (a bool per row), a row that
+        is not first starts with `,`. The overlay is not consulted."""
+        plan = self._plans.get(close)
+        if plan is None:
+            plan = self._plans[close] = RowPlan(self.fields, self.getters, close=close)
+        return plan.encode(pos, len(pos), first)
+
+    def encode(self, pos: np.ndarray) -> Sequence[bytes]:
+        """`[orjson.dumps(r) for r in self.render(pos)]`, from the columns (thawed records from
+        the overlay): an `Encoded` batch, or a list when some are thawed."""
+        if not len(pos):
+            return []
+        rows = self.encode_json(pos)
+        thawed = self.in_overlay(pos)
+        if thawed is None:
+            return Encoded.of(rows)
+        out = to_bytes(rows)
+        overlay = self.overlay
+        for i in np.flatnonzero(thawed).tolist():
+            out[i] = orjson.dumps(overlay[int(pos[i])])
+        return out
+
+    def equals(self, field: str, value: Any, pos: np.ndarray) -> np.ndarray:
+        """Which positions' records hold `value` in `field` (`record.get(field) == value`)."""
+        if field not in self.fields:
+            return np.full(len(pos), value is None)  # a missing field reads None
+        getter = self.getters[self.fields.index(field)]
+        equals = getattr(getter, "equals", None)
+        if equals is not None:
+            return equals(value, pos)
+        return np.fromiter((v == value for v in getter(pos, len(pos))), bool, len(pos))
 
     def alive_positions(self) -> np.ndarray | None:
         """None when nothing was deleted (position = index)."""
@@ -432,16 +474,24 @@ class Block:
         """Positions of one parent's live records (ascending)."""
         return self.children_positions([parent])[0]
 
-    def children_positions(self, parents: Sequence[int]) -> tuple[np.ndarray, list[int]]:
+    def children_positions(
+        self, parents: Sequence[int] | np.ndarray
+    ) -> tuple[np.ndarray, list[int]]:
         """`child_positions` of many parents at once: their positions concatenated in the order
         of `parents`, and how many belong to each."""
         assert self.parent is not None
         info = np.iinfo(self.parent.dtype)
-        keys = np.fromiter(
-            (p if isinstance(p, int) and not isinstance(p, bool) else info.min for p in parents),
-            dtype=np.int64,
-            count=len(parents),
-        )
+        if isinstance(parents, np.ndarray) and parents.dtype.kind == "i":
+            keys = parents.astype(np.int64, copy=False)
+        else:
+            keys = np.fromiter(
+                (
+                    p if isinstance(p, int) and not isinstance(p, bool) else info.min
+                    for p in parents
+                ),
+                dtype=np.int64,
+                count=len(parents),
+            )
         fits = (keys > info.min) & (keys <= info.max)
         values = np.where(fits, keys, 0).astype(self.parent.dtype)
         lo = self.parent.searchsorted(values, "left")
@@ -466,6 +516,10 @@ class Block:
         return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
 
 
+# a details section: (key, child table, field to match or None, value)
+Section = tuple[str, "Table", str | None, Any]
+
+
 class KeyView(Sequence[int]):
     """Ascending keys of a table with a block: the block's live keys, then the list's."""
 
@@ -483,6 +537,15 @@ class KeyView(Sequence[int]):
             a = self.alive
             return self.block.base + (i if a is None else int(a[i]))
         return self.live[i - self.nb]
+
+    def at(self, indices: Sequence[int]) -> list[int]:
+        """`[self[i] for i in indices]` (indices in range), block keys looked up at once."""
+        ind = np.asarray(indices, dtype=np.int64)
+        nb = self.nb
+        if len(ind) and int(ind.max()) < nb and int(ind.min()) >= 0:
+            pos = ind if self.alive is None else self.alive[ind]
+            return (pos + self.block.base).tolist()
+        return [self[i] for i in indices]
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
@@ -528,6 +591,121 @@ class RecordsView(Sequence[Record]):
             for i, rec in zip(blk, self.block.render(pos), strict=True):
                 out[i] = rec
         return [out[i] if i < nb else self.live[i - nb] for i in indices]
+
+    def _block_positions(self, ind: np.ndarray) -> np.ndarray:
+        return ind if self.alive is None else self.alive[ind]
+
+    def encode(self, indices: Sequence[int]) -> Sequence[bytes]:
+        """`[orjson.dumps(r) for r in self.take(indices)]`, block records encoded from the
+        columns (see `Block.encode`)."""
+        ind = np.asarray(indices, dtype=np.int64)
+        nb = self.nb
+        if not len(ind) or (ind < nb).all():
+            return self.block.encode(self._block_positions(ind))
+        out: list[bytes] = [b""] * len(ind)
+        in_block = np.flatnonzero(ind < nb)
+        encoded = self.block.encode(self._block_positions(ind[in_block]))
+        for i, data in zip(in_block.tolist(), encoded, strict=True):
+            out[i] = data
+        for i in np.flatnonzero(ind >= nb).tolist():
+            out[i] = orjson.dumps(self.live[int(ind[i]) - nb])
+        return out
+
+    def encode_with_children(
+        self, indices: Sequence[int], sections: Sequence[Section]
+    ) -> Sequence[bytes | None]:
+        """The JSON of the records at view indices `indices`, each followed by its children in
+        `sections`: `orjson.dumps({**record, key: children, ...})` for each section `(key,
+        table, field, value)`, where `children` are `table.children(record key)` whose `field`
+        equals `value` (all of them when `field` is None), in key order.
+
+        Encoded from the columns, a whole page per child table at once, for the records that
+        are in the block and not thawed and whose children are all so too. The others (and
+        every record when a section key is also a field) are None: the caller builds them."""
+        out: list[bytes | None] = [None] * len(indices)
+        blk = self.block
+        ind = np.asarray(indices, dtype=np.int64)
+        slots = np.flatnonzero(ind < self.nb)
+        if not len(slots) or any(key in blk.fields for key, *_ in sections):
+            return out
+        pos = self._block_positions(ind[slots])
+        ok = np.ones(len(pos), dtype=bool)
+        thawed = blk.in_overlay(pos)
+        if thawed is not None:
+            ok &= ~thawed
+        rids = pos + blk.base
+        # each child table's children of the page: block positions and their parent's slot
+        kids: dict[int, tuple[Table, np.ndarray, np.ndarray]] = {}
+        for _key, table, _field, _value in sections:
+            if id(table) in kids:
+                continue
+            cb = table.block
+            if cb is None or cb.parent is None:
+                flat = owner = np.zeros(0, dtype=np.int64)
+            else:
+                flat, counts = cb.children_positions(rids)
+                owner = np.repeat(np.arange(len(rids)), counts)
+                thawed = cb.in_overlay(flat)
+                if thawed is not None:
+                    ok[owner[thawed]] = False
+            index = table.index  # children added after generation: built the ordinary way
+            if index and not index.keys().isdisjoint(rids.tolist()):
+                ok &= ~np.fromiter((bool(index.get(r)) for r in rids.tolist()), bool, len(rids))
+            kids[id(table)] = (table, flat, owner)
+        chosen = np.flatnonzero(ok)
+        if not len(chosen):
+            return out
+        n_par = len(chosen)
+        new_slot = np.full(len(pos), -1, dtype=np.int64)
+        new_slot[chosen] = np.arange(n_par)
+        # Each section's text per parent is a stretch of its rows' text: the rows are ordered
+        # by (section, parent), each starting with `,` but the first of its (section, parent),
+        # so that a parent's section is one slice of the rows' buffer (no copy).
+        texts: list[pa.Array | None] = [None] * len(sections)
+        for tid, (table, flat, owner) in kids.items():
+            keep = ok[owner]
+            flat, owner = flat[keep], new_slot[owner[keep]]
+            mine = [s for s, sec in enumerate(sections) if id(sec[1]) == tid]
+            rows, owners, secs = [], [], []
+            for k, s in enumerate(mine):
+                field, value = sections[s][2], sections[s][3]
+                if field is None or not len(flat):
+                    match: Any = slice(None)
+                else:
+                    assert table.block is not None
+                    match = table.block.equals(field, value, flat)
+                rows.append(flat[match])
+                owners.append(owner[match])
+                secs.append(np.full(len(rows[-1]), k, dtype=np.int64))
+            r_pos, r_own, r_sec = (np.concatenate(a) for a in (rows, owners, secs))
+            group = r_sec * n_par + r_own
+            order = np.argsort(group, kind="stable")  # key order within a group
+            r_pos, group = r_pos[order], group[order]
+            if len(r_pos):
+                first = np.ones(len(group), dtype=bool)
+                first[1:] = group[1:] != group[:-1]
+                assert table.block is not None
+                text = table.block.encode_json(r_pos, first=first)
+                offsets = np.frombuffer(text.buffers()[1], dtype=np.int32)
+                offsets = offsets[text.offset : text.offset + len(text) + 1]
+                data = text.buffers()[2] or pa.py_buffer(b"")
+            else:
+                offsets, data = np.zeros(1, dtype=np.int32), pa.py_buffer(b"")
+            bounds = np.searchsorted(group, np.arange(len(mine) * n_par + 1))
+            for k, s in enumerate(mine):
+                cut = offsets[bounds[k * n_par : (k + 1) * n_par + 1]]
+                texts[s] = pa.StringArray.from_buffers(n_par, pa.py_buffer(cut.tobytes()), data)
+        lead = "," if blk.fields else ""
+        pieces: list[Any] = [blk.encode_json(pos[chosen], close=False)]
+        for s, (key, *_rest) in enumerate(sections):
+            pieces += [("]," if s else lead) + orjson.dumps(key).decode() + ":[", texts[s]]
+        pieces.append("]}" if sections else "}")
+        docs = join_pieces(pieces, n_par)
+        if n_par == len(out):  # every record from the columns: one buffer
+            return Encoded.of(docs)
+        for slot, data in zip(slots[chosen].tolist(), to_bytes(docs), strict=True):
+            out[slot] = data
+        return out
 
     def project(self, indices: Sequence[int], fields: Sequence[str]) -> list[Record]:
         """Like `take`, but block records carry only `fields` (see `Block.project`)."""
@@ -612,6 +790,22 @@ class ChildView(Sequence[Record]):
         in_block = [i for i in indices if i < nb]
         rendered = iter(self._blk.render(self._pos[in_block]) if in_block and self._blk else ())
         return [next(rendered) if i < nb else self._listed[i - nb] for i in indices]
+
+    def encode(self, indices: Sequence[int]) -> Sequence[bytes]:
+        """`[orjson.dumps(r) for r in self.take(indices)]`, block records from the columns."""
+        ind = np.asarray(indices, dtype=np.int64)
+        nb = len(self._pos)
+        if self._blk is not None and len(ind) and int(ind.max()) < nb:
+            return self._blk.encode(self._pos[ind])
+        out: list[bytes] = [b""] * len(ind)
+        in_block = np.flatnonzero(ind < nb)
+        if len(in_block) and self._blk is not None:
+            encoded = self._blk.encode(self._pos[ind[in_block]])
+            for k, data in zip(in_block.tolist(), encoded, strict=True):
+                out[k] = data
+        for k in np.flatnonzero(ind >= nb).tolist():
+            out[k] = orjson.dumps(self._listed[int(ind[k]) - nb])
+        return out
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):

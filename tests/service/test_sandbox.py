@@ -7,6 +7,7 @@ sandbox's own in-flight counter never above the client's cap.
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -53,6 +54,13 @@ def sandbox() -> Iterator[Any]:
 @pytest.fixture
 def handle(sandbox: Any) -> Iterator[Any]:
     sandbox.faults.configure({})
+    # A test whose client gave up on slow requests leaves them running in the sandbox, where
+    # they count against the next test's concurrency cap (429s, which stamina's testing mode
+    # retries without waiting for Retry-After). Start each test with nothing in flight.
+    deadline = time.monotonic() + 30
+    while sandbox.stats()["inFlight"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sandbox.stats()["inFlight"] == 0, "requests of an earlier test are still running"
     sandbox.reset_stats()
     yield sandbox
     sandbox.faults.configure({})
