@@ -31,7 +31,10 @@ import certifi
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-KEEPALIVE_SECONDS = 15.0  # idle connections are kept this long (aiohttp's default)
+# Idle connections are closed after this long: below the 5 s after which uvicorn (the sandbox) and
+# many servers close them, so that a connection is not reused just as the server closes it. At
+# 15 s (aiohttp's default) a read of the large sandbox met such closes and paid a retry each.
+KEEPALIVE_SECONDS = 4.0
 
 
 def environment_proxy(base_url: str) -> httpx.Proxy | None:
