@@ -25,6 +25,7 @@ import functools
 import ssl
 import urllib.request
 from collections.abc import AsyncIterator
+from typing import NoReturn
 
 import aiohttp
 import certifi
@@ -56,9 +57,22 @@ def tls_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
+def _cause(exc: Exception) -> BaseException | None:
+    """The aiohttp error: `exc` itself, or the one the library mapped (`__cause__`)."""
+    return exc if isinstance(exc, aiohttp.ClientError) else exc.__cause__
+
+
+def _raise_remapped(exc: Exception, request: httpx.Request) -> NoReturn:
+    """Raise `exc` as the httpx error that names it (unchanged when it already is)."""
+    mapped = _remapped(exc, request)
+    if mapped is exc:
+        raise exc
+    raise mapped from _cause(exc)
+
+
 def _remapped(exc: Exception, request: httpx.Request) -> Exception:
     """The httpx error for an aiohttp error, raw or as the library mapped it (`__cause__`)."""
-    cause = exc if isinstance(exc, aiohttp.ClientError) else exc.__cause__
+    cause = _cause(exc)
     if not isinstance(cause, aiohttp.ClientError):
         return exc
     kind: type[httpx.TransportError]
@@ -85,10 +99,6 @@ def _remapped(exc: Exception, request: httpx.Request) -> Exception:
     return kind(str(cause) or type(cause).__name__, request=request)
 
 
-def _cause(exc: Exception) -> BaseException | None:
-    return exc if isinstance(exc, aiohttp.ClientError) else exc.__cause__
-
-
 class _RemappedStream(httpx.AsyncByteStream):
     """The response body, with errors while reading it remapped like the request's."""
 
@@ -101,10 +111,7 @@ class _RemappedStream(httpx.AsyncByteStream):
             async for chunk in self._inner:
                 yield chunk
         except (httpx.TransportError, aiohttp.ClientError) as exc:
-            mapped = _remapped(exc, self._request)
-            if mapped is exc:
-                raise
-            raise mapped from _cause(exc)
+            _raise_remapped(exc, self._request)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -135,10 +142,7 @@ class ServiceTransport(AiohttpTransport):
         try:
             response = await super().handle_async_request(request)
         except (httpx.TransportError, aiohttp.ClientError) as exc:
-            mapped = _remapped(exc, request)
-            if mapped is exc:
-                raise
-            raise mapped from _cause(exc)
+            _raise_remapped(exc, request)
         stream = response.stream
         assert isinstance(stream, httpx.AsyncByteStream)
         response.stream = _RemappedStream(stream, request)

@@ -520,10 +520,10 @@ class Block:
 Section = tuple[str, "Table", str | None, Any]
 
 
-class KeyView(Sequence[int]):
-    """Ascending keys of a table with a block: the block's live keys, then the list's."""
+class _BlockView:
+    """A block's live (not deleted, not thawed) positions, then a list of live items."""
 
-    def __init__(self, block: Block, live: list[int]) -> None:
+    def __init__(self, block: Block, live: list[Any]) -> None:
         self.block = block
         self.live = live
         self.alive = block.alive_positions()
@@ -531,6 +531,12 @@ class KeyView(Sequence[int]):
 
     def __len__(self) -> int:
         return self.nb + len(self.live)
+
+
+class KeyView(_BlockView, Sequence[int]):
+    """Ascending keys of a table with a block: the block's live keys, then the list's."""
+
+    live: list[int]
 
     def _key(self, i: int) -> int:
         if i < self.nb:
@@ -566,19 +572,11 @@ class KeyView(Sequence[int]):
         yield from self.live
 
 
-class RecordsView(Sequence[Record]):
+class RecordsView(_BlockView, Sequence[Record]):
     """Records of a table with a block in key order, rendered on demand (in chunks)."""
 
     CHUNK = 2048
-
-    def __init__(self, block: Block, live: list[Record]) -> None:
-        self.block = block
-        self.live = live
-        self.alive = block.alive_positions()
-        self.nb = block.n_alive
-
-    def __len__(self) -> int:
-        return self.nb + len(self.live)
+    live: list[Record]
 
     def take(self, indices: Sequence[int]) -> list[Record]:
         """Records at view indices (ascending or not), block ones rendered in one batch."""
