@@ -1,0 +1,297 @@
+"""The route table: `Service` combines the handler groups and declares the served interface."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.routing import Route
+
+from sandbox.openapi import Endpoint, Param
+from sandbox.protocol import Record, World
+from sandbox.server.admin import AdminHandlers
+from sandbox.server.common import ADMIN_PREFIX, SERVICE_PREFIX
+from sandbox.server.encoding import View
+from sandbox.server.handlers import ResourceHandlers
+from sandbox.server.pages import PageHandlers
+from sandbox.server.views import EndpointViews
+
+if TYPE_CHECKING:
+    from sandbox.runner import SandboxSettings
+
+
+class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
+    """Handlers and shared state of one sandbox app."""
+
+    def __init__(self, world: World, settings: SandboxSettings) -> None:
+        super().__init__(world, settings)
+        self.endpoints = self._endpoints()
+        self.routes = [
+            Route(SERVICE_PREFIX + e.path, e.handler, methods=[e.method]) for e in self.endpoints
+        ] + [
+            Route("/openapi.json", self.openapi, methods=["GET"]),
+            Route(ADMIN_PREFIX + "/health", self.admin_health, methods=["GET"]),
+            Route(ADMIN_PREFIX + "/stats", self.admin_stats, methods=["GET"]),
+            Route(ADMIN_PREFIX + "/stats/reset", self.admin_stats_reset, methods=["POST"]),
+            Route(ADMIN_PREFIX + "/advance", self.admin_advance, methods=["POST"]),
+            Route(ADMIN_PREFIX + "/faults", self.admin_faults, methods=["GET", "POST"]),
+        ]
+
+    # -- route table --------------------------------------------------------------------------
+
+    def _endpoints(self) -> list[Endpoint]:
+        """The served interface as data; static paths precede `{id}` paths on purpose."""
+        ids = Param(
+            "reservationIds",
+            "integer",
+            list=True,
+            description="comma-separated or repeated reservation ids",
+        )
+        sections = Param("returnSections", "string", list=True)
+        payer = Param("payerType", "string", description="CUSTOMER | PAYING_CUSTOMER | AGENT")
+        avail = tuple(
+            Param(n, t)
+            for n, t in (
+                ("arrivalDateFrom", "string"),
+                ("arrivalDateTo", "string"),
+                ("resourceId", "integer"),
+                ("duration", "integer"),
+                ("distributionChannelCode", "string"),
+                ("rateTypeId", "integer"),
+                ("locationId", "integer"),
+            )
+        )
+        res_params = (
+            ids,
+            Param("distributionChannelCode"),
+            Param("resourceId", "integer"),
+            Param("unitId", "integer"),
+        )
+
+        def page(path: str, collection: str, summary: str, **kw: Any) -> Endpoint:
+            handler = self._page_handler(
+                collection,
+                **{k: v for k, v in kw.items() if k in ("no_content", "extra", "view", "source")},
+            )
+            return Endpoint(
+                "GET",
+                path,
+                handler,
+                "page",
+                collection,
+                summary,
+                params=kw.get("params", ()),
+                no_content_when_empty=kw.get("no_content", False),
+            )
+
+        def item(
+            path: str,
+            collection: str,
+            summary: str,
+            view: Callable[[Request], View] | None = None,
+            params: tuple[Param, ...] = (),
+        ) -> Endpoint:
+            return Endpoint(
+                "GET",
+                path,
+                self._item_handler(collection, view),
+                "item",
+                collection,
+                summary,
+                params=params,
+            )
+
+        def children(parent_param: str, child: str) -> Callable[[Request], Sequence[Record]]:
+            # a world that can (beyond the protocol) gives a lazy view with its keys
+            view = getattr(self.world, "child_view", None)
+            get = view if view is not None else self.world.children
+            return lambda request: get(child, request.path_params[parent_param])
+
+        rates = children("resourceId", "rates")
+        return [
+            Endpoint(
+                "POST",
+                "/authenticate",
+                self.authenticate,
+                "token",
+                None,
+                "OAuth2 client credentials (form-encoded)",
+            ),
+            page(
+                "/distributionchannels",
+                "distributionchannels",
+                "Distribution channels",
+                no_content=True,
+            ),
+            item(
+                "/distributionchannels/{distributionChannelId:int}",
+                "distributionchannels",
+                "One distribution channel",
+            ),
+            page("/locations", "locations", "Locations"),
+            item("/locations/{locationId:int}", "locations", "One location"),
+            page(
+                "/accommodationtypes",
+                "accommodationtypes",
+                "Accommodation types",
+                extra=self._accotype_filters,
+                view=self._accotype_plain,
+                params=(Param("resourceIds", "integer", list=True),),
+            ),
+            page(
+                "/accommodationtypes/details",
+                "accommodationtypes",
+                "Accommodation types with details",
+                extra=self._accotype_filters,
+                view=self._accotype_details,
+                params=(sections,),
+            ),
+            Endpoint(
+                "GET",
+                "/accommodationtypes/availability",
+                self.availability_get,
+                "array",
+                None,
+                "Availability (at most 31 arrival dates)",
+                params=avail,
+            ),
+            Endpoint(
+                "POST",
+                "/accommodationtypes/availability",
+                self.availability_post,
+                "array",
+                None,
+                "Availability, parameters in a JSON body",
+                body=True,
+            ),
+            item(
+                "/accommodationtypes/{resourceId:int}",
+                "accommodationtypes",
+                "One accommodation type",
+                view=self._accotype_plain,
+            ),
+            item(
+                "/accommodationtypes/{resourceId:int}/details",
+                "accommodationtypes",
+                "One accommodation type with details",
+                view=self._accotype_details,
+                params=(sections,),
+            ),
+            page(
+                "/accommodationtypes/{resourceId:int}/rates",
+                "rates",
+                "Rates of a type",
+                source=rates,
+            ),
+            page(
+                "/accommodationtype/{resourceId:int}/rates",
+                "rates",
+                "Rates of a type (singular path named by the event section)",
+                source=rates,
+            ),
+            page("/units", "units", "Units"),
+            item("/units/{unitId:int}", "units", "One unit"),
+            page(
+                "/ratetypes",
+                "ratetypes",
+                "Rate types",
+                extra=self._ratetype_filters,
+                params=(Param("distributionChannelCode"),),
+            ),
+            page("/ratetypes/rateoptions", "rateoptions", "Rate options"),
+            page(
+                "/ratetypes/{rateTypeId:int}/rateoptions",
+                "rateoptions",
+                "Rate options of a rate type",
+                source=children("rateTypeId", "rateoptions"),
+            ),
+            page("/companies", "companies", "Companies"),
+            page("/companies/journalreports", "journalreports", "Journal reports"),
+            page(
+                "/companies/journalreports/{journalReportId:int}/entries",
+                "journalentries",
+                "Entries of a journal report",
+                source=children("journalReportId", "journalentries"),
+            ),
+            item("/companies/{companyId:int}", "companies", "One company"),
+            page("/cashreservations/accounts", "cashaccounts", "Cash accounts"),
+            page("/cashreservations/clearance", "cashclearances", "Cash clearances"),
+            page("/customers", "customers", "Customers"),
+            item("/customers/{customerId:int}", "customers", "One customer"),
+            page(
+                "/reservations",
+                "reservations",
+                "Reservations",
+                no_content=True,
+                extra=self._reservation_filters,
+                params=res_params,
+            ),
+            Endpoint(
+                "POST",
+                "/reservations",
+                self.create_reservation,
+                "object",
+                None,
+                "Create a reservation",
+                body=True,
+            ),
+            page(
+                "/reservations/details",
+                "reservations",
+                "Reservations with sections",
+                no_content=True,
+                extra=self._reservation_filters,
+                view=self._reservation_details,
+                params=(*res_params, sections),
+            ),
+            page(
+                "/reservations/bills",
+                "billlines",
+                "Bill lines of several reservations",
+                extra=self._bill_filters,
+                source=self._bill_source,
+                params=(ids, payer),
+            ),
+            item("/reservations/{reservationId:int}", "reservations", "One reservation"),
+            Endpoint(
+                "PUT",
+                "/reservations/{reservationId:int}",
+                self.update_reservation,
+                "object",
+                None,
+                "Status action / expected times",
+                body=True,
+            ),
+            item(
+                "/reservations/{reservationId:int}/details",
+                "reservations",
+                "One reservation with sections",
+                view=self._reservation_details,
+                params=(sections,),
+            ),
+            Endpoint(
+                "GET",
+                "/reservations/{reservationId:int}/bills",
+                self.reservation_bills,
+                "array",
+                "billlines",
+                "Bill of one payer",
+                params=(Param("payerType", required=True),),
+            ),
+            page(
+                "/reservations/{reservationId:int}/content",
+                "reservedresources",
+                "Reserved resources",
+                source=children("reservationId", "reservedresources"),
+            ),
+            Endpoint(
+                "GET",
+                "/reservations/{reservationId:int}/subjects",
+                self.reservation_subjects,
+                "array",
+                "subjects",
+                "Subjects",
+            ),
+            page("/events", "events", "Event feed (filter=eventId>{cursor}&sort=eventId,asc)"),
+        ]

@@ -1,0 +1,195 @@
+"""Endpoint-specific filters and views (accommodation types, rate types, reservations, bills)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+
+from sandbox.protocol import COLLECTIONS, Record
+from sandbox.query import Condition, Filters
+from sandbox.server.base import ServiceBase
+from sandbox.server.common import (
+    ACCOMMODATION_SECTIONS,
+    BILL_SECTIONS,
+    RESERVATION_SECTIONS,
+    WARM_COLLECTIONS,
+)
+from sandbox.server.encoding import View
+from sandbox.server.params import _ids, _int, _sections
+
+
+class EndpointViews(ServiceBase):
+    """Extra filters, record sources and views that endpoints plug into `PageHandlers`."""
+
+    def _accotype_filters(self, request: Request) -> Filters:
+        ids = _ids(request.query_params.getlist("resourceIds"), "resourceIds")
+        return [[Condition("resourceId", "in", frozenset(ids))]] if ids else []
+
+    @staticmethod
+    def _accotype_record(record: Record) -> Record:
+        if "capacities" not in record:
+            return record
+        return {k: v for k, v in record.items() if k != "capacities"}
+
+    def _accotype_plain(self, request: Request) -> View:
+        build = self._accotype_record
+        return View("accommodationtypes", build, lambda r: orjson.dumps(build(r)))
+
+    def _accotype_details(self, request: Request) -> View:
+        return self._accotype_view("CAPACITIES" in _sections(request, ACCOMMODATION_SECTIONS))
+
+    def _accotype_view(self, with_capacities: bool) -> View:
+        def build(record: Record) -> Record:
+            out = dict(self._accotype_record(record))
+            if with_capacities:
+                if hasattr(self.world, "capacities"):
+                    out["capacities"] = self.world.capacities(record["resourceId"])
+                else:
+                    out["capacities"] = record.get("capacities") or []
+            return out
+
+        variant = "accommodationtypes/details" + (":CAPACITIES" if with_capacities else "")
+        return View(variant, build, lambda r: orjson.dumps(build(r)))
+
+    def _ratetype_filters(self, request: Request) -> Filters:
+        code = request.query_params.get("distributionChannelCode")
+        if not code:
+            return []
+        ids = [
+            r["distributionChannelId"]
+            for r in self.world.records("distributionchannels")
+            if r.get("code") == code
+        ]
+        if not ids:
+            return [[Condition("rateTypeId", "in", frozenset())]]
+        return [[Condition("distributionChannelIds", ":", i) for i in ids]]
+
+    def _reservation_filters(self, request: Request) -> Filters:
+        query = request.query_params
+        filters: Filters = []
+        ids = _ids(query.getlist("reservationIds"), "reservationIds")
+        if ids:
+            filters.append([Condition("reservationId", "in", frozenset(ids))])
+        if code := query.get("distributionChannelCode"):
+            filters.append([Condition("distributionChannelCode", "::", code)])
+        wanted = {name: _int(query.get(name), name) for name in ("resourceId", "unitId")}
+        wanted = {k: v for k, v in wanted.items() if v is not None}
+        if wanted:
+            matching = frozenset(
+                r["reservationId"]
+                for r in self.world.records("reservedresources")
+                if all(r.get(k) == v for k, v in wanted.items())
+            )
+            filters.append([Condition("reservationId", "in", matching)])
+        return filters
+
+    def _reservation_details(self, request: Request) -> View:
+        return self._details_view(_sections(request, RESERVATION_SECTIONS))
+
+    def _details_view(self, sections: set[str]) -> View:
+        asked = [name for name in RESERVATION_SECTIONS if name in sections]
+        bills = [(payer, key) for name, (payer, key) in BILL_SECTIONS.items() if name in sections]
+        world = self.world
+        batch = getattr(world, "children_many", None)  # beyond the protocol: optional
+        columnar = getattr(world, "encode_with_children", None) if self.from_columns else None
+        # the sections as (key, child collection, field, value): children whose field equals
+        # the value (all of them when the field is None), in the order they are served
+        spec: list[tuple[str, str, str | None, Any]] = []
+        if "RESERVEDRESOURCES" in sections:
+            spec.append(("reservedResources", "reservedresources", None, None))
+        spec += [(key, "billlines", "payerType", payer) for payer, key in bills]
+        if "SUBJECTS" in sections:
+            spec.append(("subjects", "subjects", None, None))
+
+        def sections_of(records: Sequence[Record]) -> list[dict[str, list[Record]]]:
+            """Per record, its sections in contracts order, each child collection rendered for
+            all `records` in one batch. `{**record, **sections}` keeps the record's field order
+            and appends the sections (the served field order)."""
+            rids = [record["reservationId"] for record in records]
+
+            def kids(collection: str) -> list[list[Record]]:
+                if batch is not None:
+                    return batch(collection, rids)
+                return [world.children(collection, rid) for rid in rids]
+
+            resources = kids("reservedresources") if "RESERVEDRESOURCES" in sections else None
+            lines = kids("billlines") if bills else None
+            subjects = kids("subjects") if "SUBJECTS" in sections else None
+            out: list[dict[str, list[Record]]] = []
+            for i in range(len(records)):
+                sec: dict[str, list[Record]] = {}
+                if resources is not None:
+                    sec["reservedResources"] = resources[i]
+                if lines is not None:
+                    by_payer: dict[Any, list[Record]] = {}
+                    for line in lines[i]:
+                        by_payer.setdefault(line.get("payerType"), []).append(line)
+                    for payer, key in bills:
+                        sec[key] = by_payer.get(payer, [])
+                if subjects is not None:
+                    sec["subjects"] = subjects[i]
+                out.append(sec)
+            return out
+
+        def build(record: Record) -> Record:
+            return {**record, **sections_of([record])[0]}
+
+        def encode_built(records: Sequence[Record]) -> list[bytes]:
+            return [
+                orjson.dumps({**record, **sec})
+                for record, sec in zip(records, sections_of(records), strict=True)
+            ]
+
+        def encode_many(records: Sequence[Record]) -> Sequence[bytes]:
+            encoded = columnar("reservations", records, spec) if columnar is not None else None
+            if encoded is None:
+                return encode_built(records)
+            # records the columns cannot give (thawed, or with children added later) are built
+            built = [i for i, data in enumerate(encoded) if data is None]
+            if not built:
+                return encoded  # type: ignore[return-value]
+            out = list(encoded)
+            subset = getattr(records, "subset", None)
+            todo = subset(built) if subset is not None else [records[i] for i in built]
+            for i, data in zip(built, encode_built(todo), strict=True):
+                out[i] = data
+            return out
+
+        def encode(record: Record) -> bytes:
+            return encode_many([record])[0]
+
+        return View("reservations/details:" + ",".join(asked), build, encode, encode_many)
+
+    def _bill_filters(self, request: Request) -> Filters:
+        payer = self._payer(request, required=False)
+        return [[Condition("payerType", "::", payer)]] if payer else []
+
+    def _bill_source(self, request: Request) -> Sequence[Record]:
+        ids = _ids(request.query_params.getlist("reservationIds"), "reservationIds")
+        if not ids:
+            return self.world.records("billlines")
+        return [line for rid in sorted(set(ids)) for line in self.world.children("billlines", rid)]
+
+    def warm_cache(self) -> int:
+        """Encode every record of the lists the pipeline reads (as it reads them) into the
+        cache now, so the first full read is served from bytes; returns the cached bytes."""
+        views = [(c, self.plain_view(c)) for c in WARM_COLLECTIONS]
+        views += [
+            ("accommodationtypes", self._accotype_view(True)),
+            ("reservations", self._details_view(set(RESERVATION_SECTIONS))),
+        ]
+        with self.world.lock:
+            if not self.cache.sync(self.world):
+                return 0
+            for collection, view in views:
+                self.cache.encode_all(
+                    view.variant,
+                    self.world.records(collection),
+                    COLLECTIONS[collection],
+                    view.encode,
+                    enabled=True,
+                )
+            return self.cache.nbytes
