@@ -8,19 +8,28 @@ id: the commit overwrites the same file names and removes any surplus parts of t
 re-run is idempotent. Compaction writes the current rows (lineage columns untouched, so the
 current state is the same) to a new file first and deletes the files it read only afterwards; a
 crash in between leaves duplicate rows that the current-state rule already tolerates.
+
+Quarantine (`lake/_quarantine/<table>/`) is evidence, not state: no rule removes duplicate rows
+there, so its compaction ("folding") has to make the swap itself atomic. A folded file
+`<batch_id>-folded.parquet` holds every row of the files it replaced, sorted by `_extracted_at` and
+then `_batch_id`, and names those files (name, size, mtime) in its Parquet footer. Renaming it
+into place is the commit: from then on `Lake.quarantine_files` skips every file a folded file names,
+so a crash before the old files are deleted never counts a row twice, and the next compaction
+deletes those leftovers first.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import re
 import secrets
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +42,9 @@ from assets.schema import QUARANTINE_SCHEMA, TABLES, Table
 DEFAULT_FLUSH_ROWS = 50_000
 STALE_TMP_SECONDS = 3600  # temp files older than this belong to a crashed writer
 _PART = re.compile(r"^(?P<batch>\d{8}T\d{6}Z-[0-9a-f]{8})-(?P<part>\d{5})\.parquet$")
+# A quarantine file written by compaction; its footer names the files it replaced.
+_FOLDED = re.compile(r"^(?P<batch>\d{8}T\d{6}Z-[0-9a-f]{8})-folded\.parquet$")
+SUPERSEDES_KEY = "reservoir.supersedes"
 
 
 def new_batch_id(at: datetime | None = None, token: str | None = None) -> str:
@@ -48,6 +60,37 @@ def _quote(name: str) -> str:
 
 def _replace_atomically(tmp: Path, final: Path) -> None:
     os.replace(tmp, final)
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file (or a folder's entries) to disk; a no-op where the OS refuses folders."""
+    is_dir = path.is_dir()
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if is_dir else 0))
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not is_dir:  # some filesystems do not fsync folders; a file must be on disk
+            raise
+    finally:
+        os.close(fd)
+
+
+def _file_id(path: Path) -> tuple[str, int, int] | None:
+    """(name, size, mtime_ns): which version of a file a folded quarantine file replaced.
+
+    Size and mtime make a re-executed run's rewrite of the same name a new file (visible), not
+    a leftover of the version that was folded.
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (path.name, st.st_size, st.st_mtime_ns)
+
+
+def _superseded_by(folded: Path) -> set[tuple[str, int, int]]:
+    raw = (pq.read_metadata(folded).metadata or {}).get(SUPERSEDES_KEY.encode())
+    return {(str(n), int(size), int(mtime)) for n, size, mtime in json.loads(raw or b"[]")}
 
 
 class PartWriter:
@@ -128,6 +171,29 @@ class CompactionResult:
     removed: list[str] = field(default_factory=list)
 
 
+@dataclass
+class QuarantineCompactionResult:
+    """What folding one table's quarantine did (`folded` False: the files were left alone)."""
+
+    table: str
+    files_before: int  # visible files (what readers saw)
+    files_after: int
+    rows_before: int  # rows readers saw
+    rows: int  # rows kept in the folded file
+    expired: int = 0  # rows older than the retention, dropped
+    replaced: int = 0  # rows of a batch a re-executed run wrote again, dropped
+    folded: bool = False
+    removed: list[str] = field(default_factory=list)  # files folded and deleted
+    leftovers: list[str] = field(default_factory=list)  # superseded files of an earlier crash
+
+
+@dataclass
+class _QuarantineLayout:
+    visible: list[Path]  # what readers read
+    hidden: list[Path]  # present, but a folded file already holds their rows
+    hidden_ids: list[tuple[str, int, int]]
+
+
 class Lake:
     """A lake folder (`$RESERVOIR_DATA_DIR/lake`)."""
 
@@ -151,8 +217,37 @@ class Lake:
         return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
 
     def quarantine_files(self, table: str) -> list[Path]:
+        """The quarantine files to read: all but those a folded file already holds."""
+        return self._quarantine_layout(table).visible
+
+    def quarantine_tables(self) -> list[str]:
+        """Tables with a quarantine folder."""
+        folder = self.root / "_quarantine"
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if p.is_dir())
+
+    def _quarantine_layout(self, table: str) -> _QuarantineLayout:
         folder = self.quarantine_dir(table)
-        return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+        files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+        # Every folded file counts, a superseded one too: its rows live on in the one that
+        # replaced it, so what it replaced stays replaced.
+        superseded: set[tuple[str, int, int]] = set()
+        for f in files:
+            if _FOLDED.match(f.name):
+                with contextlib.suppress(FileNotFoundError):  # deleted by a compaction
+                    superseded |= _superseded_by(f)
+        layout = _QuarantineLayout([], [], [])
+        for f in files:
+            ident = _file_id(f)
+            if ident is None:
+                continue
+            if ident in superseded:
+                layout.hidden.append(f)
+                layout.hidden_ids.append(ident)
+            else:
+                layout.visible.append(f)
+        return layout
 
     def writer(
         self,
@@ -301,6 +396,102 @@ select count(*) from (
         for f in files:
             f.unlink(missing_ok=True)
         return CompactionResult(table, len(files), 1, rows, [f.name for f in files])
+
+    def compact_quarantine(
+        self,
+        table: str,
+        *,
+        min_files: int = 2,
+        retention_days: int | None = None,
+        now: datetime | None = None,
+    ) -> QuarantineCompactionResult:
+        """Fold a table's quarantine files into one, keeping every row (minus expired ones).
+
+        Folds when at least `min_files` files are visible, or when `retention_days` is set and
+        some row is older than that. Leftovers of an interrupted fold are deleted first, always.
+        The folded file is renamed into place before the files it replaces are deleted; its footer
+        names them, so readers skip them from the rename on (see the module docstring).
+        """
+        if retention_days is not None and retention_days < 1:
+            raise ValueError(
+                f"quarantine retention must be at least 1 day, got {retention_days}; "
+                "leave it unset to keep every quarantined record"
+            )
+        folder = self.quarantine_dir(table)
+        self._sweep_tmp(folder)
+        leftovers = self._quarantine_layout(table).hidden
+        for f in leftovers:
+            f.unlink(missing_ok=True)
+        layout = self._quarantine_layout(table)
+        files = layout.visible
+        rows_before = sum(pq.read_metadata(f).num_rows for f in files)
+        result = QuarantineCompactionResult(
+            table,
+            len(files),
+            len(files),
+            rows_before,
+            rows_before,
+            leftovers=[f.name for f in leftovers],
+        )
+        # A batch with its own file again (a re-executed run rewrote it after a fold): its rows
+        # in folded files are the earlier attempt's, which the re-run replaces.
+        folded = [str(f) for f in files if _FOLDED.match(f.name)]
+        rewritten = sorted({m["batch"] for f in files if (m := _PART.match(f.name))})
+        may_drop = retention_days is not None or bool(folded and rewritten)
+        if not files or (len(files) < min_files and not may_drop):
+            return result
+        params: dict[str, Any] = {"files": [str(f) for f in files]}
+        stale = "false"
+        if folded and rewritten:
+            params |= {"folded": folded, "rewritten": rewritten}
+            stale = "list_contains($folded, filename) and list_contains($rewritten, _batch_id)"
+        expired = "false"
+        if retention_days is not None:
+            now = (now or datetime.now(UTC)).astimezone(UTC)
+            params["cutoff"] = now - timedelta(days=retention_days)
+            expired = "coalesce(_extracted_at < $cutoff, false)"
+        source = "read_parquet($files, filename = true, file_row_number = true)"
+        with self._connect() as con:
+            ((replaced_rows, expired_rows),) = con.execute(
+                f"select count(*) filter (where {stale}), "
+                f"count(*) filter (where not ({stale}) and {expired}) from {source}",
+                params,
+            ).fetchall()  # all: the next query needs the connection free
+            result.replaced, result.expired = int(replaced_rows), int(expired_rows)
+            if len(files) < min_files and not (result.expired or result.replaced):
+                return result
+            batch_id = new_batch_id()
+            tmp = folder / f"{batch_id}-folded.parquet.tmp"
+            final = folder / f"{batch_id}-folded.parquet"
+            replaced = [i for f in files if (i := _file_id(f)) is not None] + layout.hidden_ids
+            columns = ", ".join(_quote(n) for n in QUARANTINE_SCHEMA.names)
+            reader = con.sql(
+                f"select {columns} from {source} where not ({stale}) and not ({expired}) "
+                "order by _extracted_at nulls last, _batch_id nulls last, filename, "
+                "file_row_number",
+                params=params,
+            ).to_arrow_reader(100_000)
+            rows = 0
+            try:
+                with pq.ParquetWriter(tmp, QUARANTINE_SCHEMA) as out:
+                    for batch in reader:
+                        data = pa.Table.from_batches([batch]).cast(QUARANTINE_SCHEMA)
+                        out.write_table(data)
+                        rows += data.num_rows
+                    out.add_key_value_metadata({SUPERSEDES_KEY: json.dumps(sorted(replaced))})
+                _fsync(tmp)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+        _replace_atomically(tmp, final)  # the commit: from here on readers skip `replaced`
+        _fsync(folder)
+        for f in files:
+            f.unlink(missing_ok=True)
+        for name, _, _ in layout.hidden_ids:
+            (folder / name).unlink(missing_ok=True)
+        result.rows, result.folded, result.files_after = rows, True, 1
+        result.removed = [f.name for f in files]
+        return result
 
     @staticmethod
     def _sweep_tmp(folder: Path) -> None:

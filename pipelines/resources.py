@@ -77,6 +77,9 @@ class LakeResource(dg.ConfigurableResource):
     availability_horizon_days: int = DEFAULT_HORIZON_DAYS
     availability_start: str | None = None  # ISO date, e.g. the sandbox's today; None = today
     compact_min_files: int = 8  # compaction folds a table once it has this many files
+    # Quarantined raw records (may hold personal data) older than this many days are dropped
+    # when compaction folds the quarantine; None keeps every record.
+    quarantine_retention_days: int | None = None
     batch_id: str | None = None  # pin the batch id (tests, replays); None = from the run
 
     def lake(self) -> Lake:

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from assets import finance, pricing, reference, reservations
+from assets.lake import Lake
 from assets.schema import TABLES
 from pipelines.resources import LakeResource, ReservationServiceResource
 
@@ -45,9 +46,11 @@ def _resources(handle: object, data_dir: Path, **lake: object) -> dict[str, obje
 
 
 def _reasons(lake_root: Path) -> list[str]:
+    lake = Lake(lake_root)  # quarantine_files: what readers see (not what a fold replaced)
     return [
         r
-        for f in sorted((lake_root / "_quarantine").rglob("*.parquet"))
+        for table in lake.quarantine_tables()
+        for f in lake.quarantine_files(table)
         for r in pq.read_table(f).column("reason").to_pylist()
     ]
 
