@@ -64,6 +64,10 @@ PENDING_STATE = "warehouse_pending"
 EVENTS_SOURCE = "/events"
 DEFAULT_MAX_EVENTS = 200_000  # one run reads at most this many events; the next run continues
 DEFAULT_SWEEP_OVERLAP = timedelta(hours=1)  # datetimes have ms precision; ordering is unproven
+# Each incremental run re-reads the events of this span (by eventDate) before its cursor: an
+# event may become visible after events with higher ids (it committed late). Must exceed the
+# longest such delay; 0 turns the window off (the cursor then follows eventId alone).
+DEFAULT_EVENT_OVERLAP = timedelta(minutes=5)
 AVAILABILITY_FULL_SHARE = 0.25  # refetch the whole horizon once this share of types changed
 
 Record = dict[str, Any]
@@ -284,8 +288,11 @@ class ChangeSettings:
     quarantine_threshold: float = 0.05
     max_events: int = DEFAULT_MAX_EVENTS
     sweep_overlap: timedelta = DEFAULT_SWEEP_OVERLAP
+    event_overlap: timedelta = DEFAULT_EVENT_OVERLAP
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     availability_full_share: float = AVAILABILITY_FULL_SHARE
+    # Sweep: reconcile reservation ids every N business days (0 = off; assets/reconcile.py).
+    id_reconcile_every_days: int = 1
 
     @property
     def horizon(self) -> tuple[date, date]:
@@ -303,12 +310,21 @@ class ChangeSettings:
 
 @dataclass(frozen=True)
 class Cursor:
-    """Where the feed was read up to, and the business date of that run."""
+    """Where the feed was read up to (an eventId and an eventDate high-water mark), which events
+    of the overlap window are applied, and the business date of that run.
+
+    `applied_ids`: the ids (all <= `event_id`) of the events applied whose eventDate lies within
+    the overlap window before `event_date`; the next run's window read skips exactly these.
+    None means unknown (the bootstrap, rows written before the window existed, or a run that did
+    not read a window): the next window is then applied in full, which is harmless (refetching
+    is idempotent and a merge row lands only once per eventId, see `_drop_landed_merges`).
+    """
 
     event_id: int
-    event_date: str | None = None  # the service's eventDate text of that event
+    event_date: str | None = None  # newest eventDate applied (the service's text): the mark
     business_date: date | None = None
     batch_id: str | None = None
+    applied_ids: tuple[int, ...] | None = None
 
     def as_row(self) -> dict[str, Any]:
         return {
@@ -317,25 +333,148 @@ class Cursor:
             "business_date": self.business_date.isoformat() if self.business_date else None,
             "batch_id": self.batch_id,
             "written_at": datetime.now(UTC).isoformat(),
+            # a list<int64> column (null when unknown); an empty list reads back as []
+            "applied_event_ids": None if self.applied_ids is None else list(self.applied_ids),
         }
 
 
 def read_cursor(lake: Lake) -> Cursor | None:
+    """The newest cursor row; rows written before `applied_event_ids` existed read as unknown."""
     row = lake.read_state(CURSOR_STATE)
     if not row or row.get("event_id") is None:
         return None
     bd = row.get("business_date")
+    applied = row.get("applied_event_ids")
     return Cursor(
         event_id=int(row["event_id"]),
         event_date=row.get("event_date"),
         business_date=date.fromisoformat(bd) if bd else None,
         batch_id=row.get("batch_id"),
+        applied_ids=None if applied is None else tuple(sorted({int(i) for i in applied})),
     )
 
 
 def write_cursor(lake: Lake, batch_id: str, cursor: Cursor) -> Path:
     """Append a cursor row; call only after the run's tables have committed."""
     return lake.write_state(CURSOR_STATE, batch_id, cursor.as_row())
+
+
+def event_time(text: Any) -> datetime | None:
+    """An eventDate as a naive UTC datetime (the service writes UTC without offset); None if
+    missing or unreadable."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
+def _unique_events(events: Iterable[Record]) -> list[Record]:
+    """Events without repeats of an eventId (first kept); events without an id are kept."""
+    seen: set[int] = set()
+    out: list[Record] = []
+    for e in events:
+        event_id = _int(e.get("eventId"))
+        if event_id is not None:
+            if event_id in seen:
+                continue
+            seen.add(event_id)
+        out.append(e)
+    return out
+
+
+def not_yet_applied(window: Iterable[Record], cursor: Cursor) -> list[Record]:
+    """Events of the overlap window (ids <= the cursor) that the cursor does not list as applied:
+    the ones that became visible late. With an unknown set (None) that is all of them."""
+    applied = set(cursor.applied_ids) if cursor.applied_ids is not None else set()
+    out = []
+    for e in _unique_events(window):
+        event_id = _int(e.get("eventId"))
+        if event_id is None or event_id > cursor.event_id or event_id in applied:
+            continue
+        out.append(e)
+    return out
+
+
+def next_cursor(
+    cursor: Cursor,
+    window: Sequence[Record] | None,
+    events: Sequence[Record],
+    *,
+    overlap: timedelta,
+    business_date: date,
+    batch_id: str,
+) -> Cursor:
+    """The cursor after a run that read the overlap `window` (None: not read) and the `events`
+    after the cursor, and applied them all.
+
+    `event_id` moves to the newest id read (never back), `event_date` to the newest eventDate
+    seen (the timestamp high-water mark). The applied set is every id read (window and new
+    events) whose eventDate is within `overlap` before the new mark: together the two reads
+    covered that whole span below the new id, so the next window needs to apply only what is
+    not in it. Without a window read the set is unknown (None).
+    """
+    ids = [i for i in (_int(e.get("eventId")) for e in events) if i is not None]
+    last_id = max([cursor.event_id, *ids])
+    mark_text, mark = cursor.event_date, event_time(cursor.event_date)
+    seen = [*(window or ()), *events]
+    for e in seen:
+        moment = event_time(e.get("eventDate"))
+        if moment is not None and (mark is None or moment > mark):
+            mark, mark_text = moment, e.get("eventDate")
+    applied: tuple[int, ...] | None = None
+    if window is not None and mark is not None:
+        floor = mark - overlap
+        kept: set[int] = set()
+        for e in seen:
+            event_id, moment = _int(e.get("eventId")), event_time(e.get("eventDate"))
+            in_window = moment is not None and moment >= floor
+            if event_id is not None and event_id <= last_id and in_window:
+                kept.add(event_id)
+        applied = tuple(sorted(kept))
+    return Cursor(
+        event_id=last_id,
+        event_date=mark_text,
+        business_date=business_date,
+        batch_id=batch_id,
+        applied_ids=applied,
+    )
+
+
+def _drop_landed_merges(lake: Lake, plan: ChangePlan) -> int:
+    """Leave out of the plan the MERGE events whose `customer_merges` row the lake already has
+    (same eventId): a replayed window (unknown applied set) or a rerun after a crash must not
+    land a merge row twice. The survivor's refresh and the removed id's tombstone stay (they are
+    idempotent). Returns how many were dropped."""
+    if not plan.merges:
+        return 0
+    current = lake.current("customer_merges")
+    landed = {i for i in current.column("event_id").to_pylist() if i is not None}
+    if not landed:
+        return 0
+    keep = [m for m in plan.merges if _int(m.get("eventId")) not in landed]
+    dropped = len(plan.merges) - len(keep)
+    plan.merges = keep
+    return dropped
+
+
+def _window_supported(service: Any) -> bool:
+    """Whether the facade's `events()` takes the window filters (`ReservationService` does; a
+    test double without them runs without the window)."""
+    import inspect
+
+    events = getattr(service, "events", None)
+    if events is None or getattr(service, "latest_event", None) is None:
+        return False
+    try:
+        params = inspect.signature(events).parameters
+    except (TypeError, ValueError):
+        return False
+    return "since" in params and "up_to_event_id" in params
 
 
 def _state_batch_ids(lake: Lake) -> list[str]:
@@ -776,8 +915,17 @@ class ChangeRun:
     ) -> None:
         self.lake, self.service, self.settings = lake, service, settings
         self.batch_id, self.report, self.on_landed = batch_id, report, on_landed
+        self._landings: set[str] = set()
 
     def landing(self, spec_name: str, kind: str = "delta") -> Landing:
+        # Part files are named after the batch: a second landing of the same spec in one batch
+        # would overwrite the first one's parts (and its quarantine), losing rows silently.
+        if spec_name in self._landings:
+            raise RuntimeError(
+                f"internal error: {spec_name!r} landed twice in batch {self.batch_id}; put both "
+                "into one landing (the second would overwrite the first one's files)"
+            )
+        self._landings.add(spec_name)
         return Landing(self.lake, SPEC_BY_NAME[spec_name], self.batch_id, kind, self.settings)
 
     def _done(self, key: str, landing: Landing, *, skipped: bool = False) -> LandReport:
@@ -809,6 +957,38 @@ class ChangeRun:
                         f"stopped after {len(events)} events (max_events); the next run continues"
                     )
                     break
+        finally:
+            aclose = getattr(pages, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        return events
+
+    async def read_window(self, cursor: Cursor) -> list[Record] | None:
+        """The events at or below the cursor with eventDate >= the cursor's date mark minus
+        `event_overlap` (None when no window is read: overlap 0, or a facade without it).
+
+        Normally one small page. Without a date mark (the bootstrap, old cursor rows) the mark
+        is the eventDate of the newest event at or below the cursor: one more small request.
+        """
+        overlap = self.settings.event_overlap
+        if overlap <= timedelta(0):
+            return None
+        if cursor.event_id <= 0:
+            return []  # nothing lies at or below it
+        if not _window_supported(self.service):
+            self.report.notes.append("the service facade cannot filter events by date: no window")
+            return None
+        mark = event_time(cursor.event_date)
+        if mark is None:
+            newest = await self.service.latest_event(up_to_event_id=cursor.event_id)
+            mark = event_time(newest.get("eventDate")) if newest else None
+            if mark is None:
+                return [] if newest is None else None
+        events: list[Record] = []
+        pages = self.service.events(since=mark - overlap, up_to_event_id=cursor.event_id)
+        try:
+            async for page in pages:
+                events.extend(page)
         finally:
             aclose = getattr(pages, "aclose", None)
             if aclose is not None:
@@ -906,6 +1086,22 @@ class ChangeRun:
         landing = self.landing(spec_name, "full")
         await self._fill(landing, _full_list(self.service, spec))
         diff = diff_against_lake(self.lake, landing, detect_removed=True)
+        if diff.removed and not landing.seen:
+            # Every record gone at once is far likelier a 204 outage or another tenant's
+            # credentials than a real deletion; as a full batch it would empty the table's
+            # current state (and, for accommodation types, drop every type's rates and
+            # availability). Single deletions still arrive as DELETE events.
+            note = (
+                f"{spec_name}: the service listed no usable record (none, or all quarantined) "
+                f"while the lake has {len(diff.removed)}; the list was not landed (kept as it "
+                "was). Check the "
+                "service settings (base URL, client id, scope) and the service's status."
+            )
+            log.warning(note)
+            self.report.notes.append(note)
+            self.report.diffs[spec_name] = {**diff.summary(), "refused": "empty read"}
+            self._done(spec_name, landing, skipped=True)
+            return Diff()
         self.report.diffs[spec_name] = diff.summary()
         self._done(spec_name, landing, skipped=diff.count == 0)
         return diff
@@ -1073,13 +1269,20 @@ def bootstrap(
     batch_id = fresh_batch_id(lake, batch_id)
     report = RunReport(batch_id, "bootstrap")
 
-    async def mark() -> tuple[int, int]:
+    async def mark() -> tuple[int, str | None, int]:
         async with open_client() as service:
-            hwm = await service.latest_event_id()
-            return int(hwm or 0), _requests(service)
+            if getattr(service, "latest_event", None) is not None:
+                # The newest event's id and date in one request: the date is the first
+                # incremental run's overlap mark (without it, that run asks for it).
+                newest = await service.latest_event()
+                hwm = _int(newest.get("eventId")) if newest else None
+                when = newest.get("eventDate") if newest and hwm is not None else None
+            else:
+                hwm, when = await service.latest_event_id(), None
+            return int(hwm or 0), when if isinstance(when, str) else None, _requests(service)
 
     with writer_lock(lake, settings.lock_timeout):
-        hwm, used = _run(mark)
+        hwm, hwm_date, used = _run(mark)
         extracts = full_snapshot(lake, open_client, settings, batch_id)
         report.requests = used + sum(int(r.requests) for r in extracts.values())
         for name, rep in extracts.items():
@@ -1090,7 +1293,7 @@ def bootstrap(
                 quarantined=rep.quarantined,
                 rows={t: tr.rows for t, tr in rep.tables.items()},
             )
-        write_cursor(lake, batch_id, Cursor(hwm, None, settings.today, batch_id))
+        write_cursor(lake, batch_id, Cursor(hwm, hwm_date, settings.today, batch_id))
         if lake.read_state(SWEEP_STATE) is None:
             lake.write_state(
                 SWEEP_STATE,
@@ -1154,9 +1357,21 @@ def apply_changes(
 
 async def _incremental(run: ChangeRun, cursor: Cursor, day_rolled: bool) -> Cursor:
     settings, lake = run.settings, run.lake
+    # The overlap window first (events at or below the cursor that became visible late), then
+    # the events after the cursor; the window's events the cursor lists as applied are skipped.
+    window = await run.read_window(cursor)
     events = await run.read_events(cursor.event_id)
-    plan = plan_changes(events)
+    late = not_yet_applied(window or (), cursor)
+    plan = plan_changes(_unique_events([*late, *events]))
+    merges_dropped = _drop_landed_merges(lake, plan)
     run.report.plan = plan.summary()
+    run.report.plan["window"] = {
+        "read": None if window is None else len(window),
+        "applied": len(late),
+        "merges_already_landed": merges_dropped,
+    }
+    if late:
+        log.info("%d event(s) in the overlap window had not been applied yet", len(late))
     if plan.not_modelled:
         log.info("events not modelled (counted, skipped): %s", dict(plan.not_modelled))
     if plan.unknown:
@@ -1189,9 +1404,11 @@ async def _incremental(run: ChangeRun, cursor: Cursor, day_rolled: bool) -> Curs
     whole = day_rolled or len(avail) >= settings.availability_full_share * n_types
     await run.refresh_availability(avail, removed_types, whole_horizon=whole)
     await run.refresh_finance(cursor.business_date)
-    return Cursor(
-        event_id=plan.last_event_id if plan.last_event_id is not None else cursor.event_id,
-        event_date=plan.last_event_date or cursor.event_date,
+    return next_cursor(
+        cursor,
+        window,
+        events,
+        overlap=settings.event_overlap,
         business_date=settings.today,
         batch_id=run.batch_id,
     )
@@ -1238,15 +1455,33 @@ def sweep(
     settings: ChangeSettings,
     *,
     batch_id: str | None = None,
+    id_max_removed_share: float | None = None,
+    id_page_size: int | None = None,
 ) -> RunReport:
     """Nightly reconciliation: what the feed may have missed, and what differed.
 
-    Reservations modified since the last sweep mark (minus an overlap) and the small reference
-    lists in full are compared with the lake's current state; only records that differ land.
-    `report.diffs` says, per table, how many were new, changed or removed, with a sample of keys.
+    First the reservation ids (`assets.reconcile`, every `settings.id_reconcile_every_days`):
+    the service's complete id list against the lake's live reservations; those the service no
+    longer has are tombstoned (children follow their parent). A read that finds no ids or would
+    remove more than `id_max_removed_share` (default 20 %) of the lake raises
+    `ReservationIdsRefused` before anything lands. Then reservations modified since the last
+    sweep mark (minus an overlap) and the small reference lists in full are compared with the
+    lake's current state; only records that differ land. `report.diffs` says, per table, how
+    many were new, changed or removed, with a sample of keys (`reservation_ids`: the id read).
     """
+    from assets import reconcile
+
+    ids_settings = reconcile.IdReconcileSettings(
+        every_days=settings.id_reconcile_every_days,
+        max_removed_share=(
+            reconcile.DEFAULT_MAX_REMOVED_SHARE
+            if id_max_removed_share is None
+            else id_max_removed_share
+        ),
+        page_size=id_page_size,
+    )
     started = time.perf_counter()
-    with writer_lock(lake, settings.lock_timeout):
+    with writer_lock(lake, settings.lock_timeout):  # held for the id read and every landing
         batch_id = fresh_batch_id(lake, batch_id)
         report = RunReport(batch_id, "sweep")
         state = lake.read_state(SWEEP_STATE) or {}
@@ -1261,6 +1496,9 @@ def sweep(
             async with open_client() as service:
                 run = ChangeRun(lake, service, settings, batch_id, report)
                 try:
+                    # Before any landing: a refused id read stops the sweep with nothing landed,
+                    # and the lake snapshot it compares with cannot move during the read.
+                    ids = await reconcile.reconcile_reservation_ids(run, ids_settings)
                     for name in REFERENCE_LISTS:
                         await run.reconcile_list(name)
                     landing = run.landing("reservations")
@@ -1271,8 +1509,11 @@ def sweep(
                     seen = pc.max(fetched.column("modified_date")).as_py() if keys else None
                     diff = diff_against_lake(lake, landing, only_keys=keys)
                     landing.keep_only(diff.differing)
+                    # Same landing: two landings of one table in one batch would overwrite parts.
+                    diff.removed = reconcile.tombstone_into(landing, ids)
                     report.diffs["reservations"] = diff.summary()
-                    run._done("reservations", landing, skipped=not diff.differing)
+                    run._done("reservations", landing, skipped=not diff.count)
+                    reconcile.record(run, ids)
                     new_mark["modified_since"] = (
                         _service_time(seen) if seen is not None else since_text
                     )

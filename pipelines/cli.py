@@ -195,6 +195,16 @@ def sandbox_serve(
     webhook_secret: Annotated[
         str | None, typer.Option(help="whsec_... secret for webhook signatures.")
     ] = None,
+    late_event_share: Annotated[
+        float,
+        typer.Option(
+            help="Share of new events that become visible in /events only after a lag "
+            "(their ids are issued at once): tests the pipeline's overlap window."
+        ),
+    ] = 0.0,
+    late_event_lag_seconds: Annotated[
+        float, typer.Option(help="How long a late event stays hidden (sandbox clock).")
+    ] = 300.0,
 ) -> None:
     """Serve the simulated reservation service over HTTP until interrupted."""
     from sandbox.runner import SandboxSettings, serve
@@ -208,6 +218,11 @@ def sandbox_serve(
             raise _fail(f"--faults takes name=rate, e.g. http_503=0.05; got {item!r}") from None
     if scale not in {"small", "medium", "large"}:
         raise _fail(f"--scale must be small, medium or large, got {scale!r}")
+    if not 0.0 <= late_event_share <= 1.0 or late_event_lag_seconds < 0:
+        raise _fail(
+            "--late-event-share must be between 0 and 1 and --late-event-lag-seconds 0 or more; "
+            f"got {late_event_share} and {late_event_lag_seconds}"
+        )
     settings = SandboxSettings(
         seed=seed,
         scale=scale,
@@ -218,6 +233,8 @@ def sandbox_serve(
         token_ttl=token_ttl,
         max_concurrency=max_concurrency,
         faults=parsed,
+        late_event_share=late_event_share,
+        late_event_lag_seconds=late_event_lag_seconds,
     )
     serve(settings, webhook_url=webhook_url, webhook_secret=webhook_secret)
 

@@ -18,11 +18,13 @@ that location's `service` and `lake` resources.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import dagster as dg
 
 from assets.changes import (
+    DEFAULT_EVENT_OVERLAP,
     DEFAULT_MAX_EVENTS,
     ChangeSettings,
     RunReport,
@@ -31,6 +33,7 @@ from assets.changes import (
     refresh_warehouse,
     sweep,
 )
+from assets.reconcile import DEFAULT_EVERY_DAYS, DEFAULT_MAX_REMOVED_SHARE
 from pipelines.resources import LakeResource, ReservationServiceResource
 from pipelines.schedules import SCHEDULES
 from pipelines.sensors import (
@@ -40,6 +43,14 @@ from pipelines.sensors import (
     SWEEP_JOB,
     WEBHOOK_JOB,
 )
+
+
+def _overlap(seconds: float) -> timedelta:
+    if seconds < 0:
+        raise dg.Failure(
+            f"event_overlap_seconds must be 0 (no overlap window) or more, not {seconds}"
+        )
+    return timedelta(seconds=seconds)
 
 
 def change_settings(lake: LakeResource, **overrides: Any) -> ChangeSettings:
@@ -101,7 +112,15 @@ def _report_metadata(report: RunReport) -> dict[str, Any]:
     description="Read the event feed since the lake's cursor, refetch what changed, land delta "
     "batches, then move the cursor (a first run takes the full snapshot).",
     out=dg.Out(list, description="Lake tables that received rows."),
-    config_schema={"max_events": dg.Field(int, default_value=DEFAULT_MAX_EVENTS)},
+    config_schema={
+        "max_events": dg.Field(int, default_value=DEFAULT_MAX_EVENTS),
+        "event_overlap_seconds": dg.Field(
+            float,
+            default_value=DEFAULT_EVENT_OVERLAP.total_seconds(),
+            description="Re-read the events of this span (by eventDate) before the cursor and "
+            "apply those not applied yet (events that became visible late); 0 turns it off.",
+        ),
+    },
 )
 def apply_events(
     context,  # type: ignore[no-untyped-def]  # dagster checks the annotation by name
@@ -111,7 +130,11 @@ def apply_events(
     report = apply_changes(
         lake.lake(),
         service.open_client,
-        change_settings(lake, max_events=context.op_config["max_events"]),
+        change_settings(
+            lake,
+            max_events=context.op_config["max_events"],
+            event_overlap=_overlap(context.op_config["event_overlap_seconds"]),
+        ),
         batch_id=lake.batch_id_for(context),
     )
     context.log.info(
@@ -154,20 +177,43 @@ def refresh_from_webhooks(
 
 
 @dg.op(
-    description="Nightly reconciliation: reservations modified since the last sweep and the "
-    "small reference lists, compared with the lake; only what differs lands.",
+    description="Nightly reconciliation: the service's reservation ids (reservations it no "
+    "longer has are tombstoned), reservations modified since the last sweep and the small "
+    "reference lists, compared with the lake; only what differs lands.",
     out=dg.Out(list, description="Lake tables that received rows."),
+    config_schema={
+        "id_reconcile_every_days": dg.Field(
+            int,
+            default_value=DEFAULT_EVERY_DAYS,
+            description="Reconcile reservation ids every N business days; 0 = off.",
+        ),
+        "id_reconcile_max_share": dg.Field(
+            float,
+            default_value=DEFAULT_MAX_REMOVED_SHARE,
+            description="Refuse (fail the run, tombstone nothing) when the id read would "
+            "remove more than this share of the lake's reservations.",
+        ),
+        "id_page_size": dg.Field(
+            dg.Noneable(int),
+            default_value=None,
+            description="Page size asked for by the id read; default: the larger of the "
+            "client's page size and 2000 (the service clamps it to its maximum).",
+        ),
+    },
 )
 def reconcile(
     context,  # type: ignore[no-untyped-def]
     service: ReservationServiceResource,
     lake: LakeResource,
 ) -> Iterator[Any]:
+    cfg = context.op_config
     report = sweep(
         lake.lake(),
         service.open_client,
-        change_settings(lake),
+        change_settings(lake, id_reconcile_every_days=cfg["id_reconcile_every_days"]),
         batch_id=lake.batch_id_for(context),
+        id_max_removed_share=cfg["id_reconcile_max_share"],
+        id_page_size=cfg["id_page_size"],
     )
     differing = {
         k: v

@@ -58,6 +58,11 @@ class SandboxSettings:
     encode_cache_bytes: int = DEFAULT_CACHE_BYTES  # encoded records kept per world generation
     encode_from_columns: bool = True  # False: render every record and encode it with orjson
     warm_cache: bool = False  # encode the pipeline's lists before serving (slower start)
+    # Late-visible events (off by default): this share of the events made after generation gets
+    # its eventId at change time but joins /events only once the world's clock has moved this
+    # many seconds past its eventDate (sandbox/world/events.py).
+    late_event_share: float = 0.0
+    late_event_lag_seconds: float = 300.0
 
 
 @dataclass
@@ -86,6 +91,22 @@ class SandboxHandle:
     def reset_stats(self) -> None:
         self.app.state.service.stats.reset()
 
+    def configure_late_events(
+        self, share: float, lag_seconds: float | None = None
+    ) -> dict[str, Any]:
+        """Change the late-visible events setting in-process (see `SandboxSettings`)."""
+        return configure_late_events(self.world, share, lag_seconds)
+
+
+def configure_late_events(
+    world: World, share: float, lag_seconds: float | None = None
+) -> dict[str, Any]:
+    """Apply the late-visible events setting to a world that supports it (ValueError if not)."""
+    configure = getattr(world, "configure_late_events", None)
+    if configure is None:
+        raise ValueError("this world cannot delay events (no configure_late_events)")
+    return configure(share, lag_seconds)
+
 
 def attach_webhooks(world: World, url: str | None, secret: str | None) -> Any:
     """Start a webhook sender for `url` and hand it to the world; None when no URL is given.
@@ -111,7 +132,12 @@ def default_world(settings: SandboxSettings) -> World:
     """The generated world (imported lazily: building it is the expensive part)."""
     from sandbox.world import World as GeneratedWorld
 
-    return GeneratedWorld(seed=settings.seed, scale=settings.scale)
+    return GeneratedWorld(
+        seed=settings.seed,
+        scale=settings.scale,
+        late_event_share=settings.late_event_share,
+        late_event_lag=settings.late_event_lag_seconds,
+    )
 
 
 class _QuietDrops(logging.Filter):
@@ -159,7 +185,10 @@ def run_sandbox(
 ) -> Iterator[SandboxHandle]:
     """Serve the sandbox on loopback in a background thread for the duration of the block."""
     settings = settings or SandboxSettings()
-    world = world if world is not None else default_world(settings)
+    if world is None:
+        world = default_world(settings)
+    elif settings.late_event_share > 0:  # a caller's world: apply the setting when asked for
+        configure_late_events(world, settings.late_event_share, settings.late_event_lag_seconds)
     app = create_app(world, settings)
     if settings.warm_cache:
         app.state.service.warm_cache()
@@ -247,6 +276,18 @@ def main(argv: list[str] | None = None) -> None:
         "--warm-cache", action="store_true", help="encode the pipeline's lists before serving"
     )
     parser.add_argument(
+        "--late-event-share",
+        type=float,
+        default=0.0,
+        help="share of new events that join /events only after a lag (default 0: none)",
+    )
+    parser.add_argument(
+        "--late-event-lag-seconds",
+        type=float,
+        default=300.0,
+        help="how far the clock must move past a late event's eventDate before it is visible",
+    )
+    parser.add_argument(
         "--client-secret", default=None, help="fixed secret (default: random, printed at start)"
     )
     parser.add_argument(
@@ -270,6 +311,8 @@ def main(argv: list[str] | None = None) -> None:
         faults=faults,
         encode_cache_bytes=int(args.encode_cache_mb * 2**20),
         warm_cache=args.warm_cache,
+        late_event_share=args.late_event_share,
+        late_event_lag_seconds=args.late_event_lag_seconds,
     )
     if args.client_secret:
         settings.client_secret = args.client_secret

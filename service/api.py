@@ -238,15 +238,41 @@ class ReservationService:
 
     # ---------------------------------------------------------------- events
 
-    def events(self, after_event_id: int | None = None, page_size: int | None = None) -> Pages:
-        """Events with eventId > after_event_id, in eventId order (so a cursor can follow)."""
+    def events(
+        self,
+        after_event_id: int | None = None,
+        page_size: int | None = None,
+        *,
+        since: datetime | None = None,
+        up_to_event_id: int | None = None,
+    ) -> Pages:
+        """Events with eventId > after_event_id, in eventId order (so a cursor can follow).
+
+        `since` keeps events with `eventDate >= since` and `up_to_event_id` those with
+        `eventId <= up_to_event_id` (both as `filter` terms): together they re-read the overlap
+        window just before a cursor, where an event committed late may have appeared.
+        """
+        terms = []
+        if since is not None:
+            terms.append((F("eventDate") >= since).render())
+        if up_to_event_id is not None:
+            terms.append((F("eventId") <= int(up_to_event_id)).render())
         return self.client.iter_keyset(
             self.config.events_path,
             "eventId",
+            params={"filter": terms} if terms else None,
             after=after_event_id,
             ordered=True,
             size=page_size,
         )
+
+    async def latest_event(self, up_to_event_id: int | None = None) -> Record | None:
+        """The newest event (at or below `up_to_event_id` when given), in one small request."""
+        params: dict[str, Any] = {"sort": "eventId,desc", "size": 1, "page": 0}
+        if up_to_event_id is not None:
+            params["filter"] = [(F("eventId") <= int(up_to_event_id)).render()]
+        page = await self.client.get_page(self.config.events_path, params=params)
+        return page.content[0] if page.content else None
 
     async def latest_event_id(self) -> int | None:
         """The newest eventId, in one small request (None when the feed is empty)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -19,7 +20,10 @@ COMMANDS = [
     (["dashboard"], ["--out", "--today"]),
     (["dev"], ["Dagster UI"]),
     (["sandbox"], ["serve", "advance"]),
-    (["sandbox", "serve"], ["--seed", "--scale", "--latency-ms", "--max-page-size", "--faults"]),
+    (
+        ["sandbox", "serve"],
+        ["--seed", "--scale", "--latency-ms", "--max-page-size", "--faults", "--late-event-share"],
+    ),
     (["sandbox", "advance"], ["--hours"]),
     (["webhooks", "serve"], ["--port", "--body-only-hmac"]),
 ]
@@ -72,3 +76,18 @@ def test_errors_are_one_line_that_says_what_to_do(
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), result.output
     assert expected in lines[0]
+
+
+def test_sandbox_serve_passes_the_late_event_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sandbox.runner
+
+    seen: list[Any] = []
+    monkeypatch.setattr(sandbox.runner, "serve", lambda settings, **_: seen.append(settings))
+    args = ["sandbox", "serve", "--late-event-share", "0.25", "--late-event-lag-seconds", "60"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert (seen[0].late_event_share, seen[0].late_event_lag_seconds) == (0.25, 60.0)
+
+    bad = runner.invoke(app, ["sandbox", "serve", "--late-event-share", "1.5"])
+    assert bad.exit_code != 0 and "--late-event-share must be between 0 and 1" in bad.output
+    assert len(seen) == 1

@@ -7,7 +7,7 @@ import ctypes
 import random
 import threading
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from .billing import BillingMixin
 from .bulk import BulkMixin
 from .clock import DEFAULT_NOW, ms, parse_datetime
 from .customers import CustomersMixin
-from .events import EventsMixin
+from .events import DEFAULT_LATE_EVENT_LAG, EventsMixin
 from .finance import FinanceMixin
 from .generate import GenerateMixin
 from .pricing import PricingMixin
@@ -76,8 +76,16 @@ class World(
     _COUNTERS = ("n_created", "n_moves", "n_payments", "n_extended", "n_archived", "webhooks_sent")
 
     def __init__(
-        self, seed: int = 7, scale: str = "small", now: datetime | str | None = None
+        self,
+        seed: int = 7,
+        scale: str = "small",
+        now: datetime | str | None = None,
+        *,
+        late_event_share: float = 0.0,
+        late_event_lag: timedelta | float = DEFAULT_LATE_EVENT_LAG,
     ) -> None:
+        """`late_event_share`/`late_event_lag` (a timedelta or seconds): that share of the events
+        made after generation joins the feed only `lag` after its eventDate (see events.py)."""
         if scale not in SCALES:
             raise ValueError(f"scale must be one of {sorted(SCALES)}")
         self.lock = threading.RLock()
@@ -105,11 +113,10 @@ class World(
         self._post_buffer: list[tuple] = []
         self._event_buffer: list[tuple] = []
         self._webhooks = None
+        self._init_late_events(late_event_share, late_event_lag)
         self.generation = 0  # +1 per public mutation; the HTTP layer's encode cache keys on it
         for k in self._COUNTERS:
             setattr(self, k, 0)
-        from datetime import timedelta
-
         self._event_window = self.now - timedelta(days=7)
         self._generating = True
         _fix_mmap_threshold()
@@ -195,12 +202,20 @@ class World(
     # Records are the wire dicts and are changed in place, so the server's cache of encoded
     # records (sandbox/encode.py) is valid for one generation. Every public method that changes
     # records must go through `_mutation`.
+    # Late-visible events whose time has come join the feed at the end of every mutation (the
+    # clock only moves inside one), before the generation moves.
     def _mutation(self, method: Any, *args: Any, **kwargs: Any) -> Any:
         with self.lock:
             try:
                 return method(*args, **kwargs)
             finally:
+                self._release_due_events(self.now)
                 self.generation += 1
+
+    def configure_late_events(
+        self, share: float, lag: timedelta | float | None = None
+    ) -> dict[str, Any]:
+        return self._mutation(super().configure_late_events, share, lag)
 
     def advance(self, hours: float) -> dict[str, Any]:
         return self._mutation(super().advance, hours)

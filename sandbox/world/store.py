@@ -108,6 +108,28 @@ class Table:
                 lst.append(key)
         return rec
 
+    def insert(self, rec: Record) -> Record:
+        """Add a record whose key was issued earlier (`new_id`) and may lie below keys added
+        since (a late-visible event): it goes to its key's place, so the key list stays sorted.
+        Only for the list part (keys above the block) and for keys never added before."""
+        key = rec[self.pk]
+        if not isinstance(key, int) or key >= self.next_id:
+            raise ValueError(f"{self.name}: key {key!r} was not issued by new_id")
+        blk = self.block
+        if blk is not None and key < blk.end:
+            raise ValueError(f"{self.name}: key {key} lies in the frozen block")
+        keys = self._keys
+        i = bisect_left(keys, key)
+        if i < len(keys) and keys[i] == key:
+            raise ValueError(f"{self.name}: key {key} is already present")
+        keys.insert(i, key)
+        self._list.insert(i, rec)
+        link = self.link
+        if link is not None:
+            lst = self.index.setdefault(rec[link], [])
+            lst.insert(bisect_left(lst, key), key)
+        return rec
+
     def _pos(self, key: int) -> int:
         """Position of a live key in the lists, or -1."""
         keys = self._keys

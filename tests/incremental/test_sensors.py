@@ -188,3 +188,28 @@ def test_schedule_and_definitions_load() -> None:
         "webhook_refresh_job",
         "sweep_job",
     }
+
+
+def test_incremental_job_takes_the_overlap_window_as_config(
+    resources: dict, data: dict[str, Any]
+) -> None:
+    instance = dg.DagsterInstance.ephemeral()
+    assert incremental_job.execute_in_process(resources=resources, instance=instance).success
+    data["events"].append(event(3, "RESERVATION_EVENT", 1))
+
+    def config(seconds: float) -> dict:
+        return {"ops": {"apply_events": {"config": {"event_overlap_seconds": seconds}}}}
+
+    bad = incremental_job.execute_in_process(
+        run_config=config(-1), resources=resources, instance=instance, raise_on_error=False
+    )
+    assert not bad.success
+    failure = bad.failure_data_for_node("apply_events")
+    assert failure is not None and "event_overlap_seconds must be 0" in str(failure.error)
+    lake = resources["lake"].lake()
+    assert read_cursor(lake).event_id == 2  # type: ignore[union-attr]  # nothing applied
+
+    ok = incremental_job.execute_in_process(
+        run_config=config(0), resources=resources, instance=instance
+    )
+    assert ok.success and read_cursor(lake).event_id == 3  # type: ignore[union-attr]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from assets.changes import SWEEP_STATE, ChangeSettings, apply_changes, sweep
 from assets.lake import Lake
-from tests.incremental.fakes import changed_reservation, fixture, opener
+from tests.incremental.fakes import changed_reservation, fixture
+from tests.incremental.id_fakes import id_opener as opener
 
 SETTINGS = ChangeSettings(today=date(2026, 6, 1), horizon_days=3)
 
@@ -32,6 +33,9 @@ def test_sweep_reports_and_lands_what_the_feed_missed(tmp_path: Path) -> None:
     report = sweep(lake, opener(data), SETTINGS)
     assert report.diffs["reservations"]["changed"] == 1
     assert report.diffs["reservations"]["sample"] == [[4]]
+    assert report.diffs["reservations"]["removed"] == 0
+    ids = report.diffs["reservation_ids"]  # every id is still at the source: nothing removed
+    assert ids["ran"] and (ids["lake_ids"], ids["service_ids"], ids["removed"]) == (5, 5, 0)
     assert report.diffs["units"]["changed"] == 1
     assert report.diffs["locations"] == {"new": 0, "changed": 0, "removed": 0, "sample": []}
     assert {"reservations", "units"} <= report.tables
@@ -44,4 +48,36 @@ def test_sweep_reports_and_lands_what_the_feed_missed(tmp_path: Path) -> None:
     again = sweep(lake, opener(data), SETTINGS)
     assert again.diffs["reservations"]["changed"] == 0
     assert again.diffs["units"]["changed"] == 0
+    assert not again.diffs["reservation_ids"]["ran"]  # once per business date
     assert not again.tables
+
+
+def test_an_empty_reference_list_is_not_landed_as_a_wipe(tmp_path: Path) -> None:
+    """A 204/empty answer for a whole reference list keeps the lake's rows (and says so)."""
+    lake = Lake(tmp_path / "lake")
+    data = fixture()
+    apply_changes(lake, opener(data), SETTINGS)
+    before = {t: lake.current(t).num_rows for t in ("locations", "accommodation_types", "rates")}
+    assert all(before.values())
+    files_before = len(lake.files("locations"))
+    data["locations"] = []
+    data["accommodation_types"] = []
+
+    report = sweep(lake, opener(data), SETTINGS)
+
+    assert report.diffs["locations"]["refused"] == "empty read"
+    assert report.diffs["accommodation_types"]["refused"] == "empty read"
+    assert any("locations: the service listed no usable record" in n for n in report.notes)
+    after = {t: lake.current(t).num_rows for t in ("locations", "accommodation_types", "rates")}
+    assert after == before
+    assert len(lake.files("locations")) == files_before
+
+    # A real removal of one record (the list is not empty) still lands.
+    units = lake.current("units").num_rows
+    data["locations"] = fixture()["locations"]
+    data["accommodation_types"] = fixture()["accommodation_types"]
+    data["units"] = fixture()["units"][1:]
+    report = sweep(lake, opener(data), SETTINGS)
+    assert report.diffs["units"]["removed"] == 1 and "refused" not in report.diffs["units"]
+    assert lake.current("units").num_rows == units - 1
+    assert lake.current("locations").num_rows == before["locations"]
