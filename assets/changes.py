@@ -29,11 +29,12 @@ Everything here is free of Dagster; `pipelines/incremental_defs.py` wraps it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import time
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -1346,7 +1347,8 @@ def apply_changes(
                 finally:
                     report.requests = _requests(service)
 
-        new_cursor = _run(main)
+        with _pending_on_failure(lake, batch_id, report):
+            new_cursor = _run(main)
         # Only now, with every table committed, may the cursor move.
         write_cursor(lake, batch_id, new_cursor)
         report.cursor_after = new_cursor.event_id
@@ -1443,7 +1445,8 @@ def refresh_reservations(
                     report.requests = _requests(service)
 
         if ids:
-            _run(main)
+            with _pending_on_failure(lake, batch_id, report):
+                _run(main)
         mark_warehouse_pending(lake, batch_id, report.tables)
     report.seconds = time.perf_counter() - started
     return report
@@ -1521,7 +1524,8 @@ def sweep(
                 finally:
                     report.requests = _requests(service)
 
-        _run(main)
+        with _pending_on_failure(lake, batch_id, report):
+            _run(main)
         lake.write_state(
             SWEEP_STATE,
             batch_id,
@@ -1543,6 +1547,21 @@ def pending_tables(lake: Lake) -> set[str]:
     row = lake.read_state(PENDING_STATE) or {}
     text = row.get("tables") or ""
     return {t for t in text.split(",") if t}
+
+
+@contextlib.contextmanager
+def _pending_on_failure(lake: Lake, batch_id: str, report: RunReport) -> Iterator[None]:
+    """If the run fails, still mark the tables it committed before failing as pending: they are
+    in the lake, and a rerun may find nothing left to land for them (the sweep's diff, a
+    reconciled list), so nothing else would get their models rebuilt."""
+    try:
+        yield
+    except BaseException:
+        try:
+            mark_warehouse_pending(lake, batch_id, report.tables)
+        except Exception:  # never hide the run's own error behind this one
+            log.exception("could not mark the tables landed before the failure as pending")
+        raise
 
 
 def mark_warehouse_pending(lake: Lake, batch_id: str, tables: Iterable[str]) -> set[str]:

@@ -5,7 +5,18 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from assets.changes import SWEEP_STATE, ChangeSettings, apply_changes, sweep
+import pytest
+
+from assets.changes import (
+    PENDING_STATE,
+    SWEEP_STATE,
+    ChangeRun,
+    ChangeSettings,
+    apply_changes,
+    next_batch_id,
+    pending_tables,
+    sweep,
+)
 from assets.lake import Lake
 from tests.incremental.fakes import changed_reservation, fixture
 from tests.incremental.id_fakes import id_opener as opener
@@ -81,3 +92,32 @@ def test_an_empty_reference_list_is_not_landed_as_a_wipe(tmp_path: Path) -> None
     assert report.diffs["units"]["removed"] == 1 and "refused" not in report.diffs["units"]
     assert lake.current("units").num_rows == units - 1
     assert lake.current("locations").num_rows == before["locations"]
+
+
+def test_a_sweep_failing_late_still_marks_what_it_landed_pending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tables committed before a failure are in the lake: their models must still be rebuilt,
+    although the rerun finds nothing left to land for them."""
+    lake = Lake(tmp_path / "lake")
+    data = fixture()
+    apply_changes(lake, opener(data), SETTINGS)
+    lake.write_state(PENDING_STATE, next_batch_id(lake), {"tables": "", "batch_id": "built"})
+    assert pending_tables(lake) == set()
+    data["reservation_details"] = [
+        changed_reservation(4, status=-12, modifiedDate="2026-01-06T00:00:00.000")
+        if r["reservationId"] == 4
+        else r
+        for r in data["reservation_details"]
+    ]
+
+    async def boom(self: ChangeRun, since: object) -> None:
+        raise RuntimeError("finance read failed")
+
+    monkeypatch.setattr(ChangeRun, "refresh_finance", boom)
+    with pytest.raises(RuntimeError, match="finance read failed"):
+        sweep(lake, opener(data), SETTINGS)
+    assert {r["reservation_id"]: r["status"] for r in lake.current("reservations").to_pylist()}[
+        4
+    ] == -12
+    assert "reservations" in pending_tables(lake)
