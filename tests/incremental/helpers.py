@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from assets.lake import Lake
 from assets.schema import TABLES
+
+
+def sandbox_opener(sb: Any, **config: Any) -> Callable[[], Any]:
+    """The pipeline's `open_client` for a running sandbox: the facade over real HTTP."""
+    from service.api import ReservationService
+    from service.config import ServiceConfig
+
+    settings = ServiceConfig(
+        base_url=sb.base_url,
+        client_id=sb.client_id,
+        client_secret=sb.client_secret,
+        scope=sb.scope,
+        **config,
+    )
+    return lambda: ReservationService.connect(settings)
 
 
 def _data(table: pa.Table) -> pa.Table:

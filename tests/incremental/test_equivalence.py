@@ -23,7 +23,7 @@ from assets.changes import (
     refresh_warehouse,
 )
 from assets.lake import Lake
-from tests.incremental.helpers import lake_differences, mart_differences
+from tests.incremental.helpers import lake_differences, mart_differences, sandbox_opener
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -56,20 +56,11 @@ class Setup:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     from sandbox.runner import SandboxSettings, run_sandbox
-    from service.api import ReservationService
-    from service.config import ServiceConfig
 
     with run_sandbox(SandboxSettings(seed=11, scale="small")) as sb:
-        config = ServiceConfig(
-            base_url=sb.base_url,
-            client_id=sb.client_id,
-            client_secret=sb.client_secret,
-            scope=sb.scope,
-            max_retries=12,
-        )
         s = Setup(
             sb,
-            lambda: ReservationService.connect(config),
+            sandbox_opener(sb, max_retries=12),
             tmp_path_factory.mktemp("lake_a"),
             tmp_path_factory.mktemp("refs"),
         )

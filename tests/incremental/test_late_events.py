@@ -19,7 +19,7 @@ import pytest
 
 from assets.changes import ChangeSettings, RunReport, apply_changes, refresh_warehouse
 from assets.lake import Lake
-from tests.incremental.helpers import lake_differences, mart_differences
+from tests.incremental.helpers import lake_differences, mart_differences, sandbox_opener
 
 pytestmark = [pytest.mark.sandbox]
 
@@ -64,23 +64,14 @@ class Setup:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     from sandbox.runner import SandboxSettings, run_sandbox
-    from service.api import ReservationService
-    from service.config import ServiceConfig
 
     settings = SandboxSettings(
         seed=11, scale="small", late_event_share=0.5, late_event_lag_seconds=LAG_SECONDS
     )
     with run_sandbox(settings) as sb:
-        config = ServiceConfig(
-            base_url=sb.base_url,
-            client_id=sb.client_id,
-            client_secret=sb.client_secret,
-            scope=sb.scope,
-            max_retries=12,
-        )
         s = Setup(
             sb,
-            lambda: ReservationService.connect(config),
+            sandbox_opener(sb, max_retries=12),
             tmp_path_factory.mktemp("late_a"),
             tmp_path_factory.mktemp("late_b"),
             tmp_path_factory.mktemp("late_refs"),

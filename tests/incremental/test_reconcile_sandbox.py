@@ -24,7 +24,7 @@ from assets.changes import (
 )
 from assets.lake import Lake
 from assets.reconcile import DEFAULT_ID_PAGE_SIZE
-from tests.incremental.helpers import _data, table_differences
+from tests.incremental.helpers import _data, sandbox_opener, table_differences
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -47,17 +47,9 @@ class Setup:
 @pytest.fixture(scope="module")
 def setup() -> Iterator[Setup]:
     from sandbox.runner import SandboxSettings, run_sandbox
-    from service.api import ReservationService
-    from service.config import ServiceConfig
 
     with run_sandbox(SandboxSettings(seed=5, scale="small")) as sb:
-        config = ServiceConfig(
-            base_url=sb.base_url,
-            client_id=sb.client_id,
-            client_secret=sb.client_secret,
-            scope=sb.scope,
-        )
-        yield Setup(sb, lambda: ReservationService.connect(config))
+        yield Setup(sb, sandbox_opener(sb))
 
 
 def _drop_events_about(world: Any, rid: int, *, after: int) -> int:
