@@ -8,6 +8,10 @@ The quarantine (`lake/_quarantine/<table>/`) is folded the same way, under the s
 keeps every row: it is evidence, not current state. With `LakeResource.quarantine_retention_days`
 set, rows older than that are dropped when folding (a quarantine holding such rows is folded even
 below the threshold), because quarantined raw records may carry personal data.
+
+The run state (`lake/_state/<name>/`: the event cursor, the sweep mark, pending warehouse tables)
+gains one file per run; only the newest is read, and compaction keeps the newest
+`LakeResource.state_history` (100) of each.
 """
 
 from __future__ import annotations
@@ -34,7 +38,15 @@ def compact_lake(context, lake: LakeResource) -> dict[str, int]:  # type: ignore
         quarantine = _fold_quarantine(
             context, store, lake.compact_min_files, lake.quarantine_retention_days
         )
-    context.add_output_metadata(_metadata(compacted, quarantine, lake.quarantine_retention_days))
+        pruned = store.prune_state(keep=lake.state_history)
+    if pruned:
+        context.log.info(
+            f"pruned state history to the newest {lake.state_history} files each: "
+            + ", ".join(f"{name} -{n}" for name, n in pruned.items())
+        )
+    metadata = _metadata(compacted, quarantine, lake.quarantine_retention_days)
+    metadata["state_files_removed"] = dg.MetadataValue.json(pruned)
+    context.add_output_metadata(metadata)
     return compacted
 
 

@@ -513,6 +513,30 @@ select count(*) from (
         _replace_atomically(tmp, final)
         return final
 
+    def prune_state(self, keep: int = 100) -> dict[str, int]:
+        """Delete all but the newest `keep` files of each state (cursor, marks, pending...).
+
+        Only the newest file of a state is ever read, but every run appends one, so an event
+        sensor starting a run a minute would add ~1,440 files a day per state, and listing them
+        (each read, and `next_batch_id` across all states) would slow every run. The newest
+        files stay, so the newest batch id of each state, which batch ids must sort after, stays
+        too. Returns files removed per state.
+        """
+        if keep < 1:
+            raise ValueError(f"state history must keep at least 1 file per state, not {keep}")
+        root = self.root / "_state"
+        removed: dict[str, int] = {}
+        if not root.is_dir():
+            return removed
+        for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+            self._sweep_tmp(folder)
+            files = sorted(folder.glob("*.parquet"))
+            for f in files[:-keep]:
+                f.unlink(missing_ok=True)
+            if len(files) > keep:
+                removed[folder.name] = len(files) - keep
+        return removed
+
     def read_state(self, name: str) -> dict[str, Any] | None:
         """The newest row of a state (files sort by batch id), or None."""
         folder = self.root / "_state" / name

@@ -80,6 +80,9 @@ class LakeResource(dg.ConfigurableResource):
     # Quarantined raw records (may hold personal data) older than this many days are dropped
     # when compaction folds the quarantine; None keeps every record.
     quarantine_retention_days: int | None = None
+    # Compaction keeps this many of the newest files of each state (cursor, marks); only the
+    # newest is read, the rest is recent history for inspection.
+    state_history: int = 100
     batch_id: str | None = None  # pin the batch id (tests, replays); None = from the run
 
     def lake(self) -> Lake:
