@@ -56,6 +56,7 @@ from assets.lake import (
 from assets.normalise import Normaliser
 from assets.schema import TABLES, Table
 from assets.specs import SPECS, EndpointSpec
+from service.errors import BadRequest
 
 log = logging.getLogger("assets.changes")
 
@@ -990,6 +991,18 @@ class ChangeRun:
         try:
             async for page in pages:
                 events.extend(page)
+        except BadRequest as exc:
+            # The interface does not show the feed's filters: a service that refuses eventDate
+            # filtering must not stop every incremental run. The run goes on without the window
+            # (the old eventId-only cursor) and says so; the applied set becomes unknown.
+            note = (
+                "the service refused the overlap window's eventDate filter "
+                f"({exc.server_message or exc}); this run read no window. Set the incremental "
+                "job's event_overlap_seconds to 0 to stop trying."
+            )
+            log.warning(note)
+            self.report.notes.append(note)
+            return None
         finally:
             aclose = getattr(pages, "aclose", None)
             if aclose is not None:

@@ -26,6 +26,7 @@ from assets.changes import (
     read_cursor,
 )
 from assets.lake import Lake
+from service.errors import BadRequest
 from service.filters import format_value
 from tests.incremental.fakes import (
     Boom,
@@ -291,3 +292,43 @@ def test_not_yet_applied_skips_listed_ids_and_ids_above_the_cursor() -> None:
     assert [e["eventId"] for e in not_yet_applied(window, cursor)] == [7]
     unknown = Cursor(10, None)
     assert [e["eventId"] for e in not_yet_applied(window, unknown)] == [7, 9, 10]
+
+
+class RefusingWindowFake(WindowFake):
+    """A service whose feed refuses eventDate filters (the interface does not show them)."""
+
+    def events(  # type: ignore[override]
+        self,
+        after_event_id: int | None = None,
+        page_size: int | None = None,
+        *,
+        since: datetime | None = None,
+        up_to_event_id: int | None = None,
+    ) -> AsyncIterator[list[Record]]:
+        if since is None:
+            return super().events(after_event_id, page_size)
+
+        async def refused() -> AsyncIterator[list[Record]]:
+            raise BadRequest(
+                "GET /events: 400", endpoint="/events", server_message="unknown field eventDate"
+            )
+            yield []  # pragma: no cover
+
+        return refused()
+
+
+def test_a_service_refusing_the_date_filter_runs_without_the_window(
+    tmp_path: Path, data: dict[str, Any]
+) -> None:
+    lake = _lake(tmp_path, "a")
+    apply_changes(lake, window_opener(data), SETTINGS)  # bootstrap: cursor 2
+    data["events"].append(event(3, "RESERVATION_EVENT", 1))
+    _reservation_changed(data, 1, 12)
+
+    report = apply_changes(lake, lambda: RefusingWindowFake(data), SETTINGS)
+
+    assert report.cursor_after == 3 and _status(lake, 1) == 12  # the new event still applied
+    assert report.plan["window"]["read"] is None
+    assert any("refused the overlap window's eventDate filter" in n for n in report.notes)
+    assert any("unknown field eventDate" in n for n in report.notes)
+    assert read_cursor(lake).applied_ids is None  # type: ignore[union-attr]
