@@ -44,6 +44,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from assets import reconcile
 from assets.extract import ExtractSettings, QuarantineRateExceeded, run_spec
 from assets.lake import (
     DEFAULT_FLUSH_ROWS,
@@ -294,7 +295,7 @@ class ChangeSettings:
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     availability_full_share: float = AVAILABILITY_FULL_SHARE
     # Sweep: reconcile reservation ids every N business days (0 = off; assets/reconcile.py).
-    id_reconcile_every_days: int = 1
+    id_reconcile_every_days: int = reconcile.DEFAULT_EVERY_DAYS
 
     @property
     def horizon(self) -> tuple[date, date]:
@@ -1485,8 +1486,6 @@ def sweep(
     lake's current state; only records that differ land. `report.diffs` says, per table, how
     many were new, changed or removed, with a sample of keys (`reservation_ids`: the id read).
     """
-    from assets import reconcile
-
     ids_settings = reconcile.IdReconcileSettings(
         every_days=settings.id_reconcile_every_days,
         max_removed_share=(
