@@ -45,10 +45,6 @@ class _Mart:
         assert name is not None
         return _quote(name)
 
-    def q_opt(self, *candidates: str) -> str | None:
-        name = self.col(*candidates, required=False)
-        return None if name is None else _quote(name)
-
     @property
     def ref(self) -> str:
         return "marts." + _quote(self.name)
