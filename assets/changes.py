@@ -1103,9 +1103,9 @@ class ChangeRun:
         diff = diff_against_lake(self.lake, landing, detect_removed=True)
         if diff.removed and not landing.seen:
             # Every record gone at once is far likelier a 204 outage or another tenant's
-            # credentials than a real deletion; as a full batch it would empty the table's
-            # current state (and, for accommodation types, drop every type's rates and
-            # availability). Single deletions still arrive as DELETE events.
+            # credentials than a real deletion. Reported as removed, it would make the day-roll
+            # run tombstone every accommodation type's rates (measured: 6 of 6 in the test
+            # fixture). Single deletions still arrive as DELETE events.
             note = (
                 f"{spec_name}: the service listed no usable record (none, or all quarantined) "
                 f"while the lake has {len(diff.removed)}; the list was not landed (kept as it "

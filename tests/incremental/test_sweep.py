@@ -121,3 +121,21 @@ def test_a_sweep_failing_late_still_marks_what_it_landed_pending(
         4
     ] == -12
     assert "reservations" in pending_tables(lake)
+
+
+def test_an_empty_type_list_on_a_day_roll_keeps_every_rate(tmp_path: Path) -> None:
+    """The day-roll reconciliation: an empty accommodation type list used to be read as every
+    type removed, and every type's rates were tombstoned with them."""
+    lake = Lake(tmp_path / "lake")
+    data = fixture()
+    apply_changes(lake, opener(data), SETTINGS)
+    before = {t: lake.current(t).num_rows for t in ("accommodation_types", "rates")}
+    assert all(before.values())
+    data["accommodation_types"] = []
+    next_day = ChangeSettings(today=date(2026, 6, 2), horizon_days=3)
+
+    report = apply_changes(lake, opener(data), next_day)
+
+    assert report.day_rolled
+    assert report.diffs["accommodation_types"]["refused"] == "empty read"
+    assert {t: lake.current(t).num_rows for t in ("accommodation_types", "rates")} == before
