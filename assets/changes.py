@@ -55,6 +55,7 @@ from assets.lake import (
     writer_lock,
 )
 from assets.normalise import Normaliser
+from assets.pages import service_requests
 from assets.schema import TABLES, Table
 from assets.specs import SPECS, EndpointSpec
 from service.errors import BadRequest
@@ -1203,15 +1204,6 @@ class ChangeRun:
 # ------------------------------------------------------------------------------- runs
 
 
-def _requests(service: Any) -> int:
-    from assets.pages import requests_used
-
-    try:
-        return requests_used(service.stats)
-    except Exception:
-        return 0
-
-
 def _run(coro_factory: Callable[[], Any]) -> Any:
     from service.sync import run
 
@@ -1294,7 +1286,7 @@ def bootstrap(
                 when = newest.get("eventDate") if newest and hwm is not None else None
             else:
                 hwm, when = await service.latest_event_id(), None
-            return int(hwm or 0), when if isinstance(when, str) else None, _requests(service)
+            return int(hwm or 0), when if isinstance(when, str) else None, service_requests(service)
 
     with writer_lock(lake, settings.lock_timeout):
         hwm, hwm_date, used = _run(mark)
@@ -1359,7 +1351,7 @@ def apply_changes(
                 try:
                     return await _incremental(run, cursor, day_rolled)
                 finally:
-                    report.requests = _requests(service)
+                    report.requests = service_requests(service)
 
         with _pending_on_failure(lake, batch_id, report):
             new_cursor = _run(main)
@@ -1456,7 +1448,7 @@ def refresh_reservations(
                 try:
                     await run.refresh_keyed(TARGETS["reservations"], ids, set())
                 finally:
-                    report.requests = _requests(service)
+                    report.requests = service_requests(service)
 
         if ids:
             with _pending_on_failure(lake, batch_id, report):
@@ -1534,7 +1526,7 @@ def sweep(
                     )
                     await run.refresh_finance(date.fromisoformat(prev_date) if prev_date else None)
                 finally:
-                    report.requests = _requests(service)
+                    report.requests = service_requests(service)
 
         with _pending_on_failure(lake, batch_id, report):
             _run(main)

@@ -130,3 +130,11 @@ def requests_used(stats: Any) -> int:
         return sum(v for v in stats.values() if isinstance(v, int))
     total = getattr(stats, "requests", None)
     return int(total) if isinstance(total, int) else 0
+
+
+def service_requests(service: Any) -> int:
+    """Requests a facade has made so far (0 for a test double without stats)."""
+    try:
+        return requests_used(service.stats)
+    except Exception:
+        return 0

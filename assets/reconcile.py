@@ -46,6 +46,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from assets.lake import Lake
+from assets.pages import service_requests
 
 if TYPE_CHECKING:
     from assets.changes import ChangeRun, Landing
@@ -152,15 +153,6 @@ def due(lake: Lake, settings: IdReconcileSettings, today: date) -> str | None:
     return None
 
 
-def _requests(service: Any) -> int:
-    from assets.pages import requests_used
-
-    try:
-        return requests_used(service.stats)
-    except Exception:
-        return 0
-
-
 def _ids(records: list[dict[str, Any]]) -> tuple[set[int], int]:
     ids: set[int] = set()
     damaged = 0
@@ -260,18 +252,18 @@ async def _reconcile(
     result: IdReconcile,
 ) -> None:
     result.page_size = settings.size_for(service)
-    before = _requests(service)
+    before = service_requests(service)
     listed, result.damaged = await read_service_ids(service, result.page_size)
-    result.list_requests = _requests(service) - before
+    result.list_requests = service_requests(service) - before
     result.service_ids = len(listed)
     missing = snapshot - listed
     result.missing = len(missing)
     check_guard_rail(len(snapshot), len(listed), missing, settings)
     if not missing:
         return
-    before = _requests(service)
+    before = service_requests(service)
     found, trusted = await confirm_missing(service, missing)
-    result.confirm_requests = _requests(service) - before
+    result.confirm_requests = service_requests(service) - before
     result.found_by_id = len(found)
     gone = missing - found
     if found:
