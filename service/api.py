@@ -276,14 +276,9 @@ class ReservationService:
 
     async def latest_event_id(self) -> int | None:
         """The newest eventId, in one small request (None when the feed is empty)."""
-        page = await self.client.get_page(
-            self.config.events_path, params={"sort": "eventId,desc", "size": 1, "page": 0}
-        )
-        for record in page.content:
-            value = record.get("eventId")
-            if isinstance(value, int):
-                return value
-        return None
+        event = await self.latest_event()
+        value = event.get("eventId") if isinstance(event, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     # ---------------------------------------------------------------- single objects
 
