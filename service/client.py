@@ -42,6 +42,7 @@ from service.errors import (
     ServiceError,
     ServiceUnavailable,
 )
+from service.lazy import NOT_LAZY, NotLazy, loads, skim
 from service.paging import Page, iter_keyset, iter_pages
 from service.secrets import Secret, install_log_redaction, redact, redact_headers
 from service.stats import RequestStats, endpoint_template
@@ -82,19 +83,6 @@ def _retry_after_seconds(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
-
-
-def loads(data: bytes) -> Any:
-    """orjson.loads with the cyclic GC paused: a page of reservation details is ~20k fresh
-    dicts, which trigger dozens of collections that scan the whole heap for cycles that JSON
-    cannot contain (+70 % parse time with a live heap). The GC is left as it was found."""
-    if not gc.isenabled():
-        return orjson.loads(data)
-    gc.disable()
-    try:
-        return orjson.loads(data)
-    finally:
-        gc.enable()
 
 
 # While any client is open the cyclic GC's first generation runs every GC_GEN0_WHILE_READING
@@ -246,12 +234,24 @@ class ServiceClient:
         params: QueryParams | None = None,
         template: str | None = None,
         headers: Mapping[str, str] | None = None,
+        lazy: bool = False,
+        key: str | None = None,
     ) -> Page:
-        """GET one page of a paged list (204 and bare arrays included)."""
+        """GET one page of a paged list (204 and bare arrays included).
+
+        With `lazy`, the records are not decoded here: the page's content is `LazyRecords`,
+        which knows how many records came and each one's `key` field, and decodes on first use
+        (`service.lazy`). A body the skim cannot read is decoded at once, as without `lazy`.
+        """
         status, body = await self._get(
-            path, params=params, template=template, headers=headers, expect_page=True
+            path,
+            params=params,
+            template=template,
+            headers=headers,
+            expect_page=True,
+            skim_key=key if lazy else NOT_LAZY,
         )
-        return Page.from_body(body, status)
+        return body if isinstance(body, Page) else Page.from_body(body, status)
 
     def iter_pages(
         self,
@@ -348,6 +348,7 @@ class ServiceClient:
         template: str | None,
         headers: Mapping[str, str] | None,
         expect_page: bool = False,
+        skim_key: str | NotLazy | None = NOT_LAZY,
     ) -> tuple[int, Any]:
         template = template or endpoint_template(path)
         path = path.lstrip("/")
@@ -356,7 +357,7 @@ class ServiceClient:
         # request succeeds at once. A failed first attempt is handed to stamina as its attempt
         # 1, so the waits, Retry-After, the bounds and the logs are stamina's as before.
         try:
-            return await self._get_once(path, params, template, headers, expect_page)
+            return await self._get_once(path, params, template, headers, expect_page, skim_key)
         except _Transient as exc:
             last: _Transient = exc
         replay: _Transient | None = last
@@ -370,7 +371,9 @@ class ServiceClient:
                         raise failed
                     self.stats.count_retry(last.reason)
                     try:
-                        return await self._get_once(path, params, template, headers, expect_page)
+                        return await self._get_once(
+                            path, params, template, headers, expect_page, skim_key
+                        )
                     except _Transient as exc:
                         last = exc
                         raise
@@ -398,6 +401,7 @@ class ServiceClient:
         template: str,
         headers: Mapping[str, str] | None,
         expect_page: bool,
+        skim_key: str | NotLazy | None = NOT_LAZY,
     ) -> tuple[int, Any]:
         header = await self.auth.header()
         response = await self._send_once("GET", path, params, template, header, headers=headers)
@@ -413,6 +417,13 @@ class ServiceClient:
             return status, None
         if status >= 400:
             self._raise_for_status(response, template, "GET")
+        if expect_page and not isinstance(skim_key, NotLazy):
+            skimmed = skim(response.content, skim_key, template)
+            if skimmed is not None:
+                declared = skimmed.declared
+                if declared is not None and declared != len(skimmed.records):
+                    raise _Transient("page envelope does not match its content", status=status)
+                return status, Page.from_skim(skimmed)
         try:
             body = loads(response.content)
         except orjson.JSONDecodeError as exc:

@@ -65,6 +65,9 @@ class ServiceConfig:
     daily_free_requests: int = DEFAULT_DAILY_FREE_REQUESTS
     max_url_length: int = DEFAULT_MAX_URL_LENGTH
     extra_headers: Mapping[str, str] = field(default_factory=dict)
+    # List pages arrive as `LazyRecords`: counted and keyed by a skim, decoded where used
+    # (`service.lazy`). Off: every page is decoded as it arrives.
+    lazy_pages: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.client_secret, Secret):

@@ -1,6 +1,7 @@
 """Reading whole lists: page-number paging and parallel id-keyset paging.
 
-Both yield pages (lists of records) as they arrive, not in order, through a bounded queue, so a
+Both yield pages (lists of records; `LazyRecords`, decoded by whoever uses them, unless the
+config's `lazy_pages` is off) as they arrive, not in order, through a bounded queue, so a
 slow consumer holds back the readers and memory stays at a few pages.
 
 Page-number paging reads page 0, learns `totalPages` and the size the server really used (it
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from service.errors import BadRequest, ServiceError
+from service.lazy import LazyRecords, Skimmed
 from service.stats import endpoint_template
 
 if TYPE_CHECKING:
@@ -54,7 +56,7 @@ EARLY_PACK_FILL = 0.9  # send a packed remainder request early once it fills 90 
 class Page:
     """One response of a paged list, with the envelope fields the server actually sent."""
 
-    content: list[Record]
+    content: list[Record] | LazyRecords
     size: int | None = None
     number: int | None = None
     total_elements: int | None = None
@@ -83,6 +85,20 @@ class Page:
             total_elements=as_int("totalElements"),
             total_pages=as_int("totalPages"),
             last=last if isinstance(last, bool) else None,
+        )
+
+    @classmethod
+    def from_skim(cls, skimmed: Skimmed) -> Page:
+        """The page the skim read, its records still undecoded (`service.lazy`)."""
+        if skimmed.bare:
+            return cls(content=skimmed.records, last=True, total_elements=len(skimmed.records))
+        return cls(
+            content=skimmed.records,
+            size=skimmed.size,
+            number=skimmed.number,
+            total_elements=skimmed.total_elements,
+            total_pages=skimmed.total_pages,
+            last=skimmed.last,
         )
 
     def effective_size(self, asked: int) -> int:
@@ -190,11 +206,13 @@ def iter_pages(
     if sort is not None:
         base["sort"] = sort
 
+    lazy = client.config.lazy_pages
+
     def query(page: int, size_: int) -> dict[str, Any]:
         return {**base, "page": page, "size": size_}
 
     async def run(emit: Emit, spawn: Spawn) -> None:
-        first = await client.get_page(path, params=query(0, asked), template=template)
+        first = await client.get_page(path, params=query(0, asked), template=template, lazy=lazy)
         await emit(first.content)
         size_ = first.effective_size(asked)
         if first.ends_list(size_):
@@ -207,7 +225,9 @@ def iter_pages(
 
         async def fetch(number: int) -> None:
             async with window:
-                page = await client.get_page(path, params=query(number, size_), template=template)
+                page = await client.get_page(
+                    path, params=query(number, size_), template=template, lazy=lazy
+                )
                 if number == first.total_pages - 1:
                     last_page[number] = page
                 await emit(page.content)
@@ -223,7 +243,9 @@ def iter_pages(
     async def _sequential(emit: Emit, start: int, size_: int) -> None:
         number = start
         while True:
-            page = await client.get_page(path, params=query(number, size_), template=template)
+            page = await client.get_page(
+                path, params=query(number, size_), template=template, lazy=lazy
+            )
             await emit(page.content)
             if page.ends_list(size_):
                 return
@@ -304,10 +326,15 @@ def iter_keyset(
             "size": size_,
         }
 
-    def ids_of(records: list[Record]) -> list[int]:
+    lazy = client.config.lazy_pages
+
+    def ids_of(records: list[Record] | LazyRecords) -> list[int]:
         # Damaged records (null or non-numeric key) are passed on for quarantine but cannot
-        # move the cursor.
-        ids = [r.get(id_field) for r in records]
+        # move the cursor. A lazy page knows its keys without being decoded.
+        if isinstance(records, LazyRecords):
+            ids = records.key_values
+        else:
+            ids = [r.get(id_field) for r in records]
         valid = [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
         if not valid:
             raise ServiceError(
@@ -319,7 +346,11 @@ def iter_keyset(
 
     async def get(filters: list[str], direction: str, size_: int) -> Page:
         return await client.get_page(
-            path, params=query(filters, direction, size_), template=template
+            path,
+            params=query(filters, direction, size_),
+            template=template,
+            lazy=lazy,
+            key=id_field,
         )
 
     async def run(emit: Emit, spawn: Spawn) -> None:
