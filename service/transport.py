@@ -31,6 +31,7 @@ import aiohttp
 import certifi
 import httpx
 from httpx_aiohttp import AiohttpTransport
+from httpx_aiohttp.transport import AiohttpResponseStream
 
 # Idle connections are closed after this long: below the 5 s after which uvicorn (the sandbox) and
 # many servers close them, so that a connection is not reused just as the server closes it. At
@@ -99,22 +100,32 @@ def _remapped(exc: Exception, request: httpx.Request) -> Exception:
     return kind(str(cause) or type(cause).__name__, request=request)
 
 
-class _RemappedStream(httpx.AsyncByteStream):
-    """The response body, with errors while reading it remapped like the request's."""
+class _WholeBody(httpx.AsyncByteStream):
+    """The response body in one piece, read by aiohttp, with errors remapped like the request's.
 
-    def __init__(self, inner: httpx.AsyncByteStream, request: httpx.Request) -> None:
+    The library's stream hands httpx the body in 16 KiB chunks through four layers of async
+    generators, ~50,000 chunks in a full read at medium scale and ~0.8 s of the client's CPU
+    there; the client always reads whole bodies (`Response.aread`), so aiohttp's `read()` gives
+    it the body at once.
+    """
+
+    def __init__(self, inner: AiohttpResponseStream, request: httpx.Request) -> None:
         self._inner = inner
         self._request = request
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         try:
-            async for chunk in self._inner:
-                yield chunk
+            body = await self._inner._aiohttp_response.read()
         except (httpx.TransportError, aiohttp.ClientError) as exc:
             _raise_remapped(exc, self._request)
+        if body:
+            yield body
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        try:
+            await self._inner.aclose()
+        except (httpx.TransportError, aiohttp.ClientError) as exc:
+            _raise_remapped(exc, self._request)
 
 
 class ServiceTransport(AiohttpTransport):
@@ -144,6 +155,6 @@ class ServiceTransport(AiohttpTransport):
         except (httpx.TransportError, aiohttp.ClientError) as exc:
             _raise_remapped(exc, request)
         stream = response.stream
-        assert isinstance(stream, httpx.AsyncByteStream)
-        response.stream = _RemappedStream(stream, request)
+        assert isinstance(stream, AiohttpResponseStream)
+        response.stream = _WholeBody(stream, request)
         return response
