@@ -1,7 +1,7 @@
 """Benchmark: a full read of every list the pipeline uses, from the sandbox, with our client and
 with dlt's `rest_api` source as the peer figure.
 
-    python -m bench.extract --scale medium --latency-ms 50 --repeat 3
+    python -m bench.extract --scale medium --latency-ms 50 --repeat 2 --decoded-read
     python -m bench.extract --scale small            # quick run
 
 The sandbox runs in a child process (so its CPU work does not share our GIL) with a fixed
@@ -10,8 +10,11 @@ concurrent requests was busy with latency the whole time. `minimum` is the sum o
 read of ceil(records / the page size that list used) (reservation details use the client's
 `details_page_size`). CPU seconds of both processes are reported next to the wall time, because
 on a small machine the client, the sandbox and anything else running share the cores. With
-`--repeat`, the first read finds the sandbox's encode cache cold and later ones warm. Results: a
-table on stdout and JSON in bench/out/.
+`--repeat`, the first read finds the sandbox's encode cache cold and later ones warm: a cold read
+also measures the sandbox encoding pages on the cores the client uses, which a real service does
+on its own machines. Pages arrive as the client delivers them to the pipeline, counted and keyed
+but not decoded (`service.lazy`); `--decoded-read` adds a read that decodes every page in the
+reading process as it arrives. Results: a table on stdout and JSON in bench/out/.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from service.api import ReservationService
 from service.client import ServiceClient
 from service.config import DEFAULT_DETAILS_PAGE_SIZE, ServiceConfig
 from service.config import DEFAULT_PAGE_SIZE as _DEFAULT_CONFIG_PAGE_SIZE
+from service.lazy import LazyRecords
 from service.throttle import ConcurrencyLimiter
 
 OUT_DIR = Path(__file__).parent / "out"
@@ -126,9 +130,14 @@ class Sandbox:
 
 
 async def read_with_client(
-    sandbox: Sandbox, page_size: int, details_page_size: int
+    sandbox: Sandbox, page_size: int, details_page_size: int, *, decode: bool = False
 ) -> dict[str, Any]:
-    """Every list at once through one ReservationService; children as their parents arrive."""
+    """Every list at once through one ReservationService; children as their parents arrive.
+
+    Pages arrive as `LazyRecords` (counted and keyed, not decoded): the pipeline decodes them
+    where it normalises them. With `decode`, every page is also decoded here as it arrives, the
+    cost a reader pays when it needs the records in the process that reads.
+    """
     config = ServiceConfig(
         base_url=sandbox.base_url,
         client_id="reservoir-sandbox",
@@ -160,6 +169,8 @@ async def read_with_client(
                 kept: list[dict] = []
                 async for page in pages:
                     n += len(page)
+                    if decode and isinstance(page, LazyRecords):
+                        page.records()
                     if name in ("accommodation_types", "journal_reports"):
                         kept.extend(page)
                 counts[name] += n
@@ -329,6 +340,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=1,
         help="full reads against the same sandbox (the first one cold)",
     )
+    parser.add_argument(
+        "--decoded-read",
+        action="store_true",
+        help="one more read that decodes every page in the reading process as it arrives",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-dlt", action="store_true")
     args = parser.parse_args(argv)
@@ -339,9 +355,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         sandbox.wait()
         startup = time.perf_counter() - t0
         runs: list[dict[str, Any]] = []
-        for _ in range(max(1, args.repeat)):
+        reads = [False] * max(1, args.repeat) + ([True] if args.decoded_read else [])
+        for decode in reads:
             sandbox.reset()
-            ours = asyncio.run(read_with_client(sandbox, args.page_size, args.details_page_size))
+            ours = asyncio.run(
+                read_with_client(sandbox, args.page_size, args.details_page_size, decode=decode)
+            )
+            ours["decoded_in_reader"] = decode
             server = sandbox.stats()
             ours["server_peak_in_flight"] = server["peakInFlight"]
             ours["server_throttled"] = server["throttled"]
@@ -375,19 +395,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "reservoir_runs": runs,
         "dlt_rest_api": peer,
     }
-    rows = [(f"reservoir #{i + 1}", r) for i, r in enumerate(runs)]
+    rows = [
+        (f"reservoir #{i + 1}" + (" dec" if r["decoded_in_reader"] else ""), r)
+        for i, r in enumerate(runs)
+    ]
     rows += [("dlt rest_api", peer)] if peer else []
     print(
         f"\nscale={args.scale} latency={args.latency_ms:.0f}ms page_size={args.page_size} "
         f"details_page_size={details} cap={CAP} load={os.getloadavg()[0]:.1f}"
     )
     print(
-        f"{'client':<14}{'records':>9}{'requests':>9}{'minimum':>8}{'wall s':>8}"
+        f"{'client':<18}{'records':>9}{'requests':>9}{'minimum':>8}{'wall s':>8}"
         f"{'effic.':>7}{'slots':>7}{'cli cpu':>8}{'srv cpu':>8}{'peak':>5}"
     )
     for name, r in rows:
         print(
-            f"{name:<14}{r['records_total']:>9}{r['requests']:>9}"
+            f"{name:<18}{r['records_total']:>9}{r['requests']:>9}"
             f"{r.get('minimum_requests', ''):>8}{r['wall_seconds']:>8.2f}"
             f"{r['efficiency']:>7.2f}{r.get('slot_utilisation', float('nan')):>7.2f}"
             f"{r['client_cpu_seconds']:>8.1f}{r['server_cpu_seconds']:>8.1f}"
