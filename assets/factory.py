@@ -174,6 +174,7 @@ def build_assets(spec: EndpointSpec) -> dg.AssetsDefinition:
             quarantine_threshold=lake.quarantine_threshold,
             today=lake.today(),
             horizon_days=lake.availability_horizon_days,
+            normalise_workers=lake.normalise_workers,
         )
         batch_id = lake.batch_id_for(context)
         store = lake.lake()

@@ -4,6 +4,9 @@ The client's async generators run on an event loop in a background thread; pages
 asset's thread through a small bounded queue, so at most `QUEUE_PAGES` pages wait while the asset
 normalises and writes. Fan-out calls (one per accommodation type, journal report or arrival
 window) run concurrently on that loop; the client's own limit bounds the requests in flight.
+
+A page the client delivers undecoded (`service.lazy.LazyRecords`) crosses as it is: its JSON is
+decoded by the consumer (the asset's thread or a normaliser worker process), never on the loop.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from contextlib import AbstractAsyncContextManager, suppress
 from datetime import UTC, datetime
 from typing import Any
 
+from service.lazy import LazyRecords
+
 QUEUE_PAGES = 4
 MAX_CONCURRENT_CALLS = 15  # fan-out tasks alive at once; the client bounds actual requests
 
-Page = list[dict[str, Any]]
+Page = Sequence[dict[str, Any]]  # a list, or an undecoded `LazyRecords`
 _DONE = object()
 
 
@@ -49,7 +54,8 @@ class PageStream:
             async def one(kwargs: Mapping[str, Any]) -> None:
                 async with gate:
                     async for page in getattr(client, self._method)(**kwargs):
-                        item = (list(page), datetime.now(UTC))
+                        records = page if isinstance(page, LazyRecords) else list(page)
+                        item = (records, datetime.now(UTC))
                         while not self._stop.is_set():
                             try:
                                 self._queue.put_nowait(item)

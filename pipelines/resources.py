@@ -84,6 +84,9 @@ class LakeResource(dg.ConfigurableResource):
     # newest is read, the rest is recent history for inspection.
     state_history: int = 100
     batch_id: str | None = None  # pin the batch id (tests, replays); None = from the run
+    # Worker processes that decode and normalise the pages of big streams, so the process that
+    # talks HTTP only fetches: None = one per core (at most 4; none on one core), 0 = never.
+    normalise_workers: int | None = None
 
     def lake(self) -> Lake:
         return Lake(Path(self.data_dir) / "lake")
