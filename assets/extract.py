@@ -6,7 +6,7 @@ Memory stays bounded: pages are normalised one at a time and each table's writer
 
 Decoding a page's JSON and normalising it is most of an extraction's CPU, and in this process it
 competes for the GIL with the event loop that keeps the requests in flight. Once a spec has
-produced more than `WORKER_MIN_PAGES` pages, its pages go to a process pool instead
+received more than `WORKER_MIN_BYTES` of undecoded JSON, its pages go to a process pool instead
 (`ExtractSettings.normalise_workers`): an undecoded `LazyRecords` page pickles as its bytes, the
 worker decodes and normalises it and sends back the Arrow tables. Results are applied in page
 order, at most `INFLIGHT_PER_WORKER` pages per worker in flight, so the lake gets the same rows in
@@ -44,7 +44,11 @@ from service.lazy import LazyRecords
 
 log = logging.getLogger("assets.extract")
 DEFAULT_THRESHOLD = 0.05
-WORKER_MIN_PAGES = 8  # a spec's pages go to the worker pool only after this many
+# A spec's pages go to the worker pool once it has received this much undecoded JSON: about the
+# CPU (~1.5 s to decode and normalise reservation details) that starting the workers costs. A
+# small-scale run (~20 MB of reservation details) stays in the thread; a medium one (~640 MB)
+# moves to the pool after its first ~50 pages. Pages that arrive decoded (lists) never count.
+WORKER_MIN_BYTES = 32 * 2**20
 MAX_AUTO_WORKERS = 4
 INFLIGHT_PER_WORKER = 2  # pages sent to the pool and not yet applied, per worker
 START_METHOD = "forkserver"  # never fork: the page stream's event loop thread is running
@@ -174,6 +178,7 @@ def run_spec(
     job = _Job(spec.name, batch_id, spec.batch_kind, settings.include_pii)
     pool: ProcessPoolExecutor | None = None
     inflight: deque[Future[PageResult]] = deque()
+    received = 0  # bytes of undecoded JSON so far
 
     def apply(done: PageResult) -> None:
         nonlocal cursor
@@ -202,8 +207,10 @@ def run_spec(
         apply(done)
 
     try:
-        for n_pages, (page, extracted_at) in enumerate(pages, start=1):
-            if pool is None and workers and n_pages > WORKER_MIN_PAGES:
+        for page, extracted_at in pages:
+            if isinstance(page, LazyRecords):
+                received += page.nbytes
+            if pool is None and workers and received > WORKER_MIN_BYTES:
                 pool = _shared_pool(workers)
             if pool is None:
                 apply(normalise_page(spec, normaliser, page, extracted_at))

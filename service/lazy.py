@@ -52,7 +52,7 @@ class LazyRecords(Sequence[Record]):
     the page was read with (None where a record lacks it), in page order, without decoding.
     """
 
-    __slots__ = ("_body", "_count", "_records", "endpoint", "key_values")
+    __slots__ = ("_body", "_count", "_records", "endpoint", "key_values", "nbytes")
 
     def __init__(self, body: bytes, count: int, keys: list[Any], endpoint: str) -> None:
         self._body: bytes | None = body
@@ -60,6 +60,7 @@ class LazyRecords(Sequence[Record]):
         self._count = count
         self.key_values = keys
         self.endpoint = endpoint
+        self.nbytes = len(body)  # the JSON body's size, a measure of the work decoding it is
 
     def records(self) -> list[Record]:
         """The page's records as a list (decoded now if not yet; the bytes are then dropped)."""

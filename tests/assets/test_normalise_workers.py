@@ -1,7 +1,7 @@
 """Normalising in worker processes lands exactly what normalising in the asset's thread lands.
 
 Pages reach `run_spec` as the real client delivers them: undecoded `LazyRecords` (skimmed JSON
-bytes) through a `PageStream`. `WORKER_MIN_PAGES` is patched to 0 so even these small streams go
+bytes) through a `PageStream`. `WORKER_MIN_BYTES` is patched to 0 so even these small streams go
 to the worker pool; the pool is the process's shared one, so the worker start is paid once.
 """
 
@@ -149,7 +149,7 @@ def _run(
 @pytest.fixture
 def workers_always(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every page goes to the pool; records each pool request (its size)."""
-    monkeypatch.setattr(extract, "WORKER_MIN_PAGES", 0)
+    monkeypatch.setattr(extract, "WORKER_MIN_BYTES", 0)
     requested: list[int] = []
     shared = extract._shared_pool
 
@@ -247,8 +247,10 @@ def test_a_dead_worker_fails_the_run_clearly_and_the_next_run_works(
 ) -> None:
     spec = SPEC["reservations"]
     now = datetime.now(UTC)
+    first = skim(_bodies([reservation(1)])[0], "reservationId", "/reservations")
+    assert first is not None  # an undecoded page: its bytes start the pool
     pages: list[tuple[Any, datetime]] = [
-        ([reservation(1)], now),
+        (first.records, now),
         (_KillsTheWorker(), now),
         ([reservation(2)], now),
     ]
@@ -286,12 +288,13 @@ def test_small_specs_and_unregistered_specs_stay_in_the_thread(
     monkeypatch.setattr(extract, "_shared_pool", no_pool)
     spec = SPEC["reservations"]
     bodies = _bodies(_reservations())
-    assert len(bodies) > extract.WORKER_MIN_PAGES
-    few = _run(spec, tmp_path / "few", bodies[: extract.WORKER_MIN_PAGES], 4)
-    assert few.records == PAGE_RECORDS * extract.WORKER_MIN_PAGES
+    # Below WORKER_MIN_BYTES of JSON (here: just below what the stream brings) no pool starts.
+    monkeypatch.setattr(extract, "WORKER_MIN_BYTES", sum(map(len, bodies)))
+    few = _run(spec, tmp_path / "few", bodies, 4)
+    assert few.records == len(_reservations())
     # A spec the workers cannot look up by name (here: a changed copy) is normalised in-thread.
     changed = dataclasses.replace(spec, description="a copy")
-    monkeypatch.setattr(extract, "WORKER_MIN_PAGES", 0)
+    monkeypatch.setattr(extract, "WORKER_MIN_BYTES", 0)
     assert _run(changed, tmp_path / "copy", bodies, 4).records == 40
 
 
