@@ -74,7 +74,8 @@ class LazyRecords(Sequence[Record]):
                     "the service sent a malformed body - run again, and report it if it repeats",
                     endpoint=self.endpoint,
                 ) from exc
-            content = body.get("content") if isinstance(body, dict) else body
+            # as `Page.from_body` reads it: a page without `content` has no records
+            content = (body.get("content") or []) if isinstance(body, dict) else body
             if not isinstance(content, list) or len(content) != self._count:
                 raise ServiceError(  # pragma: no cover - the skim read the same bytes
                     f"GET {self.endpoint}: a page's content changed between skim and decode",
