@@ -24,7 +24,9 @@ import logging
 import multiprocessing
 import os
 import pickle
+import select
 import threading
+import time
 import traceback
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
@@ -52,6 +54,7 @@ WORKER_MIN_BYTES = 32 * 2**20
 MAX_AUTO_WORKERS = 4
 INFLIGHT_PER_WORKER = 2  # pages sent to the pool and not yet applied, per worker
 START_METHOD = "forkserver"  # never fork: the page stream's event loop thread is running
+PARENT_POLL_SECONDS = 2.0  # a worker checks this often whether the run's process still lives
 
 Record = dict[str, Any]
 Pages = Iterable[tuple[Sequence[Record], datetime]]
@@ -337,11 +340,43 @@ def _shared_pool(workers: int) -> ProcessPoolExecutor:
                 atexit.register(_shutdown_pool)
                 _exit_hook = True
             _pool = ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context(START_METHOD)
+                max_workers=workers,
+                mp_context=multiprocessing.get_context(START_METHOD),
+                initializer=_follow_parent,
+                initargs=(os.getpid(),),
             )
             _pool_size = workers
             log.info("normalising pages in %d worker process(es)", workers)
         return _pool
+
+
+def _follow_parent(pid: int) -> None:
+    """Worker start-up: exit when the run's process `pid` ends, however it ends.
+
+    A pool's workers wait for work on a pipe they also hold open, so a run killed with SIGKILL
+    (or by the OOM killer) would leave them, and the forkserver, idle forever. A daemon thread
+    waits on a pidfd of the run's process (polls where pidfds are missing) and ends the worker.
+    """
+    try:
+        handle = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # pragma: no cover - not Linux >= 5.3
+        handle = None
+
+    def watch() -> None:
+        if handle is not None:
+            select.select([handle], [], [])
+        else:  # pragma: no cover - not Linux >= 5.3
+            while True:
+                time.sleep(PARENT_POLL_SECONDS)
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="follow-run-process", daemon=True).start()
 
 
 def _discard_pool(pool: ProcessPoolExecutor | None) -> None:

@@ -77,8 +77,12 @@ class LazyRecords(Sequence[Record]):
             # as `Page.from_body` reads it: a page without `content` has no records
             content = (body.get("content") or []) if isinstance(body, dict) else body
             if not isinstance(content, list) or len(content) != self._count:
-                raise ServiceError(  # pragma: no cover - the skim read the same bytes
-                    f"GET {self.endpoint}: a page's content changed between skim and decode",
+                # only if msgspec and orjson read the same bytes differently (e.g. a repeated
+                # `content` key): the records counted are not the records decoded
+                found = len(content) if isinstance(content, list) else "no list"
+                raise ServiceError(
+                    f"GET {self.endpoint}: the page's records decode to {found} where "
+                    f"{self._count} were counted on arrival; the body is ambiguous JSON",
                     endpoint=self.endpoint,
                 )
             self._records = content

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -351,3 +354,44 @@ def test_other_pages_still_arrive_as_lists() -> None:
     pages = [page for page, _at in PageStream(_ListClient, "things", [{}])]
     assert pages == [[{"a": 1}, {"a": 2}]]
     assert type(pages[0]) is list
+
+
+_POOL_THEN_WAIT = """
+import os, sys, time
+from assets import extract
+pool = extract._shared_pool(2)
+pids = {pool.submit(os.getpid).result() for _ in range(8)}
+print(" ".join(map(str, sorted(pids))), flush=True)
+time.sleep(120)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_workers_end_when_the_run_process_is_killed() -> None:
+    """A run killed with SIGKILL (or by the OOM killer) must not leave idle workers behind."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _POOL_THEN_WAIT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,  # the killed run's resource tracker warns about semaphores
+        cwd=Path(__file__).resolve().parents[2],
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        workers = [int(p) for p in proc.stdout.readline().split()]
+        assert workers and all(_alive(p) for p in workers)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in workers)
