@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import dagster as dg
 
@@ -41,6 +43,30 @@ def test_definitions_load_without_environment() -> None:
     code = "from pipelines.definitions import defs; defs.resolve_all_job_defs()"
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": "."}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
+
+
+def test_dagster_loads_the_workspace_as_make_dev_does(tmp_path: Path) -> None:
+    """`reservoir dev` runs `dagster dev -w workspace.yaml`; Dagster's loader takes the module's
+    one `Definitions` object and refuses a module with more than one at module scope."""
+    dagster = Path(sys.executable).with_name("dagster")
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}
+    env = {k: v for k, v in env.items() if not k.startswith("RESERVOIR_")}
+    result = subprocess.run(
+        [str(dagster), "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "All code locations passed validation" in result.stdout + result.stderr
+
+
+def test_only_one_definitions_object_at_module_scope() -> None:
+    module = importlib.import_module("pipelines.definitions")
+    found = [name for name, value in vars(module).items() if isinstance(value, dg.Definitions)]
+    assert found == ["defs"]
 
 
 def test_every_job_schedule_and_sensor_resolves() -> None:
