@@ -125,6 +125,7 @@ class ExtractReport:
     dropped_pii_fields: dict[str, int] = field(default_factory=dict)
     quarantine_files: list[str] = field(default_factory=list)
     cursor: Any = None
+    normalise_workers: int = 0  # worker processes that normalised its pages (0: this process)
 
     @property
     def quarantine_rate(self) -> float:
@@ -215,6 +216,7 @@ def run_spec(
                 received += page.nbytes
             if pool is None and workers and received > WORKER_MIN_BYTES:
                 pool = _shared_pool(workers)
+                report.normalise_workers = workers
             if pool is None:
                 apply(normalise_page(spec, normaliser, page, extracted_at))
                 continue

@@ -139,6 +139,7 @@ def _results(
                 "quarantine_reasons": dg.MetadataValue.json(report.reasons),
                 "requests_used": report.requests,
                 "calls": report.calls,
+                "normalise_workers": report.normalise_workers,
                 "bytes_written": tr.bytes_written,
                 "files_written": len(tr.files),
                 "unknown_fields": dg.MetadataValue.json(tr.unknown_fields),

@@ -200,6 +200,7 @@ def test_workers_land_the_same_files_as_the_asset_thread(
     # Byte for byte: the same parts, names and contents.
     assert _files(worker_lake, spec) == _files(thread_lake, spec)
 
+    assert (in_thread.normalise_workers, in_workers.normalise_workers) == (0, 1)
     assert in_workers.records == in_thread.records
     assert in_workers.quarantined == in_thread.quarantined
     assert in_workers.reasons == in_thread.reasons
