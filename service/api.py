@@ -1,7 +1,7 @@
 """`ReservationService`: one method per endpoint the pipeline reads.
 
-List methods are async generators of pages (lists of records, in no particular order across
-pages); single-object endpoints are coroutines returning JSON. Big lists use parallel id-keyset
+List methods are async generators of pages (sequences of records, in no particular order
+across pages; `LazyRecords` decoded where first used); single-object endpoints are coroutines returning JSON. Big lists use parallel id-keyset
 paging (see `service.paging`), so records changing during the read are neither skipped nor
 repeated. Where the interface and the notes spell a path differently, both are accepted.
 """
@@ -21,7 +21,7 @@ from service.filters import F, batch_ids, format_value
 from service.paging import Record, stream
 from service.throttle import ConcurrencyLimiter
 
-Pages = AsyncIterator[list[Record]]
+Pages = AsyncIterator[Sequence[Record]]  # lists, or `LazyRecords` decoded on first use
 
 RESERVATION_SECTIONS = (
     "RESERVEDRESOURCES",

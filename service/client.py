@@ -19,7 +19,7 @@ import random
 import threading
 import time
 import urllib.parse
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -271,7 +271,7 @@ class ServiceClient:
         params: QueryParams | None = None,
         template: str | None = None,
         size: int | None = None,
-    ) -> AsyncIterator[list[dict[str, Any]]]:
+    ) -> AsyncIterator[Sequence[dict[str, Any]]]:
         """All pages by page number: page 0 first, then the rest concurrently."""
         return iter_pages(self, path, params=params, template=template, size=size)
 
@@ -285,7 +285,7 @@ class ServiceClient:
         after: int | None = None,
         ordered: bool = False,
         size: int | None = None,
-    ) -> AsyncIterator[list[dict[str, Any]]]:
+    ) -> AsyncIterator[Sequence[dict[str, Any]]]:
         """All records by id-keyset paging, id ranges read in parallel (churn-safe)."""
         return iter_keyset(
             self,

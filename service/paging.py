@@ -31,7 +31,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("service.paging")
 
 Record = dict[str, Any]
-Emit = Callable[[list[Record]], Awaitable[None]]
+Emit = Callable[[Sequence[Record]], Awaitable[None]]
 Spawn = Callable[[Coroutine[Any, Any, Any]], "asyncio.Task[Any]"]
 
 QUEUE_PAGES_PER_SLOT = 2  # pages buffered per concurrency slot before readers wait
@@ -137,7 +137,7 @@ def _leaf(error: BaseException) -> BaseException:
 
 async def stream(
     run: Callable[[Emit, Spawn], Awaitable[None]], *, maxsize: int
-) -> AsyncIterator[list[Record]]:
+) -> AsyncIterator[Sequence[Record]]:
     """Run `run(emit, spawn)` in the background and yield what it emits, as it comes.
 
     Any failure of a reader cancels the others and is raised to the consumer; closing the
@@ -145,7 +145,7 @@ async def stream(
     """
     queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=max(1, maxsize))
 
-    async def emit(records: list[Record]) -> None:
+    async def emit(records: Sequence[Record]) -> None:
         if records:
             await queue.put(records)
 
@@ -198,7 +198,7 @@ def iter_pages(
     template: str | None = None,
     size: int | None = None,
     sort: str | None = None,
-) -> AsyncIterator[list[Record]]:
+) -> AsyncIterator[Sequence[Record]]:
     """Every record of a paged list by page number (not churn-safe; use keyset for big lists)."""
     template = template or endpoint_template(path)
     asked = size or client.config.page_size
@@ -311,7 +311,7 @@ def iter_keyset(
     after: int | None = None,
     ordered: bool = False,
     size: int | None = None,
-) -> AsyncIterator[list[Record]]:
+) -> AsyncIterator[Sequence[Record]]:
     """Every record with id > `after` by id-keyset paging; parallel unless `ordered`."""
     template = template or endpoint_template(path)
     asked = size or client.config.page_size

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -46,7 +46,7 @@ def run(coro: Coroutine[Any, Any, T] | Callable[[], Awaitable[T]]) -> T:
 def collect_pages(
     factory: Callable[[], AsyncIterator[list[Record]]],
     *,
-    on_page: Callable[[list[Record]], None] | None = None,
+    on_page: Callable[[Sequence[Record]], None] | None = None,
 ) -> int:
     """Consume `factory()` page by page in a private loop; returns the number of records."""
 
@@ -80,7 +80,7 @@ def extract(
     config: ServiceConfig,
     pick: Callable[[ReservationService], AsyncIterator[list[Record]]],
     *,
-    on_page: Callable[[list[Record]], None] | None = None,
+    on_page: Callable[[Sequence[Record]], None] | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     limiter: ConcurrencyLimiter | None = None,
     used_today: int = 0,
