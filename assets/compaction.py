@@ -20,7 +20,7 @@ from typing import Any
 
 import dagster as dg
 
-from assets.lake import Lake, QuarantineCompactionResult, writer_lock
+from assets.lake import Lake, QuarantineCompactionResult, compaction_lock, writer_lock
 from assets.schema import TABLES
 from pipelines.resources import LakeResource
 
@@ -33,7 +33,9 @@ from pipelines.resources import LakeResource
 )
 def compact_lake(context, lake: LakeResource) -> dict[str, int]:  # type: ignore[no-untyped-def]  # dagster checks the annotation by name
     store = lake.lake()
-    with writer_lock(store):
+    # Writers are kept out by the writer lock, warehouse builds (which list files and read them
+    # later) by the compaction lock: compaction deletes the files it has replaced.
+    with writer_lock(store), compaction_lock(store, shared=False):
         compacted = _compact_all(context, store, lake.compact_min_files)
         quarantine = _fold_quarantine(
             context, store, lake.compact_min_files, lake.quarantine_retention_days

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 
+from assets.lake import Lake, compaction_lock
 from warehouse.dictionary import column_docs
 from warehouse.lake import attach_lake, detach_lake
 from warehouse.macros import MACROS
@@ -93,39 +94,41 @@ def build_warehouse(
         shutil.copyfile(target, building)
 
     results: dict[str, ModelResult] = {}
-    con = duckdb.connect(str(building))
-    try:
-        con.execute("set TimeZone = 'UTC'")
-        con.execute(f"set memory_limit = {quote_literal(DEFAULT_MEMORY_LIMIT)}")
-        con.execute(f"set temp_directory = {quote_literal(str(data_dir / SPILL_DIR))}")
-        # Models are tables built once; keeping insertion order only costs memory.
-        con.execute("set preserve_insertion_order = false")
-        lake_files = attach_lake(con, data_dir / LAKE_DIR)
-        for macro in MACROS:
-            con.execute(macro)
-        for schema in SCHEMAS:
-            con.execute(f"create schema if not exists {quote_ident(schema)}")
-        as_of = as_of or _default_as_of(con)
-        _write_settings(con, build_id, as_of, reporting_range)
+    # Compaction deletes lake files that the views below name: it waits while this build reads.
+    with compaction_lock(Lake(data_dir / LAKE_DIR), shared=True):
+        con = duckdb.connect(str(building))
+        try:
+            con.execute("set TimeZone = 'UTC'")
+            con.execute(f"set memory_limit = {quote_literal(DEFAULT_MEMORY_LIMIT)}")
+            con.execute(f"set temp_directory = {quote_literal(str(data_dir / SPILL_DIR))}")
+            # Models are tables built once; keeping insertion order only costs memory.
+            con.execute("set preserve_insertion_order = false")
+            lake_files = attach_lake(con, data_dir / LAKE_DIR)
+            for macro in MACROS:
+                con.execute(macro)
+            for schema in SCHEMAS:
+                con.execute(f"create schema if not exists {quote_ident(schema)}")
+            as_of = as_of or _default_as_of(con)
+            _write_settings(con, build_id, as_of, reporting_range)
 
-        selected = _select(con, models, only) if incremental else set(models)
-        con.execute("begin transaction")  # one commit for all models: no per-model sync
-        for q, model in models.items():
-            if q in selected:
-                results[q] = _build_model(con, model)
-        _apply_comments(con, [models[q] for q in results])
-        con.execute("commit")
+            selected = _select(con, models, only) if incremental else set(models)
+            con.execute("begin transaction")  # one commit for all models: no per-model sync
+            for q, model in models.items():
+                if q in selected:
+                    results[q] = _build_model(con, model)
+            _apply_comments(con, [models[q] for q in results])
+            con.execute("commit")
 
-        detach_lake(con)
-        con.execute("checkpoint")
-        con.close()
-        _publish(building, target)
-    except BaseException:
-        con.close()
-        for leftover in (building, building.with_name(building.name + ".wal")):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
-        raise
+            detach_lake(con)
+            con.execute("checkpoint")
+            con.close()
+            _publish(building, target)
+        except BaseException:
+            con.close()
+            for leftover in (building, building.with_name(building.name + ".wal")):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
+            raise
     return BuildResult(
         path=target,
         build_id=build_id,
