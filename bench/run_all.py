@@ -145,6 +145,30 @@ def summarise_incremental(data: dict[str, Any], _: str) -> list[Row]:
     ]
 
 
+def summarise_workers(data: dict[str, Any], _: str) -> list[Row]:
+    by: dict[int, list[dict[str, Any]]] = {}
+    for run in data.get("runs", []):
+        by.setdefault(run["workers"], []).append(run)
+
+    def span(values: list[float]) -> str:
+        low, high = min(values), max(values)
+        return f"{low:.1f}" if low == high else f"{low:.1f}-{high:.1f}"
+
+    rows: list[Row] = []
+    for workers, runs in sorted(by.items()):
+        rows.append(
+            (
+                f"reservation details, {workers} normaliser workers: wall s (fetching / "
+                "workers' CPU s)",
+                f"{span([r['wall_seconds'] for r in runs])} "
+                f"({span([r['fetching_cpu_seconds'] for r in runs])} / "
+                f"{span([r['worker_cpu_seconds'] for r in runs])})",
+                "",
+            )
+        )
+    return rows
+
+
 def summarise_models(data: dict[str, Any], _: str) -> list[Row]:
     full, inc = data.get("full", {}), data.get("incremental", {})
     return [
@@ -184,6 +208,13 @@ BENCHES: tuple[Bench, ...] = (
         summarise_incremental,
     ),
     Bench("models", ("--scale", "medium"), "models-medium", summarise_models),
+    # Normalisation in worker processes (the pipeline's full refresh), reservation details.
+    Bench(
+        "workers",
+        ("--scale", "medium", "--workers", "0,1,2", "--repeat", "2"),
+        "workers-medium",
+        summarise_workers,
+    ),
 )
 
 
