@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
+import httpx
 import pyarrow.parquet as pq
 import pytest
 
@@ -89,3 +90,41 @@ def test_malformed_records_are_quarantined_not_landed(sandbox: object, tmp_path:
     assert 77 not in current.column("status").to_pylist()
     assert current.column("reservation_id").null_count == 0
     assert set(current.column("_batch_kind").to_pylist()) == {"delta"}
+
+
+LINEAGE = {"_batch_id", "_batch_kind", "_extracted_at"}
+
+
+def _content(lake: Lake, table: str) -> list[tuple[object, ...]]:
+    current = lake.current(table)
+    names = [n for n in current.column_names if n not in LINEAGE]
+    return sorted(zip(*(current.column(n).to_pylist() for n in names), strict=True), key=repr)
+
+
+def test_worker_processes_land_what_the_run_process_lands_through_faults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages arrive undecoded over HTTP through 503s, dropped connections and truncated bodies
+    (retried by the client), then are decoded and normalised in a worker process or in the
+    run's own process: the lake is the same."""
+    runner = pytest.importorskip("sandbox.runner")
+    from assets import extract
+
+    monkeypatch.setattr(extract, "WORKER_MIN_BYTES", 0)  # every page of the stream to the pool
+    faults = {"http_503": 0.05, "drop": 0.05, "truncate": 0.05}
+    lakes = {}
+    with runner.run_sandbox(runner.SandboxSettings(faults=faults)) as handle:
+        for workers in (0, 1):
+            resources = _resources(handle, tmp_path / str(workers), normalise_workers=workers)
+            result = dg.materialize(reservations.assets[:1], resources=resources)
+            assert result.success
+            events = result.get_asset_materialization_events()
+            used = {e.materialization.metadata["normalise_workers"].value for e in events}
+            assert used == {workers}
+            lakes[workers] = resources["lake"].lake()  # type: ignore[attr-defined]
+        stats = httpx.get(handle.admin_url + "/stats", timeout=10).json()  # type: ignore[attr-defined]
+    injected = stats["faults"]["injected"]
+    assert all(injected[name] > 0 for name in faults), injected  # the retries were exercised
+    for table in ("reservations", "reserved_resources", "bill_lines", "reservation_subjects"):
+        thread, pool = _content(lakes[0], table), _content(lakes[1], table)
+        assert thread and pool == thread, table
