@@ -33,7 +33,7 @@ def _proc_cpu(pid: int) -> float:
 
 def child(base_url: str, secret: str, data_dir: str, workers: int, spec_name: str) -> None:
     """One extraction in this process; prints one JSON line."""
-    from assets import extract
+    from assets import workers as pools
     from assets.extract import ExtractSettings, run_spec
     from assets.lake import Lake, new_batch_id
     from assets.specs import SPECS
@@ -58,7 +58,7 @@ def child(base_url: str, secret: str, data_dir: str, workers: int, spec_name: st
     )
     wall = time.perf_counter() - started
     cpu = time.process_time() - cpu0
-    pool = extract._pool
+    pool = pools._pool
     worker_cpu = sum(_proc_cpu(pid) for pid in pool._processes) if pool is not None else 0.0
     print(
         json.dumps(

@@ -25,7 +25,7 @@ import pytest
 
 import assets.pages
 import service.lazy
-from assets import extract
+from assets import extract, workers
 from assets.extract import (
     ExtractReport,
     ExtractSettings,
@@ -154,13 +154,13 @@ def workers_always(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every page goes to the pool; records each pool request (its size)."""
     monkeypatch.setattr(extract, "WORKER_MIN_BYTES", 0)
     requested: list[int] = []
-    shared = extract._shared_pool
+    shared = workers.shared_pool
 
-    def spy(workers: int) -> Any:
-        requested.append(workers)
-        return shared(workers)
+    def spy(count: int) -> Any:
+        requested.append(count)
+        return shared(count)
 
-    monkeypatch.setattr(extract, "_shared_pool", spy)
+    monkeypatch.setattr(workers, "shared_pool", spy)
     return requested
 
 
@@ -277,19 +277,19 @@ def test_an_unpicklable_error_is_sent_back_as_text(monkeypatch: pytest.MonkeyPat
     def fails(*args: Any) -> Any:
         raise Local("boom")
 
-    monkeypatch.setattr(extract, "normalise_page", fails)
-    job = extract._Job("reservations", BATCH, "full", False)
+    monkeypatch.setattr(workers, "normalise_page", fails)
+    job = workers.Job("reservations", BATCH, "full", False)
     with pytest.raises(NormaliseWorkerError, match="Local: boom"):
-        extract._normalise_in_worker(job, [reservation(1)], datetime.now(UTC))
+        workers.normalise_in_worker(job, [reservation(1)], datetime.now(UTC))
 
 
 def test_small_specs_and_unregistered_specs_stay_in_the_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def no_pool(workers: int) -> Any:
+    def no_pool(count: int) -> Any:
         raise AssertionError("no pool expected")
 
-    monkeypatch.setattr(extract, "_shared_pool", no_pool)
+    monkeypatch.setattr(workers, "shared_pool", no_pool)
     spec = SPEC["reservations"]
     bodies = _bodies(_reservations())
     # Below WORKER_MIN_BYTES of JSON (here: just below what the stream brings) no pool starts.
@@ -305,8 +305,8 @@ def test_small_specs_and_unregistered_specs_stay_in_the_thread(
 def test_automatic_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
     assert extract.worker_count(0) == 0
     assert extract.worker_count(3) == 3
-    for cores, expected in ((1, 0), (2, 2), (3, 3), (16, extract.MAX_AUTO_WORKERS)):
-        monkeypatch.setattr(extract.os, "sched_getaffinity", lambda _, n=cores: set(range(n)))
+    for cores, expected in ((1, 0), (2, 2), (3, 3), (16, workers.MAX_AUTO_WORKERS)):
+        monkeypatch.setattr(workers.os, "sched_getaffinity", lambda _, n=cores: set(range(n)))
         assert extract.worker_count(None) == expected
     with pytest.raises(ValueError, match="0 or more"):
         extract.worker_count(-1)
@@ -359,8 +359,8 @@ def test_other_pages_still_arrive_as_lists() -> None:
 
 _POOL_THEN_WAIT = """
 import os, sys, time
-from assets import extract
-pool = extract._shared_pool(2)
+from assets import workers
+pool = workers.shared_pool(2)
 pids = {pool.submit(os.getpid).result() for _ in range(8)}
 print(" ".join(map(str, sorted(pids))), flush=True)
 time.sleep(120)
@@ -387,12 +387,12 @@ def test_workers_end_when_the_run_process_is_killed() -> None:
     )
     try:
         assert proc.stdout is not None
-        workers = [int(p) for p in proc.stdout.readline().split()]
-        assert workers and all(_alive(p) for p in workers)
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert pids and all(_alive(p) for p in pids)
     finally:
         proc.kill()
         proc.wait(10)
     deadline = time.monotonic() + 10
-    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_alive(p) for p in workers)
+    assert not any(_alive(p) for p in pids)

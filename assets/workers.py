@@ -1,0 +1,220 @@
+"""Worker processes that decode and normalise pages for `assets.extract.run_spec`.
+
+One pool per process, started on first need and reused by later specs and runs
+(`shared_pool`). A worker gets a `Job` (which spec, batch and PII setting) and a page, which
+arrives undecoded when it is `LazyRecords` (it pickles as its bytes), and returns a `PageResult`
+(`normalise_page`: the same function the run's own thread uses, so both paths behave alike).
+Specs hold callables and do not pickle: a worker looks its spec up by name (`SPECS_BY_NAME`), so
+only registered specs are sent to the pool (`registered`).
+
+Workers start by "forkserver" (never fork: the page stream's event loop thread is running),
+which imports the main module in each worker: a script that calls `run_spec` must do so under
+`if __name__ == "__main__":`. Each worker follows the run's process and ends with it, however it
+ends (`follow_parent`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import logging
+import multiprocessing
+import os
+import pickle
+import select
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from assets.normalise import Normalised, Normaliser
+from assets.specs import SPECS, EndpointSpec
+from service.lazy import LazyRecords
+
+log = logging.getLogger("assets.workers")
+MAX_AUTO_WORKERS = 4
+START_METHOD = "forkserver"  # never fork: the page stream's event loop thread is running
+PARENT_POLL_SECONDS = 2.0  # a worker checks this often whether the run's process still lives
+
+Record = dict[str, Any]
+
+
+class NormaliseWorkerDied(RuntimeError):
+    """A normaliser worker process ended abruptly; the table's batch was not committed."""
+
+
+class NormaliseWorkerError(RuntimeError):
+    """An error in a normaliser worker that could not be sent back as itself (not picklable)."""
+
+
+def worker_count(setting: int | None) -> int:
+    """Worker processes for a `normalise_workers` setting (None = one per core, see below)."""
+    if setting is None:
+        try:
+            cores = len(os.sched_getaffinity(0))  # the cores this process may run on
+        except AttributeError:  # pragma: no cover - not on Linux
+            cores = os.cpu_count() or 1
+        # One per core: the process that fetches needs well under a core once it no longer
+        # decodes (`python -m bench.workers` at medium scale on 2 vCPUs: 2 workers 11.0-11.1 s,
+        # 1 worker 13.9-14.7 s, none 14.1-14.4 s); with one core a worker only adds transfers.
+        return 0 if cores < 2 else min(MAX_AUTO_WORKERS, cores)
+    if setting < 0:
+        raise ValueError(
+            f"normalise_workers must be 0 or more (or None = automatic), got {setting}"
+        )
+    return setting
+
+
+class PageResult(NamedTuple):
+    """One page as the asset thread applies it: the page's cursor candidate (the largest
+    integer `cursor_field`, before `record_filter`) and its normalised tables (None when the
+    filter left no record)."""
+
+    cursor: int | None
+    normalised: Normalised | None
+
+
+def normalise_page(
+    spec: EndpointSpec, normaliser: Normaliser, page: Sequence[Record], extracted_at: datetime
+) -> PageResult:
+    """Decode (a `LazyRecords` page), take the cursor candidate, filter and normalise one page."""
+    records = page.records() if isinstance(page, LazyRecords) else page
+    if not isinstance(records, list):
+        records = list(records)
+    top: int | None = None
+    if spec.cursor_field is not None:
+        seen = [r.get(spec.cursor_field) for r in records]
+        top = max((v for v in seen if isinstance(v, int)), default=None)
+    if spec.record_filter is not None:
+        records = [r for r in records if spec.record_filter(r)]
+    if not records:
+        return PageResult(top, None)
+    return PageResult(top, normaliser.normalise(records, extracted_at))
+
+
+SPECS_BY_NAME: dict[str, EndpointSpec] = {s.name: s for s in SPECS}
+
+
+def registered(spec: EndpointSpec) -> bool:
+    """Whether a worker can find this very spec by its name."""
+    return SPECS_BY_NAME.get(spec.name) is spec
+
+
+class Job(NamedTuple):
+    """What a worker needs besides the page to normalise it as `run_spec` would."""
+
+    spec: str
+    batch_id: str
+    batch_kind: str
+    include_pii: bool
+
+
+@functools.lru_cache(maxsize=16)
+def worker_normaliser(job: Job) -> Normaliser:
+    return Normaliser(
+        SPECS_BY_NAME[job.spec],
+        batch_id=job.batch_id,
+        batch_kind=job.batch_kind,
+        include_pii=job.include_pii,
+    )
+
+
+def normalise_in_worker(job: Job, page: Sequence[Record], extracted_at: datetime) -> PageResult:
+    """Runs in a worker process: the page arrives undecoded (`LazyRecords`) and is decoded here."""
+    try:
+        return normalise_page(SPECS_BY_NAME[job.spec], worker_normaliser(job), page, extracted_at)
+    except Exception as exc:
+        try:  # the error travels back pickled; one that cannot would break the whole pool
+            pickle.loads(pickle.dumps(exc))
+        except Exception:
+            detail = "".join(traceback.format_exception(exc)).rstrip()
+            raise NormaliseWorkerError(
+                f"{type(exc).__name__}: {exc} (in a normaliser worker)\n{detail}"
+            ) from None
+        raise
+
+
+_pool_lock = threading.Lock()
+_pool: ProcessPoolExecutor | None = None
+_pool_size = 0
+_exit_hook = False
+
+
+def shared_pool(workers: int) -> ProcessPoolExecutor:
+    """This process's worker pool (created on first need, replaced when the size changes)."""
+    global _pool, _pool_size, _exit_hook
+    with _pool_lock:
+        if _pool is None or _pool_size != workers:
+            if _pool is not None:
+                _pool.shutdown(wait=False)  # work already submitted still completes
+            if not _exit_hook:
+                atexit.register(shutdown_pool)
+                _exit_hook = True
+            _pool = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context(START_METHOD),
+                initializer=follow_parent,
+                initargs=(os.getpid(),),
+            )
+            _pool_size = workers
+            log.info("normalising pages in %d worker process(es)", workers)
+        return _pool
+
+
+def follow_parent(pid: int) -> None:
+    """Worker start-up: exit when the run's process `pid` ends, however it ends.
+
+    A pool's workers wait for work on a pipe they also hold open, so a run killed with SIGKILL
+    (or by the OOM killer) would leave them, and the forkserver, idle forever. A daemon thread
+    waits on a pidfd of the run's process (polls where pidfds are missing) and ends the worker.
+    """
+    try:
+        handle = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # pragma: no cover - not Linux >= 5.3
+        handle = None
+
+    def watch() -> None:
+        if handle is not None:
+            select.select([handle], [], [])
+        else:  # pragma: no cover - not Linux >= 5.3
+            while True:
+                time.sleep(PARENT_POLL_SECONDS)
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="follow-run-process", daemon=True).start()
+
+
+def discard_pool(pool: ProcessPoolExecutor | None) -> None:
+    """Forget a broken pool so the next spec or run starts a new one."""
+    global _pool, _pool_size
+    with _pool_lock:
+        if pool is not None and pool is _pool:
+            _pool, _pool_size = None, 0
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def shutdown_pool() -> None:
+    global _pool, _pool_size
+    with _pool_lock:
+        pool, _pool, _pool_size = _pool, None, 0
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def died_message(table: str, exc: BaseException) -> str:
+    return (
+        f"table {table!r}: a normaliser worker process ended abruptly while normalising pages "
+        f"({exc}; killed, out of memory or crashed); nothing of this table was committed in this "
+        "run (records quarantined so far are kept). The next run starts new workers; set "
+        "normalise_workers=0 to normalise in the asset's own process."
+    )
