@@ -43,7 +43,7 @@ from service.errors import (
     ServiceError,
     ServiceUnavailable,
 )
-from service.lazy import NOT_LAZY, NotLazy, loads, skim
+from service.lazy import loads, skim
 from service.paging import Page, iter_keyset, iter_pages
 from service.secrets import Secret, install_log_redaction, redact, redact_headers
 from service.stats import RequestStats, endpoint_template
@@ -260,9 +260,10 @@ class ServiceClient:
             template=template,
             headers=headers,
             expect_page=True,
-            skim_key=key if lazy else NOT_LAZY,
+            lazy=lazy,
+            key=key,
         )
-        return body if isinstance(body, Page) else Page.from_body(body, status)
+        return Page.from_body(body, status)
 
     def iter_pages(
         self,
@@ -359,7 +360,8 @@ class ServiceClient:
         template: str | None,
         headers: Mapping[str, str] | None,
         expect_page: bool = False,
-        skim_key: str | NotLazy | None = NOT_LAZY,
+        lazy: bool = False,
+        key: str | None = None,
     ) -> tuple[int, Any]:
         template = template or endpoint_template(path)
         path = path.lstrip("/")
@@ -368,7 +370,7 @@ class ServiceClient:
         # request succeeds at once. A failed first attempt is handed to stamina as its attempt
         # 1, so the waits, Retry-After, the bounds and the logs are stamina's as before.
         try:
-            return await self._get_once(path, params, template, headers, expect_page, skim_key)
+            return await self._get_once(path, params, template, headers, expect_page, lazy, key)
         except _Transient as exc:
             last: _Transient = exc
         replay: _Transient | None = last
@@ -383,7 +385,7 @@ class ServiceClient:
                     self.stats.count_retry(last.reason)
                     try:
                         return await self._get_once(
-                            path, params, template, headers, expect_page, skim_key
+                            path, params, template, headers, expect_page, lazy, key
                         )
                     except _Transient as exc:
                         last = exc
@@ -412,7 +414,8 @@ class ServiceClient:
         template: str,
         headers: Mapping[str, str] | None,
         expect_page: bool,
-        skim_key: str | NotLazy | None = NOT_LAZY,
+        lazy: bool = False,
+        key: str | None = None,
     ) -> tuple[int, Any]:
         header = await self.auth.header()
         response = await self._send_once("GET", path, params, template, header, headers=headers)
@@ -428,13 +431,10 @@ class ServiceClient:
             return status, None
         if status >= 400:
             self._raise_for_status(response, template, "GET")
-        if expect_page and not isinstance(skim_key, NotLazy):
-            skimmed = skim(response.content, skim_key, template)
+        if expect_page and lazy:
+            skimmed = skim(response.content, key, template)
             if skimmed is not None:
-                declared = skimmed.declared
-                if declared is not None and declared != len(skimmed.records):
-                    raise _Transient("page envelope does not match its content", status=status)
-                return status, Page.from_skim(skimmed)
+                return status, skimmed
         try:
             body = loads(response.content)
         except orjson.JSONDecodeError as exc:

@@ -15,6 +15,7 @@ A page the skim cannot read (truncated or malformed JSON, a record that is not a
 path still applies to it. The skim is not a full validation: a body whose skipped parts msgspec
 accepts and orjson refuses (an invalid UTF-8 byte inside a string, a number beyond a double) is
 found when the page is decoded, and raised there as a `ServiceError` naming the endpoint.
+`Page.from_body` reads a skimmed body as it reads a decoded one.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import functools
 import gc
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple, overload
+from typing import Any, overload
 
 import msgspec
 import orjson
@@ -147,52 +148,29 @@ def _decoder(key: str | None) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(envelope | list[item])  # type: ignore[valid-type]
 
 
-def _as_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-class NotLazy:
-    """Marks a read whose pages are decoded on arrival (`NOT_LAZY`)."""
-
-
-NOT_LAZY = NotLazy()
-
-
-class Skimmed(NamedTuple):
-    """A page body as the skim read it: the records undecoded, the envelope as sent."""
-
-    records: LazyRecords
-    bare: bool  # a bare JSON array, not an envelope
-    size: int | None = None
-    number: int | None = None
-    total_elements: int | None = None
-    total_pages: int | None = None
-    last: bool | None = None
-    declared: int | None = None  # numberOfElements
-
-
-def skim(body: bytes, key: str | None, endpoint: str) -> Skimmed | None:
-    """The page in `body` with its records left undecoded, or None when the skim cannot read
-    it (the caller then decodes it eagerly, with every check of that path)."""
+def skim(body: bytes, key: str | None, endpoint: str) -> dict[str, Any] | LazyRecords | None:
+    """`body` as the eager decode would give it, but with the records left undecoded: the
+    envelope with `LazyRecords` as its `content` (a bare array: the `LazyRecords` itself), for
+    `Page.from_body`. None when the skim cannot vouch for the page (not readable, a `content`
+    that is null, a `numberOfElements` that is not the count): the caller then decodes it
+    eagerly, whose checks say what is wrong."""
     try:
         page = _decoder(key).decode(body)
     except msgspec.MsgspecError:
         return None
     if isinstance(page, list):
         keys = [item.key for item in page] if key else [None] * len(page)
-        return Skimmed(LazyRecords(body, len(page), keys, endpoint), bare=True)
-    if page.content is None:  # an explicit null: the eager path's checks say what it is
+        return LazyRecords(body, len(page), keys, endpoint)
+    if page.content is None:
         return None
     items = [] if page.content is msgspec.UNSET else page.content
+    declared = page.numberOfElements
+    if isinstance(declared, int) and declared != len(items):
+        return None
     keys = [item.key for item in items] if key else [None] * len(items)
-    last = page.last
-    return Skimmed(
-        LazyRecords(body, len(items), keys, endpoint),
-        bare=False,
-        size=_as_int(page.size),
-        number=_as_int(page.number),
-        total_elements=_as_int(page.totalElements),
-        total_pages=_as_int(page.totalPages),
-        last=last if isinstance(last, bool) else None,
-        declared=_as_int(page.numberOfElements),
-    )
+    envelope: dict[str, Any] = {"content": LazyRecords(body, len(items), keys, endpoint)}
+    for name in (*_ENVELOPE_INTS, "last"):
+        value = getattr(page, name)
+        if value is not None:
+            envelope[name] = value
+    return envelope

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from service.errors import BadRequest, ServiceError
-from service.lazy import LazyRecords, Skimmed
+from service.lazy import LazyRecords
 from service.stats import endpoint_template
 
 if TYPE_CHECKING:
@@ -67,11 +67,13 @@ class Page:
     def from_body(cls, body: Any, status: int = 200) -> Page:
         if status == 204 or body is None:
             return cls(content=[], last=True, total_elements=0, total_pages=0)
-        if isinstance(body, list):
+        if isinstance(body, list | LazyRecords):  # a bare array, decoded or skimmed
             return cls(content=body, last=True, total_elements=len(body))
         if not isinstance(body, dict):
             raise ServiceError(f"unexpected page body of type {type(body).__name__}")
-        content = body.get("content") or []
+        content = body.get("content")
+        if not isinstance(content, LazyRecords):  # a skimmed page stays undecoded, empty or not
+            content = content or []
 
         def as_int(name: str) -> int | None:
             value = body.get(name)
@@ -85,20 +87,6 @@ class Page:
             total_elements=as_int("totalElements"),
             total_pages=as_int("totalPages"),
             last=last if isinstance(last, bool) else None,
-        )
-
-    @classmethod
-    def from_skim(cls, skimmed: Skimmed) -> Page:
-        """The page the skim read, its records still undecoded (`service.lazy`)."""
-        if skimmed.bare:
-            return cls(content=skimmed.records, last=True, total_elements=len(skimmed.records))
-        return cls(
-            content=skimmed.records,
-            size=skimmed.size,
-            number=skimmed.number,
-            total_elements=skimmed.total_elements,
-            total_pages=skimmed.total_pages,
-            last=skimmed.last,
         )
 
     def effective_size(self, asked: int) -> int:

@@ -38,6 +38,7 @@ from assets.pages import PageStream
 from assets.specs import SPECS, EndpointSpec
 from service.errors import ServiceError
 from service.lazy import LazyRecords, skim
+from service.paging import Page
 from tests.assets.fake_service import reservation
 
 BATCH = "20260101T000000Z-0000beef"
@@ -116,7 +117,9 @@ class LazyClient:
         for body in self.bodies:
             skimmed = skim(body, KEYS[self.method], "/" + self.method)
             assert skimmed is not None
-            yield skimmed.records
+            page = Page.from_body(skimmed).content
+            assert isinstance(page, LazyRecords)
+            yield page
 
 
 class _Clock(datetime):
@@ -254,7 +257,7 @@ def test_a_dead_worker_fails_the_run_clearly_and_the_next_run_works(
     first = skim(_bodies([reservation(1)])[0], "reservationId", "/reservations")
     assert first is not None  # an undecoded page: its bytes start the pool
     pages: list[tuple[Any, datetime]] = [
-        (first.records, now),
+        (Page.from_body(first).content, now),
         (_KillsTheWorker(), now),
         ([reservation(2)], now),
     ]

@@ -38,7 +38,7 @@ def test_a_skimmed_page_is_the_page_the_eager_decode_gives(body: Any) -> None:
     data = orjson.dumps(body)
     skimmed = skim(data, "unitId", "/units")
     assert skimmed is not None
-    lazy, eager = Page.from_skim(skimmed), Page.from_body(orjson.loads(data))
+    lazy, eager = Page.from_body(skimmed), Page.from_body(orjson.loads(data))
     assert isinstance(lazy.content, LazyRecords)
     assert lazy.content._records is None  # nothing decoded yet
     assert len(lazy.content) == len(eager.content)
@@ -63,6 +63,7 @@ def test_a_skimmed_page_is_the_page_the_eager_decode_gives(body: Any) -> None:
         pytest.param(b'{"content": 5}', id="content-not-a-list"),
         pytest.param(b'{"content": [{"unitId": 1, "x": tru}]}', id="malformed"),
         pytest.param(b'"just a string"', id="not-a-page"),
+        pytest.param(b'{"content": [{"unitId": 1}], "numberOfElements": 2}', id="count-mismatch"),
     ],
 )
 def test_what_the_skim_cannot_read_goes_to_the_eager_path(data: bytes) -> None:
@@ -73,16 +74,19 @@ def test_a_page_the_skim_accepts_but_json_refuses_fails_clearly_when_decoded() -
     # msgspec skips the invalid UTF-8 inside a string it does not read; orjson refuses it.
     data = b'{"content": [{"unitId": 1, "name": "\xff\xfe"}]}'
     skimmed = skim(data, "unitId", "/units")
-    assert skimmed is not None and skimmed.records.key_values == [1]
+    assert skimmed is not None
+    page = Page.from_body(skimmed).content
+    assert isinstance(page, LazyRecords) and page.key_values == [1]
     with pytest.raises(ServiceError, match="GET /units: a page that arrived whole is not valid"):
-        skimmed.records.records()
+        page.records()
 
 
 def test_an_undecoded_page_pickles_as_its_bytes() -> None:
     data = orjson.dumps({"content": records("unitId", [1, 2, 3])})
     skimmed = skim(data, "unitId", "/units")
     assert skimmed is not None
-    page = skimmed.records
+    page = Page.from_body(skimmed).content
+    assert isinstance(page, LazyRecords)
     copy = pickle.loads(pickle.dumps(page))
     assert isinstance(copy, LazyRecords) and copy._records is None
     assert copy.nbytes == len(data) and copy.key_values == [1, 2, 3]
