@@ -46,18 +46,14 @@ import pyarrow.compute as pc
 
 from assets import reconcile
 from assets.extract import ExtractSettings, QuarantineRateExceeded, run_spec
-from assets.lake import (
-    DEFAULT_FLUSH_ROWS,
-    DEFAULT_LOCK_TIMEOUT,
-    Lake,
-    PartWriter,
-    new_batch_id,
-    writer_lock,
-)
 from assets.normalise import Normaliser
 from assets.pages import service_requests
-from assets.schema import TABLES, Table
 from assets.specs import SPECS, EndpointSpec
+from lake.locks import DEFAULT_LOCK_TIMEOUT, writer_lock
+from lake.parts import DEFAULT_FLUSH_ROWS, PartWriter, new_batch_id
+from lake.schema import Table
+from lake.store import Lake
+from lake.tables import TABLES
 from service.errors import BadRequest
 
 log = logging.getLogger("assets.changes")

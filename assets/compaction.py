@@ -20,8 +20,10 @@ from typing import Any
 
 import dagster as dg
 
-from assets.lake import Lake, QuarantineCompactionResult, compaction_lock, writer_lock
-from assets.schema import TABLES
+from lake.compaction import QuarantineCompactionResult, compact, compact_quarantine
+from lake.locks import compaction_lock, writer_lock
+from lake.store import Lake
+from lake.tables import TABLES
 from pipelines.resources import LakeResource
 
 
@@ -55,7 +57,7 @@ def compact_lake(context, lake: LakeResource) -> dict[str, int]:  # type: ignore
 def _compact_all(context: dg.OpExecutionContext, store: Lake, min_files: int) -> dict[str, int]:
     compacted: dict[str, int] = {}
     for table in sorted(TABLES):
-        result = store.compact(table, min_files=min_files)
+        result = compact(store, table, min_files=min_files)
         if result.removed:
             compacted[table] = result.files_before
             context.log.info(
@@ -69,7 +71,9 @@ def _fold_quarantine(
 ) -> list[QuarantineCompactionResult]:
     results: list[QuarantineCompactionResult] = []
     for table in store.quarantine_tables():
-        result = store.compact_quarantine(table, min_files=min_files, retention_days=retention_days)
+        result = compact_quarantine(
+            store, table, min_files=min_files, retention_days=retention_days
+        )
         if result.leftovers:
             context.log.warning(
                 f"quarantine {table}: removed {len(result.leftovers)} files an interrupted "

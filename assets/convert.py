@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from assets.schema import MONEY, TIMESTAMP
+from lake.schema import MONEY, TIMESTAMP
 
 EXACT_INT_LIMIT = 2.0**53  # larger integers are not exact after a trip through JSON doubles
 MONEY_LIMIT = 1e15  # decimal128(18, 2) holds 16 integer digits; keep a margin below it

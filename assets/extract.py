@@ -26,7 +26,6 @@ from datetime import date, datetime
 from typing import Any
 
 from assets import progress, workers
-from assets.lake import DEFAULT_FLUSH_ROWS, Lake, PartWriter
 from assets.normalise import Normaliser
 from assets.pages import PageStream, requests_used
 from assets.specs import EndpointSpec, FanOut
@@ -37,6 +36,8 @@ from assets.workers import (
     normalise_page,
     worker_count,
 )
+from lake.parts import DEFAULT_FLUSH_ROWS, PartWriter
+from lake.store import Lake
 from service.lazy import LazyRecords
 
 log = logging.getLogger("assets.extract")

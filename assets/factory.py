@@ -14,9 +14,9 @@ import dagster as dg
 import pyarrow.parquet as pq
 
 from assets.extract import ExtractReport, ExtractSettings, QuarantineRateExceeded, run_spec
-from assets.lake import writer_lock
-from assets.schema import Table
 from assets.specs import CHILD_DESCRIPTIONS, EndpointSpec
+from lake.locks import writer_lock
+from lake.schema import Table
 from pipelines.resources import LakeResource, ReservationServiceResource
 
 KINDS = {"python", "parquet"}

@@ -29,8 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from assets.convert import _ARROW_ERRORS, CONVERTERS, WIRE_TYPES, from_wire
-from assets.schema import QUARANTINE_SCHEMA, TIMESTAMP, Column, Table
 from assets.specs import EndpointSpec, Section
+from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Column, Table
 
 Record = dict[str, Any]
 Columns = dict[str, list[Any]]

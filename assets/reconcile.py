@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from assets.lake import Lake
 from assets.pages import service_requests
+from lake.store import Lake
 
 if TYPE_CHECKING:
     from assets.changes import ChangeRun, Landing

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from assets.lake import Lake
-from assets.schema import TABLES, Table
+from lake.schema import Table
+from lake.store import Lake
+from lake.tables import TABLES
 
 AVAILABILITY_WINDOW_DAYS = 31  # the availability endpoint refuses more arrival dates per call
 

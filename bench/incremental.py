@@ -45,7 +45,7 @@ from assets.changes import (
     read_cursor,
     refresh_warehouse,
 )
-from assets.lake import Lake
+from lake.store import Lake
 from pipelines.resources import ReservationServiceResource
 from pipelines.sensors import feed_decision, poll_high_water
 

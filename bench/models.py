@@ -54,8 +54,9 @@ print(json.dumps({
 def generate_lake(data_dir: Path, scale: str, seed: int) -> dict[str, Any]:
     """Extract every spec from an in-process sandbox into `data_dir/lake`."""
     from assets.extract import ExtractSettings, run_spec
-    from assets.lake import Lake, new_batch_id
     from assets.specs import SPECS
+    from lake.parts import new_batch_id
+    from lake.store import Lake
     from sandbox.runner import SandboxSettings, run_sandbox
     from service.api import ReservationService
     from service.config import ServiceConfig

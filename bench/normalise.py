@@ -32,9 +32,10 @@ from typing import Any
 import orjson
 
 from assets.extract import ExtractSettings, run_spec
-from assets.lake import Lake, new_batch_id
 from assets.normalise import Normaliser
 from assets.specs import SPECS, EndpointSpec
+from lake.parts import new_batch_id
+from lake.store import Lake
 
 PAGE_SIZE = 1000
 POOL = 2000  # distinct template records; pages reuse them with fresh reservation ids

@@ -35,8 +35,9 @@ def child(base_url: str, secret: str, data_dir: str, workers: int, spec_name: st
     """One extraction in this process; prints one JSON line."""
     from assets import workers as pools
     from assets.extract import ExtractSettings, run_spec
-    from assets.lake import Lake, new_batch_id
     from assets.specs import SPECS
+    from lake.parts import new_batch_id
+    from lake.store import Lake
     from service.api import ReservationService
     from service.config import ServiceConfig
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import dagster as dg
 
-from assets.lake import DEFAULT_FLUSH_ROWS, Lake, new_batch_id
+from lake.parts import DEFAULT_FLUSH_ROWS, new_batch_id
+from lake.store import Lake
 
 DEFAULT_MAX_CONCURRENCY = 15  # the service caps concurrent calls per IP address at 15
 DEFAULT_PAGE_SIZE = 1000

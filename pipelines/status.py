@@ -21,7 +21,7 @@ RUNS_SHOWN = 5
 
 
 def _cursor(settings: Settings) -> dict[str, Any] | None:
-    from assets.lake import Lake
+    from lake.store import Lake
 
     lake = Lake(settings.lake_dir)
     try:

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import duckdb
 
-from assets.lake import Lake, compaction_lock
+from lake.locks import compaction_lock
+from lake.sql import quote_ident, quote_literal
+from lake.store import Lake
 from warehouse.dictionary import column_docs
 from warehouse.lake import attach_lake, detach_lake
 from warehouse.macros import MACROS
 from warehouse.models import LAYERS, Model, discover_models, resolve, upstream
-from warehouse.sqltext import quote_ident, quote_literal
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 LAKE_DIR = "lake"

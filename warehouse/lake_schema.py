@@ -1,6 +1,6 @@
 """The lake tables the warehouse reads: columns and DuckDB types, keys, parent tables.
 
-Derived from the one definition of the lake in `assets/schema.py` (docs/contracts.md section 3),
+Derived from the one definition of the lake in `lake/tables.py` (docs/contracts.md section 3),
 so the writer and the reader cannot drift apart. The builder uses it to cast what it reads, to
 build correctly-typed empty relations for missing tables, and to derive the current-state rule
 (latest row per key, tombstones, full batches, child replacement). Personal-data columns are left
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from assets.schema import TABLES as LAKE_TABLES
+from lake.tables import TABLES as LAKE_TABLES
 
 BIGINT = "BIGINT"
 TEXT = "VARCHAR"

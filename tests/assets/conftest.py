@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from assets.lake import Lake
+from lake.store import Lake
 from pipelines.resources import LakeResource
 from tests.assets.fake_service import FakeServiceResource
 

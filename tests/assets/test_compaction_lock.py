@@ -10,8 +10,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-import assets.lake
-from assets.lake import Lake, LakeBusy, compaction_lock
+from lake import locks as lake_locks
+from lake.locks import LakeBusy, compaction_lock
+from lake.store import Lake
 from pipelines.jobs import compact_job
 from pipelines.resources import LakeResource
 from warehouse.build import build_warehouse
@@ -45,7 +46,7 @@ def test_a_reader_of_a_lake_that_does_not_exist_makes_nothing(tmp_path: Path) ->
 def test_a_warehouse_build_waits_for_compaction(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(assets.lake, "DEFAULT_LOCK_TIMEOUT", 0.3)
+    monkeypatch.setattr(lake_locks, "DEFAULT_LOCK_TIMEOUT", 0.3)
     lake = Lake(tmp_path / "lake")
     with compaction_lock(lake, shared=False), pytest.raises(LakeBusy, match="being compacted"):
         build_warehouse(tmp_path)

@@ -7,8 +7,11 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pytest
 
-from assets.lake import Lake, new_batch_id
-from assets.schema import TABLES, TIMESTAMP
+from lake.compaction import compact
+from lake.parts import new_batch_id
+from lake.schema import TIMESTAMP
+from lake.store import Lake
+from lake.tables import TABLES
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 B1, B2, B3 = (new_batch_id(T0 + timedelta(hours=h), f"{h:08x}") for h in (1, 2, 3))
@@ -120,7 +123,7 @@ def test_compaction_keeps_current_state_and_bounds_files(lake: Lake) -> None:
     _write(lake, "bill_lines", B2, "delta", [{"reservation_bill_line_id": 22, "reservation_id": 2}])
     before = {t: lake.current(t).sort_by(TABLES[t].key[0]) for t in ("reservations", "bill_lines")}
     for table in ("bill_lines", "reservations"):
-        result = lake.compact(table)
+        result = compact(lake, table)
         assert result.files_after == 1 and len(lake.files(table)) == 1
         assert not list(lake.table_dir(table).glob("*.tmp"))
     for table, expected in before.items():
@@ -134,7 +137,7 @@ def test_compaction_crash_before_delete_leaves_current_state_intact(
     _write(lake, "companies", B2, "delta", [{"company_id": 1, "name": "b"}])
     monkeypatch.setattr("pathlib.Path.unlink", lambda *a, **k: (_ for _ in ()).throw(OSError))
     with pytest.raises(OSError):
-        lake.compact("companies")
+        compact(lake, "companies")
     assert len(lake.files("companies")) == 3  # new file written, old ones still there
     assert _current(lake, "companies", "company_id", "name") == {1: "b"}
 

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from assets import finance, pricing, reference, reservations
-from assets.lake import Lake
-from assets.schema import TABLES
+from lake.store import Lake
+from lake.tables import TABLES
 from pipelines.jobs import compact_job
 from pipelines.resources import LakeResource
 from tests.assets.fake_service import FakeServiceResource, default_fixture, register, reservation

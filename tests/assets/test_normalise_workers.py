@@ -33,9 +33,9 @@ from assets.extract import (
     NormaliseWorkerError,
     run_spec,
 )
-from assets.lake import Lake
 from assets.pages import PageStream
 from assets.specs import SPECS, EndpointSpec
+from lake.store import Lake
 from service.errors import ServiceError
 from service.lazy import LazyRecords, skim
 from service.paging import Page

@@ -14,8 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from assets import reference, reservations
-from assets.lake import Lake, new_batch_id
-from assets.schema import QUARANTINE_SCHEMA
+from lake.compaction import compact_quarantine
+from lake.parts import new_batch_id
+from lake.schema import QUARANTINE_SCHEMA
+from lake.store import Lake
 from pipelines.jobs import compact_job
 from pipelines.resources import LakeResource
 from tests.assets.fake_service import FakeServiceResource, default_fixture, register, reservation
@@ -96,7 +98,7 @@ def test_many_files_fold_into_one_with_every_row_in_a_stable_order(
     before, summary = _rows(lake), _summary(tmp_path)
     assert summary[0] == 11
 
-    result = lake.compact_quarantine(TABLE, min_files=8)
+    result = compact_quarantine(lake, TABLE, min_files=8)
 
     assert result.folded and result.files_before == 9 and result.files_after == 1
     assert result.rows_before == result.rows == 11 and result.expired == result.replaced == 0
@@ -114,12 +116,12 @@ def test_many_files_fold_into_one_with_every_row_in_a_stable_order(
 
 def test_folding_again_keeps_every_row_and_the_order(lake: Lake, tmp_path: Path) -> None:
     _seed(lake)
-    lake.compact_quarantine(TABLE)
+    compact_quarantine(lake, TABLE)
     _quarantine(lake, _batch(8), [80], at=T0 + timedelta(hours=8))
     _quarantine(lake, _batch(0), [1], at=T0)  # extracted before everything folded so far
     before, summary = _rows(lake), _summary(tmp_path)
 
-    result = lake.compact_quarantine(TABLE)
+    result = compact_quarantine(lake, TABLE)
 
     assert result.folded and result.files_before == 3 and result.rows == 13
     assert len(lake.quarantine_files(TABLE)) == 1
@@ -129,14 +131,14 @@ def test_folding_again_keeps_every_row_and_the_order(lake: Lake, tmp_path: Path)
 
 def test_below_the_threshold_nothing_is_touched(lake: Lake) -> None:
     files = _quarantine(lake, _batch(1), [1]) + _quarantine(lake, _batch(2), [2])
-    result = lake.compact_quarantine(TABLE, min_files=3)
+    result = compact_quarantine(lake, TABLE, min_files=3)
     assert not result.folded and result.removed == [] and result.files_after == 2
     assert lake.quarantine_files(TABLE) == sorted(files)
 
 
 def test_tables_without_quarantine_are_left_alone(lake: Lake) -> None:
     assert lake.quarantine_tables() == []
-    result = lake.compact_quarantine("units")
+    result = compact_quarantine(lake, "units")
     assert not result.folded and result.rows_before == 0
     assert not lake.quarantine_dir("units").exists()
 
@@ -161,7 +163,7 @@ def test_crash_after_the_rename_never_double_counts_and_the_next_run_repairs(
 
     monkeypatch.setattr(Path, "unlink", crashing_unlink)
     with pytest.raises(OSError, match="simulated crash"):
-        lake.compact_quarantine(TABLE)
+        compact_quarantine(lake, TABLE)
     monkeypatch.setattr(Path, "unlink", real_unlink)
 
     on_disk = sorted(lake.quarantine_dir(TABLE).glob("*.parquet"))
@@ -171,7 +173,7 @@ def test_crash_after_the_rename_never_double_counts_and_the_next_run_repairs(
     assert _multiset(_rows(lake)) == _multiset(before)
     assert _summary(tmp_path) == summary
 
-    repaired = lake.compact_quarantine(TABLE)
+    repaired = compact_quarantine(lake, TABLE)
 
     assert len(repaired.leftovers) == len(files) - deleted_before_crash
     assert not repaired.folded  # one visible file: nothing to fold
@@ -188,14 +190,14 @@ def test_crash_before_the_rename_leaves_the_old_files(
     def crash(tmp: Path, final: Path) -> None:
         raise OSError("simulated crash before the rename")
 
-    monkeypatch.setattr("assets.lake._replace_atomically", crash)
+    monkeypatch.setattr("lake.compaction.replace_atomically", crash)
     with pytest.raises(OSError, match="simulated crash"):
-        lake.compact_quarantine(TABLE)
+        compact_quarantine(lake, TABLE)
     monkeypatch.undo()
 
     assert lake.quarantine_files(TABLE) == sorted(files)
     assert _rows(lake) == before and _summary(tmp_path) == summary
-    result = lake.compact_quarantine(TABLE)
+    result = compact_quarantine(lake, TABLE)
     assert result.folded and result.rows == len(before)
     assert _multiset(_rows(lake)) == _multiset(before)
 
@@ -204,20 +206,20 @@ def test_crash_while_refolding_keeps_the_superseded_fold_unread(
     lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _seed(lake)
-    lake.compact_quarantine(TABLE)
+    compact_quarantine(lake, TABLE)
     (first,) = lake.quarantine_files(TABLE)
     _quarantine(lake, _batch(8), [80], at=T0 + timedelta(hours=8))
     before, summary = _rows(lake), _summary(tmp_path)
 
     monkeypatch.setattr(Path, "unlink", lambda *a, **k: (_ for _ in ()).throw(OSError("crash")))
     with pytest.raises(OSError):
-        lake.compact_quarantine(TABLE)
+        compact_quarantine(lake, TABLE)
     monkeypatch.undo()
 
     assert first.exists() and first not in lake.quarantine_files(TABLE)
     assert len(lake.quarantine_files(TABLE)) == 1
     assert _multiset(_rows(lake)) == _multiset(before) and _summary(tmp_path) == summary
-    assert len(lake.compact_quarantine(TABLE).leftovers) == 2
+    assert len(compact_quarantine(lake, TABLE).leftovers) == 2
     assert _multiset(_rows(lake)) == _multiset(before)
 
 
@@ -226,11 +228,11 @@ def test_a_batch_rewritten_after_the_fold_replaces_its_folded_rows(lake: Lake) -
     rerun = _batch(2)
     _quarantine(lake, _batch(1), [1])
     _quarantine(lake, rerun, [2, 3], at=T0 + timedelta(hours=2))
-    lake.compact_quarantine(TABLE)
+    compact_quarantine(lake, TABLE)
     _quarantine(lake, rerun, [3], at=T0 + timedelta(hours=3))  # the re-run, one bad record now
     assert len(lake.quarantine_files(TABLE)) == 2  # a new file, not mistaken for a leftover
 
-    result = lake.compact_quarantine(TABLE)
+    result = compact_quarantine(lake, TABLE)
 
     assert result.folded and result.replaced == 2 and result.rows == 2
     assert _order(_rows(lake)) == [1, 3]
@@ -246,7 +248,7 @@ def test_retention_drops_only_rows_older_than_the_limit(lake: Lake, tmp_path: Pa
     _quarantine(lake, _batch(3), [4], at=now - timedelta(days=30))  # exactly at the limit: kept
     _quarantine(lake, _batch(4), [5, 6], at=now - timedelta(hours=1))
 
-    result = lake.compact_quarantine(TABLE, retention_days=30, now=now)
+    result = compact_quarantine(lake, TABLE, retention_days=30, now=now)
 
     assert result.folded and result.rows_before == 6 and result.expired == 3 and result.rows == 3
     assert _order(_rows(lake)) == [4, 5, 6]
@@ -257,21 +259,21 @@ def test_retention_folds_even_below_the_threshold(lake: Lake) -> None:
     now = datetime(2026, 3, 1, tzinfo=UTC)
     _quarantine(lake, _batch(1), [1, 2], at=now - timedelta(days=10))
     _quarantine(lake, _batch(2), [3], at=now)
-    kept = lake.compact_quarantine(TABLE, min_files=8, retention_days=30, now=now)
+    kept = compact_quarantine(lake, TABLE, min_files=8, retention_days=30, now=now)
     assert not kept.folded and kept.expired == 0 and len(lake.quarantine_files(TABLE)) == 2
 
     later = now + timedelta(days=25)  # the first run's rows are 35 days old now
-    result = lake.compact_quarantine(TABLE, min_files=8, retention_days=30, now=later)
+    result = compact_quarantine(lake, TABLE, min_files=8, retention_days=30, now=later)
     assert result.folded and result.expired == 2 and _order(_rows(lake)) == [3]
 
-    gone = lake.compact_quarantine(TABLE, retention_days=30, now=later + timedelta(days=30))
+    gone = compact_quarantine(lake, TABLE, retention_days=30, now=later + timedelta(days=30))
     assert gone.folded and gone.expired == 1 and _rows(lake) == []
     assert len(lake.quarantine_files(TABLE)) == 1  # an empty fold, still hiding what it replaced
 
 
 def test_retention_must_be_at_least_a_day(lake: Lake) -> None:
     with pytest.raises(ValueError, match="at least 1 day"):
-        lake.compact_quarantine(TABLE, retention_days=0)
+        compact_quarantine(lake, TABLE, retention_days=0)
 
 
 # ---------------------------------------------------------------------------- the job
@@ -369,7 +371,7 @@ def test_compact_job_repairs_an_interrupted_fold_and_reports_it(
     with monkeypatch.context() as patch:
         patch.setattr(Path, "unlink", lambda *a, **k: (_ for _ in ()).throw(OSError("crash")))
         with pytest.raises(OSError):
-            lake.compact_quarantine(TABLE)
+            compact_quarantine(lake, TABLE)
 
     metadata, logs = _run_compaction(resource)
 

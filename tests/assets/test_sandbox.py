@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from assets import finance, pricing, reference, reservations
-from assets.lake import Lake
-from assets.schema import TABLES
+from lake.store import Lake
+from lake.tables import TABLES
 from pipelines.resources import LakeResource, ReservationServiceResource
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]

@@ -9,8 +9,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from assets.lake import Lake
-from assets.schema import TABLES
+from lake.store import Lake
+from lake.tables import TABLES
 
 
 def sandbox_opener(sb: Any, **config: Any) -> Callable[[], Any]:

@@ -20,7 +20,8 @@ from assets.changes import (
     refresh_reservations,
     write_cursor,
 )
-from assets.lake import Lake, LakeBusy, writer_lock
+from lake.locks import LakeBusy, writer_lock
+from lake.store import Lake
 from tests.incremental.fakes import (
     Boom,
     IncrementalFakeService,

@@ -22,7 +22,7 @@ from assets.changes import (
     read_cursor,
     refresh_warehouse,
 )
-from assets.lake import Lake
+from lake.store import Lake
 from tests.incremental.helpers import lake_differences, mart_differences, sandbox_opener
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from assets.changes import ChangeSettings, RunReport, apply_changes, refresh_warehouse
-from assets.lake import Lake
+from lake.store import Lake
 from tests.incremental.helpers import lake_differences, mart_differences, sandbox_opener
 
 pytestmark = [pytest.mark.sandbox]

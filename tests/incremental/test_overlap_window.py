@@ -25,7 +25,7 @@ from assets.changes import (
     not_yet_applied,
     read_cursor,
 )
-from assets.lake import Lake
+from lake.store import Lake
 from service.errors import BadRequest
 from service.filters import format_value
 from tests.incremental.fakes import (

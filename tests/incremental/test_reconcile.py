@@ -19,13 +19,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from assets.changes import SWEEP_STATE, ChangeSettings, apply_changes, refresh_warehouse, sweep
-from assets.lake import Lake
 from assets.reconcile import (
     RECONCILE_STATE,
     IdReconcileSettings,
     ReservationIdsRefused,
 )
-from assets.schema import TABLES
+from lake.store import Lake
+from lake.tables import TABLES
 from pipelines.incremental_defs import sweep_job
 from pipelines.resources import LakeResource, ReservationServiceResource
 from tests.incremental.fakes import fixture

@@ -22,8 +22,8 @@ from assets.changes import (
     refresh_warehouse,
     sweep,
 )
-from assets.lake import Lake
 from assets.reconcile import DEFAULT_ID_PAGE_SIZE
+from lake.store import Lake
 from tests.incremental.helpers import _data, sandbox_opener, table_differences
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]

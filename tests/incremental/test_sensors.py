@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 
 from assets.changes import ChangeSettings, apply_changes, read_cursor
-from assets.lake import Lake
+from lake.store import Lake
 from pipelines.incremental_defs import incremental_defs, incremental_job, webhook_refresh_job
 from pipelines.resources import LakeResource
 from pipelines.schedules import nightly_sweep_schedule

@@ -17,7 +17,7 @@ from assets.changes import (
     pending_tables,
     sweep,
 )
-from assets.lake import Lake
+from lake.store import Lake
 from tests.incremental.fakes import changed_reservation, fixture
 from tests.incremental.id_fakes import id_opener as opener
 

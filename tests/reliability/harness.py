@@ -29,9 +29,11 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from assets.extract import ExtractReport, ExtractSettings, run_spec
-from assets.lake import Lake, new_batch_id
-from assets.schema import LINEAGE, TABLES
 from assets.specs import SPECS, EndpointSpec
+from lake.parts import new_batch_id
+from lake.schema import LINEAGE
+from lake.store import Lake
+from lake.tables import TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = ROOT / ".venv" / "bin"

@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assets.normalise import Normaliser
-from assets.schema import Column, Table
 from assets.specs import SPECS, EndpointSpec
+from lake.schema import Column, Table
 from tests.reliability.conftest import _FIGURES
 
 pytestmark = pytest.mark.xdist_group("reliability")

@@ -97,7 +97,7 @@ def test_lake_schema_matches_the_extract_side() -> None:
     by the extract assets with the same Arrow type."""
     import pytest
 
-    theirs = pytest.importorskip("assets.schema").TABLES
+    theirs = pytest.importorskip("lake.tables").TABLES
     from tests.warehouse.lakefixture import arrow_schema
 
     for table in TABLES:

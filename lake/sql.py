@@ -1,0 +1,86 @@
+"""SQL text the lake owns: quoting, and the current-state rule stated once.
+
+Quoting is the one place where text is embedded into SQL: identifiers and (for view bodies) file
+paths. Values are bound as parameters everywhere else; DuckDB cannot bind parameters inside DDL
+(`create view`, `comment on`), so those few spots go through these quoting helpers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lake.schema import Table
+
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+def quote_literal(text: str) -> str:
+    """Quote text as a SQL string literal (single quotes doubled); reject NUL bytes."""
+    if "\x00" in text:
+        raise ValueError("NUL byte in SQL literal")
+    return "'" + text.replace("'", "''") + "'"
+
+
+def quote_ident(name: str) -> str:
+    """Quote an identifier we own (lower-case snake case only), so typos fail loudly."""
+    if not _IDENT.match(name):
+        raise ValueError(f"not a plain identifier: {name!r}")
+    return '"' + name + '"'
+
+
+def _latest_per_key(candidates: str, key: list[str], order: str) -> str:
+    """The latest candidate row per key: rows whose key occurs once are taken as they are, and
+    only the keys that occur more than once are ranked (a window over every row of a 13M-row
+    child table cost about as much as writing it; duplicates are the few rows re-extracted)."""
+    cols = ", ".join(quote_ident(k) for k in key)
+    on = " and ".join(f"c.{quote_ident(k)} = d.{quote_ident(k)}" for k in key)
+    partition = ", ".join(f"c.{quote_ident(k)}" for k in key)
+    return f"""
+with candidates as not materialized (
+{candidates}
+),
+duplicated as (
+    select {cols} from candidates group by all having count(*) > 1
+)
+select c.* from candidates as c
+anti join duplicated as d on {on}
+where not coalesce(c._is_deleted, false)
+union all by name
+select * exclude (_row_rank) from (
+    select c.*, row_number() over (partition by {partition} order by {order}) as _row_rank
+    from candidates as c
+    semi join duplicated as d on {on}
+)
+where _row_rank = 1
+    and not coalesce(_is_deleted, false)
+"""
+
+
+def current_state_sql(table: Table, raw: str, parent_current: str | None = None) -> str:
+    """The contract's current-state rule (docs/contracts.md section 3), the one statement of it.
+
+    `raw` is a relation over every row of the table (a view, or `read_parquet(...)`);
+    `parent_current` the current state of its parent (child tables only). The Python reader
+    (`lake.store.Lake.current`) and the warehouse's `lake_current` views both use this.
+
+    Top-level tables: the latest row per key (by batch, then extraction time) among batches from
+    the last full batch on, unless it is a tombstone. A key whose latest row is older than the
+    last full batch is excluded, which is the same as leaving older batches out before ranking.
+    Child tables: the rows of the batch their current parent row came from, latest per key.
+    """
+    if table.parent is None:
+        candidates = f"""    select t.* from {raw} as t
+    where t._batch_id >= coalesce(
+        (select max(_batch_id) from {raw} where _batch_kind = 'full'), ''
+    )"""
+        order = "c._batch_id desc, c._extracted_at desc nulls last"
+        return _latest_per_key(candidates, list(table.key), order)
+    if parent_current is None:
+        raise ValueError(f"child table {table.name!r} needs its parent's current state")
+    join = " and ".join(
+        f"t.{quote_ident(c)} = p.{quote_ident(pk)}" for c, pk in table.parent_key.items()
+    )
+    candidates = f"""    select t.* from {raw} as t
+    semi join {parent_current} as p
+        on {join} and t._batch_id = p._batch_id"""
+    return _latest_per_key(candidates, list(table.key), "c._extracted_at desc nulls last")

@@ -1,0 +1,248 @@
+"""The append-only Parquet lake: a folder of tables, their writers, the current-state reader and
+the run state (`_state/<name>/<batch_id>.parquet`, newest file wins).
+
+Files and batch ids: `lake.parts`; locks: `lake.locks`; compaction: `lake.compaction`; the
+current-state rule: `lake.sql.current_state_sql`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lake.parts import (
+    DEFAULT_FLUSH_ROWS,
+    FOLDED,
+    PartWriter,
+    file_id,
+    replace_atomically,
+    superseded_by,
+    sweep_tmp,
+)
+from lake.schema import QUARANTINE_SCHEMA, Table
+from lake.sql import current_state_sql, quote_ident
+from lake.tables import TABLES
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection in UTC, for reading lake files."""
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    return con
+
+
+@dataclass
+class QuarantineLayout:
+    visible: list[Path]  # what readers read
+    hidden: list[Path]  # present, but a folded file already holds their rows
+    hidden_ids: list[tuple[str, int, int]]
+
+
+class Lake:
+    """A lake folder (`$RESERVOIR_DATA_DIR/lake`)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    @classmethod
+    def from_env(cls) -> Lake:
+        return cls(Path(os.environ.get("RESERVOIR_DATA_DIR", "./data")) / "lake")
+
+    def table_dir(self, table: str) -> Path:
+        return self.root / table
+
+    def quarantine_dir(self, table: str) -> Path:
+        return self.root / "_quarantine" / table
+
+    def files(self, table: str) -> list[Path]:
+        folder = self.table_dir(table)
+        if not folder.is_dir():
+            return []
+        return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
+
+    def quarantine_files(self, table: str) -> list[Path]:
+        """The quarantine files to read: all but those a folded file already holds."""
+        return self.quarantine_layout(table).visible
+
+    def quarantine_tables(self) -> list[str]:
+        """Tables with a quarantine folder."""
+        folder = self.root / "_quarantine"
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if p.is_dir())
+
+    def quarantine_layout(self, table: str) -> QuarantineLayout:
+        folder = self.quarantine_dir(table)
+        files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+        # Every folded file counts, a superseded one too: its rows live on in the one that
+        # replaced it, so what it replaced stays replaced.
+        superseded: set[tuple[str, int, int]] = set()
+        for f in files:
+            if FOLDED.match(f.name):
+                with contextlib.suppress(FileNotFoundError):  # deleted by a compaction
+                    superseded |= superseded_by(f)
+        layout = QuarantineLayout([], [], [])
+        for f in files:
+            ident = file_id(f)
+            if ident is None:
+                continue
+            if ident in superseded:
+                layout.hidden.append(f)
+                layout.hidden_ids.append(ident)
+            else:
+                layout.visible.append(f)
+        return layout
+
+    def writer(
+        self,
+        table: Table,
+        batch_id: str,
+        *,
+        include_pii: bool = False,
+        flush_rows: int = DEFAULT_FLUSH_ROWS,
+    ) -> PartWriter:
+        return PartWriter(
+            self.table_dir(table.name),
+            batch_id,
+            table.arrow_schema(include_pii),
+            flush_rows=flush_rows,
+        )
+
+    def quarantine_writer(
+        self, table: str, batch_id: str, flush_rows: int = DEFAULT_FLUSH_ROWS
+    ) -> PartWriter:
+        return PartWriter(
+            self.quarantine_dir(table), batch_id, QUARANTINE_SCHEMA, flush_rows=flush_rows
+        )
+
+    # -- current state ---------------------------------------------------------------------
+
+    def current_sql(self, table: str, params: dict[str, Any]) -> str | None:
+        """The current-state rule (`lake.sql.current_state_sql`) over this lake's files, as a
+        parenthesised relation; its file lists are added to `params`. None when the table (or,
+        for a child, its parent) has no files."""
+        files = self.files(table)
+        if not files:
+            return None
+        spec = TABLES[table]
+        parent = None
+        if spec.parent is not None:
+            parent = self.current_sql(spec.parent, params)
+            if parent is None:
+                return None
+        name = f"files_{table}"
+        params[name] = [str(f) for f in files]
+        raw = f"read_parquet(${name}, union_by_name = true)"
+        return f"({current_state_sql(spec, raw, parent)})"
+
+    def _schema(self, table: str) -> pa.Schema:
+        files = self.files(table)
+        if not files:
+            return TABLES[table].arrow_schema()
+        return pa.unify_schemas([pq.read_schema(f) for f in files])
+
+    def current(self, table: str) -> pa.Table:
+        """Current rows of a table (latest per key, no tombstones, children of current parents)."""
+        params: dict[str, Any] = {}
+        sql = self.current_sql(table, params)
+        schema = self._schema(table)
+        if sql is None:
+            return schema.empty_table()
+        with connect() as con:
+            result = con.sql(f"select * from {sql}", params=params).to_arrow_table()
+        return result.select(schema.names).cast(schema)
+
+    def current_ids(self, table: str, column: str) -> list[int]:
+        """Distinct values of one column of the current state, sorted (for fan-out calls)."""
+        params: dict[str, Any] = {}
+        sql = self.current_sql(table, params)
+        if sql is None:
+            return []
+        with connect() as con:
+            rows = con.execute(
+                f"select distinct {quote_ident(column)} from {sql} where {quote_ident(column)} is not null "
+                f"order by 1",
+                params,
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def duplicate_keys(self, table: str) -> int:
+        """Keys with more than one row in their latest batch: the current state is ambiguous."""
+        spec = TABLES[table]
+        files = self.files(table)
+        if not files:
+            return 0
+        key = ", ".join(quote_ident(k) for k in spec.key)
+        sql = f"""
+with raw as (select * from read_parquet($files, union_by_name = true)),
+latest as (select {key}, max(_batch_id) as b from raw group by {key})
+select count(*) from (
+    select {", ".join("r." + quote_ident(k) for k in spec.key)}
+    from raw as r inner join latest as l
+        on {" and ".join(f"r.{quote_ident(k)} = l.{quote_ident(k)}" for k in spec.key)}
+        and r._batch_id = l.b
+    group by all having count(*) > 1
+)"""
+        with connect() as con:
+            row = con.execute(sql, {"files": [str(f) for f in files]}).fetchone()
+        return int(row[0]) if row else 0
+
+    # -- state -----------------------------------------------------------------------------
+
+    def write_state(self, name: str, batch_id: str, values: dict[str, Any]) -> Path:
+        folder = self.root / "_state" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        final = folder / f"{batch_id}.parquet"
+        tmp = folder / f"{batch_id}.parquet.tmp"
+        pq.write_table(pa.Table.from_pylist([values]), tmp)
+        replace_atomically(tmp, final)
+        return final
+
+    def prune_state(self, keep: int = 100) -> dict[str, int]:
+        """Delete all but the newest `keep` files of each state (cursor, marks, pending...).
+
+        Only the newest file of a state is ever read, but every run appends one, so an event
+        sensor starting a run a minute would add ~1,440 files a day per state, and listing them
+        (each read, and `next_batch_id` across all states) would slow every run. The newest
+        files stay, so the newest batch id of each state, which batch ids must sort after, stays
+        too. Returns files removed per state.
+        """
+        if keep < 1:
+            raise ValueError(f"state history must keep at least 1 file per state, not {keep}")
+        root = self.root / "_state"
+        removed: dict[str, int] = {}
+        if not root.is_dir():
+            return removed
+        for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+            sweep_tmp(folder)
+            files = sorted(folder.glob("*.parquet"))
+            for f in files[:-keep]:
+                f.unlink(missing_ok=True)
+            if len(files) > keep:
+                removed[folder.name] = len(files) - keep
+        return removed
+
+    def read_state(self, name: str) -> dict[str, Any] | None:
+        """The newest row of a state (files sort by batch id), or None."""
+        folder = self.root / "_state" / name
+        files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+        if not files:
+            return None
+        rows = pq.read_table(files[-1]).to_pylist()
+        return rows[-1] if rows else None
+
+
+def current(table: str, lake: Lake | str | os.PathLike[str] | None = None) -> pa.Table:
+    """Current state of a lake table (`Lake.from_env()` when no lake is given)."""
+    if lake is None:
+        lake = Lake.from_env()
+    elif not isinstance(lake, Lake):
+        lake = Lake(lake)
+    return lake.current(table)
