@@ -24,7 +24,7 @@ Why this shape:
 * A writer lock (`lake/_state/writer.lock`, `flock`) makes sure two runs (event feed, webhook
   refresh, sweep) never interleave their batches.
 
-Everything here is free of Dagster; `pipelines/incremental_defs.py` wraps it.
+Everything here is free of Dagster; `pipelines/lake_assets.py` runs it in every mode.
 """
 
 from __future__ import annotations
@@ -38,29 +38,34 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from assets import reconcile
-from assets.extract import ExtractSettings, QuarantineRateExceeded, run_spec
+from assets.extract import ExtractReport, ExtractSettings, QuarantineRateExceeded, run_spec
 from assets.normalise import Normaliser
 from assets.pages import service_requests
 from assets.specs import SPECS, EndpointSpec
 from lake.locks import DEFAULT_LOCK_TIMEOUT, writer_lock
-from lake.parts import DEFAULT_FLUSH_ROWS, PartWriter, new_batch_id
+from lake.parts import DEFAULT_FLUSH_ROWS, PartWriter
 from lake.schema import Table
+from lake.state import (
+    SWEEP_STATE,
+    Cursor,
+    fresh_batch_id,
+    mark_warehouse_pending,
+    next_batch_id,
+    read_cursor,
+    write_cursor,
+)
 from lake.store import Lake
 from lake.tables import TABLES
 from service.errors import BadRequest
 
 log = logging.getLogger("assets.changes")
 
-CURSOR_STATE = "event_cursor"
-SWEEP_STATE = "sweep_mark"
-PENDING_STATE = "warehouse_pending"
 EVENTS_SOURCE = "/events"
 DEFAULT_MAX_EVENTS = 200_000  # one run reads at most this many events; the next run continues
 DEFAULT_SWEEP_OVERLAP = timedelta(hours=1)  # datetimes have ms precision; ordering is unproven
@@ -293,6 +298,8 @@ class ChangeSettings:
     availability_full_share: float = AVAILABILITY_FULL_SHARE
     # Sweep: reconcile reservation ids every N business days (0 = off; assets/reconcile.py).
     id_reconcile_every_days: int = reconcile.DEFAULT_EVERY_DAYS
+    # Worker processes for big streams' pages (`ExtractSettings.normalise_workers`).
+    normalise_workers: int | None = None
 
     @property
     def horizon(self) -> tuple[date, date]:
@@ -305,58 +312,8 @@ class ChangeSettings:
             quarantine_threshold=self.quarantine_threshold,
             today=self.today,
             horizon_days=self.horizon_days,
+            normalise_workers=self.normalise_workers,
         )
-
-
-@dataclass(frozen=True)
-class Cursor:
-    """Where the feed was read up to (an eventId and an eventDate high-water mark), which events
-    of the overlap window are applied, and the business date of that run.
-
-    `applied_ids`: the ids (all <= `event_id`) of the events applied whose eventDate lies within
-    the overlap window before `event_date`; the next run's window read skips exactly these.
-    None means unknown (the bootstrap, rows written before the window existed, or a run that did
-    not read a window): the next window is then applied in full, which is harmless (refetching
-    is idempotent and a merge row lands only once per eventId, see `_drop_landed_merges`).
-    """
-
-    event_id: int
-    event_date: str | None = None  # newest eventDate applied (the service's text): the mark
-    business_date: date | None = None
-    batch_id: str | None = None
-    applied_ids: tuple[int, ...] | None = None
-
-    def as_row(self) -> dict[str, Any]:
-        return {
-            "event_id": int(self.event_id),
-            "event_date": self.event_date,
-            "business_date": self.business_date.isoformat() if self.business_date else None,
-            "batch_id": self.batch_id,
-            "written_at": datetime.now(UTC).isoformat(),
-            # a list<int64> column (null when unknown); an empty list reads back as []
-            "applied_event_ids": None if self.applied_ids is None else list(self.applied_ids),
-        }
-
-
-def read_cursor(lake: Lake) -> Cursor | None:
-    """The newest cursor row; rows written before `applied_event_ids` existed read as unknown."""
-    row = lake.read_state(CURSOR_STATE)
-    if not row or row.get("event_id") is None:
-        return None
-    bd = row.get("business_date")
-    applied = row.get("applied_event_ids")
-    return Cursor(
-        event_id=int(row["event_id"]),
-        event_date=row.get("event_date"),
-        business_date=date.fromisoformat(bd) if bd else None,
-        batch_id=row.get("batch_id"),
-        applied_ids=None if applied is None else tuple(sorted({int(i) for i in applied})),
-    )
-
-
-def write_cursor(lake: Lake, batch_id: str, cursor: Cursor) -> Path:
-    """Append a cursor row; call only after the run's tables have committed."""
-    return lake.write_state(CURSOR_STATE, batch_id, cursor.as_row())
 
 
 def event_time(text: Any) -> datetime | None:
@@ -477,40 +434,6 @@ def _window_supported(service: Any) -> bool:
     return "since" in params and "up_to_event_id" in params
 
 
-def _state_batch_ids(lake: Lake) -> list[str]:
-    root = lake.root / "_state"
-    if not root.is_dir():
-        return []
-    return sorted(p.stem for p in root.glob("*/*.parquet"))
-
-
-def next_batch_id(lake: Lake, at: datetime | None = None) -> str:
-    """A new batch id that sorts after every batch this module has recorded.
-
-    Batch ids sort by second; two runs in the same second would otherwise order by their random
-    token, and an older run's rows could win over a newer run's.
-    """
-    at = at or datetime.now(UTC)
-    candidate = new_batch_id(at)
-    known = _state_batch_ids(lake)
-    if known and candidate <= known[-1]:
-        newest = datetime.strptime(known[-1][:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
-        candidate = new_batch_id(newest + timedelta(seconds=1))
-    return candidate
-
-
-def fresh_batch_id(lake: Lake, proposed: str | None) -> str:
-    """`proposed` (e.g. a Dagster run's batch id) unless it would sort before recorded state.
-
-    Re-executing an old failed run reuses its old batch id; rows landed under it would lose to
-    newer batches although they are fresher, and its cursor row would not be the newest.
-    """
-    known = _state_batch_ids(lake)
-    if proposed and (not known or proposed > known[-1]):
-        return proposed
-    return next_batch_id(lake)
-
-
 # ------------------------------------------------------------------------------- landing
 
 
@@ -554,7 +477,11 @@ def tombstones(
 
 @dataclass
 class LandReport:
-    """What one landing wrote: rows per table, tombstones, records and quarantine."""
+    """What one landing wrote: rows per table, tombstones, records and quarantine.
+
+    The same report for every run mode; a full extract also fills the file details, the
+    requests and seconds of its own stream (`from_extract`).
+    """
 
     spec: str
     batch_kind: str
@@ -563,6 +490,34 @@ class LandReport:
     tombstones: int = 0
     rows: dict[str, int] = field(default_factory=dict)
     skipped: bool = False  # compared equal to the lake: nothing written
+    requests: int = 0  # this stream's own requests (full extracts; 0 when only run-level)
+    seconds: float = 0.0
+    calls: int = 0
+    normalise_workers: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    dropped_pii_fields: dict[str, int] = field(default_factory=dict)
+    bytes_written: dict[str, int] = field(default_factory=dict)
+    files: dict[str, list[str]] = field(default_factory=dict)
+    unknown_fields: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @classmethod
+    def from_extract(cls, name: str, rep: ExtractReport, seconds: float = 0.0) -> LandReport:
+        return cls(
+            name,
+            rep.batch_kind,
+            records=rep.records,
+            quarantined=rep.quarantined,
+            rows={t: tr.rows for t, tr in rep.tables.items()},
+            requests=int(rep.requests),
+            seconds=seconds,
+            calls=rep.calls,
+            normalise_workers=rep.normalise_workers,
+            reasons=dict(rep.reasons),
+            dropped_pii_fields=dict(rep.dropped_pii_fields),
+            bytes_written={t: tr.bytes_written for t, tr in rep.tables.items()},
+            files={t: list(tr.files) for t, tr in rep.tables.items()},
+            unknown_fields={t: dict(tr.unknown_fields) for t, tr in rep.tables.items()},
+        )
 
 
 class Landing:
@@ -1213,10 +1168,16 @@ def full_snapshot(
     batch_id: str,
     *,
     specs: Sequence[EndpointSpec] = SPECS,
-) -> dict[str, Any]:
-    """The existing full extract (`assets.extract.run_spec` per spec), in dependency order."""
+    failures: dict[str, Exception] | None = None,
+) -> dict[str, LandReport]:
+    """The full extract (`assets.extract.run_spec` per spec), in dependency order.
+
+    With `failures` given, a spec that fails is recorded there and the others go on (those that
+    read its tables are left out); without it, the first failure raises.
+    """
     done: set[str] = set()
-    reports: dict[str, Any] = {}
+    failed: set[str] = set()
+    reports: dict[str, LandReport] = {}
     pending = list(specs)
     while pending:
         ready = [
@@ -1229,16 +1190,54 @@ def full_snapshot(
         if not ready:
             raise ValueError("endpoint specs have a dependency cycle")
         for spec in ready:
-            reports[spec.name] = run_spec(
-                spec,
-                lake=lake,
-                batch_id=batch_id,
-                settings=settings.extract_settings(),
-                open_client=open_client,
+            pending.remove(spec)
+            if failed & set(spec.deps):
+                continue
+            started = time.perf_counter()
+            try:
+                rep = run_spec(
+                    spec,
+                    lake=lake,
+                    batch_id=batch_id,
+                    settings=settings.extract_settings(),
+                    open_client=open_client,
+                )
+            except Exception as exc:
+                if failures is None:
+                    raise
+                failures[spec.name] = exc
+                failed.update(t.name for t in spec.tables)
+                continue
+            reports[spec.name] = LandReport.from_extract(
+                spec.name, rep, time.perf_counter() - started
             )
             done.update(t.name for t in spec.tables)
-            pending.remove(spec)
     return reports
+
+
+def land_full(
+    lake: Lake,
+    open_client: OpenClient,
+    settings: ChangeSettings,
+    *,
+    batch_id: str | None = None,
+    specs: Sequence[EndpointSpec] = SPECS,
+    failures: dict[str, Exception] | None = None,
+) -> RunReport:
+    """A full snapshot of `specs` as one run (the event cursor is not touched); the tables it
+    landed are marked pending for the warehouse."""
+    started = time.perf_counter()
+    with writer_lock(lake, settings.lock_timeout):
+        # The run's own batch id, as given: re-executing a full run overwrites its own files.
+        batch_id = batch_id or next_batch_id(lake)
+        report = RunReport(batch_id, "full")
+        report.landed.update(
+            full_snapshot(lake, open_client, settings, batch_id, specs=specs, failures=failures)
+        )
+        report.requests = sum(r.requests for r in report.landed.values())
+        mark_warehouse_pending(lake, batch_id, report.tables)
+    report.seconds = time.perf_counter() - started
+    return report
 
 
 def _latest_modified(lake: Lake) -> str | None:
@@ -1286,16 +1285,8 @@ def bootstrap(
 
     with writer_lock(lake, settings.lock_timeout):
         hwm, hwm_date, used = _run(mark)
-        extracts = full_snapshot(lake, open_client, settings, batch_id)
-        report.requests = used + sum(int(r.requests) for r in extracts.values())
-        for name, rep in extracts.items():
-            report.landed[name] = LandReport(
-                name,
-                rep.batch_kind,
-                records=rep.records,
-                quarantined=rep.quarantined,
-                rows={t: tr.rows for t, tr in rep.tables.items()},
-            )
+        report.landed.update(full_snapshot(lake, open_client, settings, batch_id))
+        report.requests = used + sum(r.requests for r in report.landed.values())
         write_cursor(lake, batch_id, Cursor(hwm, hwm_date, settings.today, batch_id))
         if lake.read_state(SWEEP_STATE) is None:
             lake.write_state(
@@ -1543,12 +1534,6 @@ def sweep(
 # ------------------------------------------------------------------------------- warehouse
 
 
-def pending_tables(lake: Lake) -> set[str]:
-    row = lake.read_state(PENDING_STATE) or {}
-    text = row.get("tables") or ""
-    return {t for t in text.split(",") if t}
-
-
 @contextlib.contextmanager
 def _pending_on_failure(lake: Lake, batch_id: str, report: RunReport) -> Iterator[None]:
     """If the run fails, still mark the tables it committed before failing as pending: they are
@@ -1562,54 +1547,6 @@ def _pending_on_failure(lake: Lake, batch_id: str, report: RunReport) -> Iterato
         except Exception:  # never hide the run's own error behind this one
             log.exception("could not mark the tables landed before the failure as pending")
         raise
-
-
-def mark_warehouse_pending(lake: Lake, batch_id: str, tables: Iterable[str]) -> set[str]:
-    """Remember tables whose models must be rebuilt, so a failed build is retried next time."""
-    tables = set(tables)
-    if not tables:
-        return pending_tables(lake)
-    merged = pending_tables(lake) | tables
-    lake.write_state(
-        PENDING_STATE, batch_id, {"tables": ",".join(sorted(merged)), "batch_id": batch_id}
-    )
-    return merged
-
-
-PARTIAL_BUILD_SHARE = 0.5
-
-
-def refresh_warehouse(
-    data_dir: Path | str,
-    *,
-    as_of: date | None = None,
-    tables: Iterable[str] = (),
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-) -> Any:
-    """Rebuild only the models that read changed tables (pending ones included); None if none.
-
-    With no warehouse file yet, everything is built.
-    """
-    from warehouse.build import build_warehouse, warehouse_path
-    from warehouse.models import discover_models, models_depending_on
-
-    data_dir = Path(data_dir)
-    lake = Lake(data_dir / "lake")
-    # Under the writer lock: a run landing while we build would otherwise have its pending
-    # tables cleared by us without its rows being in the build.
-    with writer_lock(lake, lock_timeout):
-        changed = pending_tables(lake) | set(tables)
-        if not changed:
-            return None
-        full = not warehouse_path(data_dir).exists() or changed >= set(TABLES)
-        only = None if full else models_depending_on(changed)
-        if only is not None and len(only) > PARTIAL_BUILD_SHARE * len(discover_models()):
-            # A partial build copies the published file first; past about half of the models
-            # that copy costs more than building everything fresh (bench/incremental.py).
-            only = None
-        result = build_warehouse(data_dir, only=only, as_of=as_of) if only is None or only else None
-        lake.write_state(PENDING_STATE, next_batch_id(lake), {"tables": "", "batch_id": ""})
-    return result
 
 
 async def _only_resources(pages: Pages, resource_ids: Iterable[int]) -> Pages:

@@ -1,6 +1,6 @@
 """Run one endpoint spec: pages -> normalise -> batch parts -> commit, with the quarantine rule.
 
-Kept free of Dagster so the benchmark and tests can call it directly; `assets.factory` wraps it.
+Kept free of Dagster so the benchmark and tests can call it directly; `pipelines.lake_assets` wraps it (through `assets.changes.land_full`).
 Memory stays bounded: pages are normalised one at a time and each table's writer flushes every
 `flush_rows` rows.
 

@@ -34,7 +34,7 @@ deleted (or hidden, e.g. archived) before or during it; the confirm step asks on
 reservation deleted during the read but still seen stays live until its event or the next
 reconciliation. A later DELETE event for an id removed here tombstones it again: harmless.
 
-Free of Dagster; `assets.changes.sweep` calls it, `pipelines.incremental_defs` configures it.
+Free of Dagster; `assets.changes.sweep` calls it, `pipelines.lake_assets` configures it (the sweep mode).
 """
 
 from __future__ import annotations
@@ -43,13 +43,10 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from assets.pages import service_requests
 from lake.store import Lake
-
-if TYPE_CHECKING:
-    from assets.changes import ChangeRun, Landing
 
 log = logging.getLogger("assets.reconcile")
 
@@ -60,6 +57,34 @@ DEFAULT_EVERY_DAYS = 1  # every nightly sweep (at most once per business date); 
 DEFAULT_MAX_REMOVED_SHARE = 0.2  # refuse to tombstone more than this share of the lake
 DEFAULT_ID_PAGE_SIZE = 2000  # asked for; the server clamps to its maximum and says so
 SAMPLE = 10
+
+
+class Settings(Protocol):
+    @property
+    def today(self) -> date: ...
+
+
+class Report(Protocol):
+    diffs: dict[str, dict[str, Any]]
+    notes: list[str]
+
+
+class ChangeRun(Protocol):
+    """What the id reconciliation uses of a run (`assets.changes.ChangeRun`)."""
+
+    lake: Lake
+    service: Any
+    settings: Settings
+    batch_id: str
+    report: Report
+
+
+class Landing(Protocol):
+    """What it uses of the run's reservations landing (`assets.changes.Landing`)."""
+
+    seen: set[tuple[Any, ...]]
+
+    def add_tombstones(self, keys: Any, source: str = ...) -> None: ...
 
 
 class ReservationIdsRefused(RuntimeError):

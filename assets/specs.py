@@ -1,4 +1,4 @@
-"""Every extracted endpoint, described once as data; `assets.factory` turns each into assets.
+"""Every extracted endpoint, described once as data; `pipelines.lake_assets` turns them into assets.
 
 A spec names the facade method of the service client, the endpoint path (for `_source`), the
 root table, the nested lists that become child tables, and how to fan the call out (per

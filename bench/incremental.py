@@ -39,15 +39,12 @@ from typing import Any
 import duckdb
 import httpx
 
-from assets.changes import (
-    ChangeSettings,
-    apply_changes,
-    read_cursor,
-    refresh_warehouse,
-)
+from assets.changes import ChangeSettings, apply_changes
+from lake.state import read_cursor
 from lake.store import Lake
 from pipelines.resources import ReservationServiceResource
 from pipelines.sensors import feed_decision, poll_high_water
+from warehouse.refresh import refresh_warehouse
 
 OUT_DIR = Path(__file__).parent / "out"
 STARTUP_TIMEOUT = 900.0

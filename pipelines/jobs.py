@@ -1,33 +1,63 @@
-"""Jobs of the code location.
+"""Jobs of the code location: the same assets (the lake, then the warehouse models and their
+checks) in each run mode, plus compaction.
 
 All run with the in-process executor: the service caps concurrent calls per IP address at 15, and
 the client enforces `max_concurrency` per process. With the default multiprocess executor every
 asset would run in its own process with its own limit, so parallel assets could exceed the cap
-(and be throttled). In one process, assets run one after another and each uses the whole budget
-for its own fan-out, so one limit covers the run.
+(and be throttled). In one process one limit covers the run.
 """
 
 from __future__ import annotations
 
 import dagster as dg
 
-from assets.compaction import compact_lake
+from pipelines.compaction import compact_lake
+from pipelines.lake_assets import MODE_TAG, Mode
 
+INCREMENTAL_JOB = "incremental_job"
+WEBHOOK_JOB = "webhook_refresh_job"
+SWEEP_JOB = "sweep_job"
 LAKE = dg.AssetSelection.key_prefixes(["lake"])
+WRITER = {"reservoir/lake_writer": "true"}
 
-extract_job = dg.define_asset_job(
-    "extract_job",
-    selection=LAKE,
-    description="Extract every source area into the Parquet lake.",
-    executor_def=dg.in_process_executor,
-)
 
-# Lake and warehouse: every asset of the code location (the warehouse assets join when present).
-main_job = dg.define_asset_job(
+def _job(
+    name: str, mode: Mode, description: str, selection: dg.AssetSelection
+) -> dg.UnresolvedAssetJobDefinition:
+    return dg.define_asset_job(
+        name,
+        selection=selection,
+        description=description,
+        executor_def=dg.in_process_executor,
+        tags={**WRITER, MODE_TAG: mode},
+    )
+
+
+extract_job = _job("extract_job", "full", "Extract every source area into the Parquet lake.", LAKE)
+main_job = _job(
     "main_job",
-    selection=dg.AssetSelection.all(),
-    description="Extract into the lake, then build the warehouse models.",
-    executor_def=dg.in_process_executor,
+    "full",
+    "Extract every source area in full into the lake, then build the warehouse models.",
+    dg.AssetSelection.all(),
+)
+incremental_job = _job(
+    INCREMENTAL_JOB,
+    "auto",
+    "Apply the event feed since the lake's cursor (the bootstrap when there is none), then "
+    "rebuild the models that read the changed tables; every check is evaluated.",
+    dg.AssetSelection.all(),
+)
+webhook_refresh_job = _job(
+    WEBHOOK_JOB,
+    "webhook",
+    "Refresh the reservations named by webhook pushes, then the models that read them.",
+    dg.AssetSelection.all(),
+)
+sweep_job = _job(
+    SWEEP_JOB,
+    "sweep",
+    "Nightly reconciliation of the lake with the service, then the models that read what differed.",
+    dg.AssetSelection.all(),
 )
 
 
@@ -39,4 +69,4 @@ def compact_job() -> None:
     compact_lake()
 
 
-JOBS = [extract_job, main_job, compact_job]
+JOBS = [extract_job, main_job, incremental_job, webhook_refresh_job, sweep_job, compact_job]

@@ -45,6 +45,16 @@ class TableLine:
     pages: int = 0
 
 
+@dataclass(frozen=True)
+class CheckLine:
+    """One asset check evaluated by the run: `passed`, `warned` (failed, warning severity) or
+    `failed` (failed, error severity)."""
+
+    asset: str
+    name: str
+    outcome: str
+
+
 @dataclass
 class RunSummary:
     """What a run did, per table and overall; printed at the end and returned to callers."""
@@ -57,6 +67,12 @@ class RunSummary:
     kpis: list[tuple[str, str]] = field(default_factory=list)
 
     extra_requests: int = 0  # requests not attributed to a table (event reads, probes)
+    checks: list[CheckLine] = field(default_factory=list)
+
+    @property
+    def failed_checks(self) -> list[CheckLine]:
+        """Checks that failed with error severity: the run exits non-zero."""
+        return [c for c in self.checks if c.outcome == "failed"]
 
     @property
     def requests(self) -> int:
@@ -130,13 +146,12 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
             data_dir=str(settings.data_dir.resolve()), availability_start=target.today
         ),
     }
-    with contextlib.suppress(ImportError):
-        from warehouse.dagster_assets import WarehouseResource  # type: ignore[attr-defined]
+    from pipelines.warehouse_assets import WarehouseResource
 
-        # The sandbox has its own clock: booking pace is as of its today, not the wall clock's.
-        resources["warehouse"] = WarehouseResource(
-            data_dir=str(settings.data_dir.resolve()), as_of=target.today
-        )
+    # The sandbox has its own clock: booking pace is as of its today, not the wall clock's.
+    resources["warehouse"] = WarehouseResource(
+        data_dir=str(settings.data_dir.resolve()), as_of=target.today
+    )
     return resources
 
 
@@ -253,55 +268,52 @@ def _metadata_value(value: Any) -> Any:
 def summarise(
     result: dg.ExecuteInProcessResult, instance: dg.DagsterInstance, mode: str, seconds: float
 ) -> RunSummary:
+    """Rows, requests and seconds per lake table and rows per model (from the materializations'
+    metadata), and every asset check the run evaluated."""
     summary = RunSummary(run_id=result.run_id, mode=mode, seconds=seconds)
-    step_start: dict[str, float] = {}
-    step_seconds: dict[str, float] = {}
-    materializations = []
-    output_requests: dict[str, int] = {}
+    streams: set[str] = set()
     for entry in instance.all_logs(result.run_id):
         event = entry.dagster_event
-        if event is None or not event.step_key:
+        if event is None:
             continue
-        if event.event_type_value == "STEP_START":
-            step_start[event.step_key] = entry.timestamp
-        elif event.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE"):
-            step_seconds[event.step_key] = entry.timestamp - step_start.get(
-                event.step_key, entry.timestamp
+        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+            evaluation = event.event_specific_data
+            severity = getattr(evaluation, "severity", dg.AssetCheckSeverity.ERROR)
+            outcome = (
+                "passed"
+                if evaluation.passed  # type: ignore[union-attr]
+                else "warned"
+                if severity == dg.AssetCheckSeverity.WARN
+                else "failed"
             )
-        elif event.event_type_value == "ASSET_MATERIALIZATION":
-            materializations.append(event)
-        elif event.event_type_value == "STEP_OUTPUT":
-            # Op jobs (incremental, sweep) report the run's requests on their output.
-            meta = event.step_output_data.metadata or {}
-            value = int(_metadata_value(meta.get("requests_used", 0)) or 0)
-            step = event.step_key
-            output_requests[step] = max(output_requests.get(step, 0), value)
-    counted_steps: set[str] = set()
-    requests_steps: set[str] = set()
-    for event in materializations:
+            summary.checks.append(
+                CheckLine(
+                    evaluation.asset_key.to_user_string(),  # type: ignore[union-attr]
+                    evaluation.check_name,  # type: ignore[union-attr]
+                    outcome,
+                )
+            )
+            continue
+        if event.event_type_value != "ASSET_MATERIALIZATION":
+            continue
         materialization = event.event_specific_data.materialization  # type: ignore[union-attr]
         key = materialization.asset_key.path
         meta = {k: _metadata_value(v) for k, v in materialization.metadata.items()}
         rows = int(meta.get("dagster/row_count", 0) or 0)
         if key[0] == "lake":
-            step = event.step_key or ""
-            # A multi-asset reports its step's requests on every output: count them once.
-            requests = 0 if step in counted_steps else int(meta.get("requests_used", 0) or 0)
-            counted_steps.add(step)
-            if requests:
-                requests_steps.add(step)
+            # A stream's requests sit on each of its tables: count them on the first one.
+            stream = str(meta.get("stream", key[-1]))
+            requests = 0 if stream in streams else int(meta.get("requests_used", 0) or 0)
+            streams.add(stream)
+            summary.extra_requests += int(meta.get("run_requests", 0) or 0)
             summary.tables[key[-1]] = TableLine(
                 rows=rows,
                 quarantined=int(meta.get("quarantined_records", 0) or 0),
                 requests=requests,
-                seconds=step_seconds.get(event.step_key or "", 0.0),
+                seconds=float(meta.get("seconds", 0.0) or 0.0),
             )
         else:
             summary.models[key[-1]] = rows
-    # Steps whose requests no lake materialization carried (an op job's event reads).
-    summary.extra_requests = sum(
-        n for step, n in output_requests.items() if step not in requests_steps
-    )
     return summary
 
 
@@ -330,9 +342,9 @@ def print_summary(
     table = Table(title=f"reservoir {summary.mode} run {summary.run_id[:8]}")
     for col in ("table", "rows", "requests", "seconds", "quarantined"):
         table.add_column(col, justify="left" if col == "table" else "right")
-    # Asset jobs run one step per source stream, so requests and seconds are per table; the
-    # incremental job lands every table in one step, whose totals only the last row can show.
-    per_table = summary.mode == "full"
+    # Full extracts report requests and seconds per source stream (on its root table); the
+    # other modes land every table in one plan, whose totals only the last row can show.
+    per_table = any(line.seconds for line in summary.tables.values())
     for name, line in sorted(summary.tables.items()):
         table.add_row(
             name,
@@ -354,6 +366,7 @@ def print_summary(
     console.print(table)
     if summary.models:
         console.print(f"warehouse: {len(summary.models)} models built")
+    print_checks(console, summary.checks)
     if summary.kpis:
         kpi = Table(title="headline KPIs", show_header=False)
         for name, value in summary.kpis:
@@ -367,6 +380,20 @@ def print_summary(
         f"dashboard:  reservoir dashboard   -> {(settings.data_dir / 'dashboard.html').resolve()}\n"
         f"Dagster UI: make dev   (http://127.0.0.1:3000, runs recorded in {settings.dagster_home.resolve()})"
     )
+
+
+def print_checks(console: Console, checks: Sequence[CheckLine]) -> None:
+    """One line of counts, then each check that did not pass, by name."""
+    if not checks:
+        return
+    counts = {o: sum(1 for c in checks if c.outcome == o) for o in ("passed", "warned", "failed")}
+    console.print(
+        f"checks:     {counts['passed']} passed, {counts['warned']} warned, "
+        f"{counts['failed']} failed"
+    )
+    for c in sorted(checks, key=lambda c: (c.outcome != "failed", c.asset, c.name)):
+        if c.outcome != "passed":
+            console.print(f"  {c.outcome}: {c.asset} {c.name}")
 
 
 def _failure_message(result: dg.ExecuteInProcessResult) -> str:
@@ -436,6 +463,7 @@ def run_pipeline(
 ) -> RunSummary:
     """Run the main job once and print its summary; raises RunError with a one-line reason."""
     from pipelines.definitions import defs
+    from pipelines.lake_assets import run_config
 
     console = console or Console()
     # The client counts its retries in the run's metadata; one line per retry on the terminal
@@ -450,6 +478,7 @@ def run_pipeline(
         preflight(settings, target)
         resources = build_resources(settings, target)
         job_name, run_mode = choose_job(settings, mode, select)
+        lake_mode = "full" if run_mode == "full" else "auto"
         job = defs.resolve_job_def(job_name)
         display = ProgressDisplay(console, enabled=not quiet)
         with display.running():
@@ -461,7 +490,10 @@ def run_pipeline(
                 asset_selection=asset_selection,
                 # Failures reach the user as one line (RunError); the full event log, stack traces
                 # included, stays in the Dagster instance for `make dev`.
-                run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
+                run_config={
+                    **run_config(lake_mode),
+                    "loggers": {"console": {"config": {"log_level": "CRITICAL"}}},
+                },
                 tags={"reservoir/mode": run_mode, "reservoir/launched_by": "cli"},
             )
         if not result.success:
@@ -469,6 +501,13 @@ def run_pipeline(
         summary = summarise(result, instance, run_mode, time.monotonic() - started)
         summary.kpis = headline_kpis(settings.warehouse_path, target.today)
         print_summary(console, summary, settings, target)
+        if summary.failed_checks:
+            names = ", ".join(f"{c.asset} {c.name}" for c in summary.failed_checks)
+            raise RunError(
+                f"{len(summary.failed_checks)} check(s) failed: {names}; the data has landed, "
+                "but these numbers are not to be trusted. Each check's failing rows are in the "
+                "Dagster UI (make dev, the asset's Checks tab)"
+            )
         return summary
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from pipelines.sensors import SWEEP_JOB, active_run_ids
+from pipelines.jobs import SWEEP_JOB
+from pipelines.sensors import active_run_ids
 
 SWEEP_CRON = "30 2 * * *"  # 02:30 UTC
 

@@ -14,8 +14,7 @@ Why they look like this:
   webhook ids processed after landing. A push arriving meanwhile stays pending and triggers the
   next refresh. The run key is a hash of the snapshot's webhook ids.
 
-Jobs are referenced by name so this module does not import the job module (which imports this
-one to build `incremental_defs`).
+Every run lands through the `lake` asset; the run config names the mode (`run_config`).
 """
 
 from __future__ import annotations
@@ -26,13 +25,11 @@ from typing import Any
 
 import dagster as dg
 
-from assets.changes import read_cursor
+from lake.state import read_cursor
+from pipelines.jobs import INCREMENTAL_JOB, WEBHOOK_JOB
+from pipelines.lake_assets import run_config
 from pipelines.resources import LakeResource, ReservationServiceResource
 
-INCREMENTAL_JOB = "incremental_job"
-WEBHOOK_JOB = "webhook_refresh_job"
-SWEEP_JOB = "sweep_job"
-REFRESH_OP = "refresh_from_webhooks"
 FEED_INTERVAL_SECONDS = (
     60  # each tick costs 2 requests (authenticate + one event) until tokens are shared
 )
@@ -114,13 +111,7 @@ def webhook_run_request(notifications: Sequence[Any]) -> dg.RunRequest | dg.Skip
     digest = hashlib.sha256("\n".join(webhook_ids).encode()).hexdigest()[:16]
     return dg.RunRequest(
         run_key=f"webhooks-{digest}",
-        run_config={
-            "ops": {
-                REFRESH_OP: {
-                    "config": {"reservation_ids": reservation_ids, "webhook_ids": webhook_ids}
-                }
-            }
-        },
+        run_config=run_config("webhook", reservation_ids=reservation_ids, webhook_ids=webhook_ids),
         tags={"reservoir/mode": "webhook", "reservoir/notifications": str(len(webhook_ids))},
     )
 

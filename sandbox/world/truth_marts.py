@@ -651,7 +651,9 @@ def _revenue_reconciliation(
     res: pd.DataFrame, lines: pd.DataFrame, entries: pd.DataFrame
 ) -> pd.DataFrame:
     keys = ["company_id", "month_start", "currency_code"]
-    items = lines[lines["bill_line_type"].isin(list(ITEM_LINES))].merge(
+    # Tourist tax (250) is posted to a non-revenue ledger and is not revenue.
+    revenue_lines = sorted(ITEM_LINES - {250})
+    items = lines[lines["bill_line_type"].isin(revenue_lines)].merge(
         res[res["on_books"]], on="reservation_id", how="inner"
     )
     items["month_start"] = _months(items["booked"])

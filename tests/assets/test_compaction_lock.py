@@ -1,5 +1,5 @@
 """Compaction deletes the lake files it replaced; a warehouse build names files in its views and
-reads them for seconds to a minute. The compaction lock keeps the two apart (assets/lake.py)."""
+reads them for seconds to a minute. The compaction lock keeps the two apart (lake/locks.py)."""
 
 from __future__ import annotations
 

@@ -13,12 +13,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from assets import reference, reservations
 from lake.compaction import compact_quarantine
 from lake.parts import new_batch_id
 from lake.schema import QUARANTINE_SCHEMA
 from lake.store import Lake
 from pipelines.jobs import compact_job
+from pipelines.lake_assets import lake_assets, spec_keys
 from pipelines.resources import LakeResource
 from tests.assets.fake_service import FakeServiceResource, default_fixture, register, reservation
 from tests.reliability.harness import quarantined
@@ -293,7 +293,8 @@ def _resource(path: Path, **kw: Any) -> LakeResource:
 
 def _extract(resource: LakeResource, fixture: str) -> None:
     result = dg.materialize(
-        [reservations.assets[0], reference.assets[3]],
+        [lake_assets],
+        selection=spec_keys("reservations", "units"),
         resources={"service": FakeServiceResource(fixture=fixture), "lake": resource},
     )
     assert result.success

@@ -11,13 +11,12 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
-from assets import finance, pricing, reference, reservations
 from lake.store import Lake
 from lake.tables import TABLES
+from pipelines.lake_assets import lake_assets, spec_keys
 from pipelines.resources import LakeResource, ReservationServiceResource
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
-ALL = [*reference.assets, *finance.assets, *reservations.assets, *pricing.assets]
 KNOWN_REASON = re.compile(
     r"^\w+\.\w+: (missing required value|bad date|unknown code|not an integer|not an amount"
     r"|not a number|bad datetime|not text) \("
@@ -58,7 +57,7 @@ def _reasons(lake_root: Path) -> list[str]:
 
 def test_every_asset_materialises_against_the_sandbox(sandbox: object, tmp_path: Path) -> None:
     resources = _resources(sandbox, tmp_path)
-    result = dg.materialize(ALL, resources=resources)
+    result = dg.materialize([lake_assets], resources=resources)
     assert result.success
     lake = resources["lake"].lake()  # type: ignore[attr-defined]
     for name, table in TABLES.items():
@@ -79,7 +78,9 @@ def test_malformed_records_are_quarantined_not_landed(sandbox: object, tmp_path:
     sandbox.faults.configure({"malformed": 1.0})  # type: ignore[attr-defined]
     try:
         resources = _resources(sandbox, tmp_path, quarantine_threshold=0.5)
-        result = dg.materialize(reservations.assets[:1], resources=resources)
+        result = dg.materialize(
+            [lake_assets], selection=spec_keys("reservations"), resources=resources
+        )
     finally:
         sandbox.faults.configure({"malformed": 0.02})  # type: ignore[attr-defined]
     assert result.success
@@ -116,7 +117,9 @@ def test_worker_processes_land_what_the_run_process_lands_through_faults(
     with runner.run_sandbox(runner.SandboxSettings(faults=faults)) as handle:
         for workers in (0, 1):
             resources = _resources(handle, tmp_path / str(workers), normalise_workers=workers)
-            result = dg.materialize(reservations.assets[:1], resources=resources)
+            result = dg.materialize(
+                [lake_assets], selection=spec_keys("reservations"), resources=resources
+            )
             assert result.success
             events = result.get_asset_materialization_events()
             used = {e.materialization.metadata["normalise_workers"].value for e in events}

@@ -8,8 +8,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from assets.changes import CURSOR_STATE, Cursor, next_batch_id, read_cursor, write_cursor
 from lake.parts import new_batch_id
+from lake.state import CURSOR_STATE, Cursor, next_batch_id, read_cursor, write_cursor
 from lake.store import Lake
 from pipelines.jobs import compact_job
 from pipelines.resources import LakeResource

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import dagster as dg
 import duckdb
 import pyarrow as pa
 
@@ -93,3 +94,20 @@ def _tables(con: duckdb.DuckDBPyConnection, schema: str) -> set[str]:
         "select table_name from information_schema.tables where table_schema = $1", [schema]
     ).fetchall()
     return {r[0] for r in rows}
+
+
+def execute_job(
+    job: dg.UnresolvedAssetJobDefinition, resources: dict[str, Any], **kw: Any
+) -> dg.ExecuteInProcessResult:
+    """Run one of the code location's asset jobs in this process with test resources (the
+    warehouse beside the lake resource's data directory)."""
+    from pipelines.lake_assets import lake_assets
+    from pipelines.warehouse_assets import WarehouseResource, build_warehouse_assets
+
+    data_dir = resources["lake"].data_dir
+    defs = dg.Definitions(
+        assets=[lake_assets, build_warehouse_assets()],
+        jobs=[job],
+        resources={"warehouse": WarehouseResource(data_dir=data_dir), **resources},
+    )
+    return defs.resolve_job_def(job.name).execute_in_process(**kw)

@@ -10,17 +10,9 @@ from typing import Any
 import pyarrow.compute as pc
 import pytest
 
-from assets.changes import (
-    CURSOR_STATE,
-    ChangeSettings,
-    Cursor,
-    apply_changes,
-    fresh_batch_id,
-    read_cursor,
-    refresh_reservations,
-    write_cursor,
-)
+from assets.changes import ChangeSettings, apply_changes, refresh_reservations
 from lake.locks import LakeBusy, writer_lock
+from lake.state import CURSOR_STATE, Cursor, fresh_batch_id, read_cursor, write_cursor
 from lake.store import Lake
 from tests.incremental.fakes import (
     Boom,

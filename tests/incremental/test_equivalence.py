@@ -15,15 +15,11 @@ from typing import Any
 
 import pytest
 
-from assets.changes import (
-    ChangeSettings,
-    RunReport,
-    apply_changes,
-    read_cursor,
-    refresh_warehouse,
-)
+from assets.changes import ChangeSettings, RunReport, apply_changes
+from lake.state import read_cursor
 from lake.store import Lake
 from tests.incremental.helpers import lake_differences, mart_differences, sandbox_opener
+from warehouse.refresh import refresh_warehouse
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

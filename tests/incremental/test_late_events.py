@@ -17,9 +17,10 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from assets.changes import ChangeSettings, RunReport, apply_changes, refresh_warehouse
+from assets.changes import ChangeSettings, RunReport, apply_changes
 from lake.store import Lake
 from tests.incremental.helpers import lake_differences, mart_differences, sandbox_opener
+from warehouse.refresh import refresh_warehouse
 
 pytestmark = [pytest.mark.sandbox]
 

@@ -16,15 +16,8 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from assets.changes import (
-    CURSOR_STATE,
-    ChangeSettings,
-    Cursor,
-    apply_changes,
-    next_cursor,
-    not_yet_applied,
-    read_cursor,
-)
+from assets.changes import ChangeSettings, apply_changes, next_cursor, not_yet_applied
+from lake.state import CURSOR_STATE, Cursor, read_cursor
 from lake.store import Lake
 from service.errors import BadRequest
 from service.filters import format_value

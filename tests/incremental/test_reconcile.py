@@ -18,18 +18,21 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from assets.changes import SWEEP_STATE, ChangeSettings, apply_changes, refresh_warehouse, sweep
+from assets.changes import ChangeSettings, apply_changes, sweep
 from assets.reconcile import (
     RECONCILE_STATE,
     IdReconcileSettings,
     ReservationIdsRefused,
 )
+from lake.state import SWEEP_STATE
 from lake.store import Lake
 from lake.tables import TABLES
-from pipelines.incremental_defs import sweep_job
+from pipelines.jobs import sweep_job
 from pipelines.resources import LakeResource, ReservationServiceResource
 from tests.incremental.fakes import fixture
+from tests.incremental.helpers import execute_job
 from tests.incremental.id_fakes import IdListFakeService, id_opener
+from warehouse.refresh import refresh_warehouse
 
 TODAY = date(2026, 6, 1)
 SETTINGS = ChangeSettings(today=TODAY, horizon_days=3)
@@ -291,9 +294,7 @@ def test_sweep_job_fails_with_the_guard_rail_message_and_accepts_config(tmp_path
     _delete_silently(data, 2, 4)
     try:
         with dg.instance_for_test() as instance:
-            failed = sweep_job.execute_in_process(
-                resources=resources, instance=instance, raise_on_error=False
-            )
+            failed = execute_job(sweep_job, resources, instance=instance, raise_on_error=False)
             assert not failed.success
             errors = [
                 e.event_specific_data.error.to_string()  # type: ignore[union-attr]
@@ -303,13 +304,19 @@ def test_sweep_job_fails_with_the_guard_rail_message_and_accepts_config(tmp_path
             assert any("reservation id reconciliation refused" in m for m in errors), errors
             assert _live(lake) == {1, 2, 3, 4, 5}
 
-            ok = sweep_job.execute_in_process(
-                resources=resources,
+            ok = execute_job(
+                sweep_job,
+                resources,
                 instance=instance,
-                run_config={"ops": {"reconcile": {"config": {"id_reconcile_max_share": 0.5}}}},
+                run_config={"ops": {"lake": {"config": {"id_reconcile_max_share": 0.5}}}},
             )
             assert ok.success
-            assert set(ok.output_for_node("reconcile")) >= {"reservations"}
+            landed = {
+                e.asset_key.path[-1]
+                for e in ok.get_asset_materialization_events()
+                if e.materialization.metadata["dagster/row_count"].value
+            }
+            assert landed >= {"reservations"}
     finally:
         _JOB_DATA.pop("reconcile", None)
     assert _live(lake) == {1, 3, 5}

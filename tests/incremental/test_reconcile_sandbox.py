@@ -15,16 +15,12 @@ import duckdb
 import pyarrow.compute as pc
 import pytest
 
-from assets.changes import (
-    ChangeSettings,
-    apply_changes,
-    read_cursor,
-    refresh_warehouse,
-    sweep,
-)
+from assets.changes import ChangeSettings, apply_changes, sweep
 from assets.reconcile import DEFAULT_ID_PAGE_SIZE
+from lake.state import read_cursor
 from lake.store import Lake
 from tests.incremental.helpers import _data, sandbox_opener, table_differences
+from warehouse.refresh import refresh_warehouse
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

@@ -9,13 +9,13 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from assets.changes import ChangeSettings, apply_changes, read_cursor
+from assets.changes import ChangeSettings, apply_changes
+from lake.state import read_cursor
 from lake.store import Lake
-from pipelines.incremental_defs import incremental_defs, incremental_job, webhook_refresh_job
+from pipelines.jobs import INCREMENTAL_JOB, incremental_job, webhook_refresh_job
 from pipelines.resources import LakeResource
 from pipelines.schedules import nightly_sweep_schedule
 from pipelines.sensors import (
-    INCREMENTAL_JOB,
     event_feed_sensor,
     feed_decision,
     webhook_run_request,
@@ -23,6 +23,7 @@ from pipelines.sensors import (
 )
 from pipelines.webhook_inbox import Notification, WebhookInbox
 from tests.incremental.fakes import DATA, IncrementalFakeResource, event, fixture, opener
+from tests.incremental.helpers import execute_job
 
 TODAY = "2026-06-01"
 
@@ -127,11 +128,15 @@ def test_webhook_sensor_and_refresh_job_mark_processed_after_landing(
     request = _tick(webhook_sensor, instance, resources)
     assert isinstance(request, dg.RunRequest)
     assert request.run_key == _tick(webhook_sensor, instance, resources).run_key
-    config = request.run_config["ops"]["refresh_from_webhooks"]["config"]
-    assert config == {"reservation_ids": [1, 2], "webhook_ids": ["msg_1", "msg_2", "msg_3"]}
+    config = request.run_config["ops"]["lake"]["config"]
+    assert config == {
+        "mode": "webhook",
+        "reservation_ids": [1, 2],
+        "webhook_ids": ["msg_1", "msg_2", "msg_3"],
+    }
 
-    result = webhook_refresh_job.execute_in_process(
-        run_config=request.run_config, resources=resources, instance=instance
+    result = execute_job(
+        webhook_refresh_job, run_config=request.run_config, resources=resources, instance=instance
     )
     assert result.success
     assert inbox.pending() == []
@@ -154,18 +159,22 @@ def test_incremental_job_bootstraps_then_applies_events(
     resources: dict, data: dict[str, Any]
 ) -> None:
     instance = dg.DagsterInstance.ephemeral()
-    first = incremental_job.execute_in_process(resources=resources, instance=instance)
+    first = execute_job(incremental_job, resources=resources, instance=instance)
     assert first.success
     lake = resources["lake"].lake()
     assert read_cursor(lake).event_id == 2  # type: ignore[union-attr]
     assert (Path(resources["lake"].data_dir) / "warehouse.duckdb").exists()
 
     data["events"].append(event(3, "RESERVATION_EVENT", 1))
-    second = incremental_job.execute_in_process(resources=resources, instance=instance)
+    second = execute_job(incremental_job, resources=resources, instance=instance)
     assert second.success
     assert read_cursor(lake).event_id == 3  # type: ignore[union-attr]
-    out = second.output_for_node("apply_events")
-    assert "reservations" in out
+    landed = {
+        e.asset_key.path[-1]: e.materialization.metadata["dagster/row_count"].value
+        for e in second.get_asset_materialization_events()
+        if e.asset_key.path[0] == "lake"
+    }
+    assert landed["reservations"] > 0
     keys = {e.asset_key.path[0] for e in second.get_asset_materialization_events()}
     assert keys == {"lake", "warehouse"}
 
@@ -179,9 +188,8 @@ def test_schedule_and_definitions_load() -> None:
     assert isinstance(request, dg.RunRequest) and request.run_key == "sweep-2026-06-02"
     from pipelines.definitions import defs
 
-    merged = dg.Definitions.merge(defs, incremental_defs)  # as the code location will
-    dg.Definitions.validate_loadable(merged)
-    repo = merged.get_repository_def()
+    dg.Definitions.validate_loadable(defs)
+    repo = defs.get_repository_def()
     assert {s.name for s in repo.sensor_defs} >= {"event_feed_sensor", "webhook_sensor"}
     assert {j.name for j in repo.get_all_jobs()} >= {
         "incremental_job",
@@ -194,22 +202,24 @@ def test_incremental_job_takes_the_overlap_window_as_config(
     resources: dict, data: dict[str, Any]
 ) -> None:
     instance = dg.DagsterInstance.ephemeral()
-    assert incremental_job.execute_in_process(resources=resources, instance=instance).success
+    assert execute_job(incremental_job, resources=resources, instance=instance).success
     data["events"].append(event(3, "RESERVATION_EVENT", 1))
 
     def config(seconds: float) -> dict:
-        return {"ops": {"apply_events": {"config": {"event_overlap_seconds": seconds}}}}
+        return {"ops": {"lake": {"config": {"event_overlap_seconds": seconds}}}}
 
-    bad = incremental_job.execute_in_process(
-        run_config=config(-1), resources=resources, instance=instance, raise_on_error=False
+    bad = execute_job(
+        incremental_job,
+        run_config=config(-1),
+        resources=resources,
+        instance=instance,
+        raise_on_error=False,
     )
     assert not bad.success
-    failure = bad.failure_data_for_node("apply_events")
+    failure = bad.failure_data_for_node("lake")
     assert failure is not None and "event_overlap_seconds must be 0" in str(failure.error)
     lake = resources["lake"].lake()
     assert read_cursor(lake).event_id == 2  # type: ignore[union-attr]  # nothing applied
 
-    ok = incremental_job.execute_in_process(
-        run_config=config(0), resources=resources, instance=instance
-    )
+    ok = execute_job(incremental_job, run_config=config(0), resources=resources, instance=instance)
     assert ok.success and read_cursor(lake).event_id == 3  # type: ignore[union-attr]

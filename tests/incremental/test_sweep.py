@@ -7,16 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from assets.changes import (
-    PENDING_STATE,
-    SWEEP_STATE,
-    ChangeRun,
-    ChangeSettings,
-    apply_changes,
-    next_batch_id,
-    pending_tables,
-    sweep,
-)
+from assets.changes import ChangeRun, ChangeSettings, apply_changes, sweep
+from lake.state import PENDING_STATE, SWEEP_STATE, next_batch_id, pending_tables
 from lake.store import Lake
 from tests.incremental.fakes import changed_reservation, fixture
 from tests.incremental.id_fakes import id_opener as opener

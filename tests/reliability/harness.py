@@ -114,7 +114,7 @@ def run_extraction(
 ) -> RunResult:
     """One complete extraction into `data_dir/lake`, one batch, specs in dependency order.
 
-    This is what each lake asset does (`assets.factory` calls the same `run_spec`), without
+    This is what each lake asset does (`assets.changes.land_full` calls the same `run_spec`), without
     Dagster's bookkeeping, so the matrix stays fast. The quarantine threshold defaults to 1.0:
     the harness checks that every bad record is quarantined with a reason and the rest lands,
     not the threshold policy (tests/assets covers that).

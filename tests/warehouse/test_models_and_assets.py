@@ -7,9 +7,9 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
+from pipelines.warehouse_assets import WarehouseResource, build_warehouse_assets
 from tests.warehouse.scenarios import Batch
 from warehouse.checks import CHECKS
-from warehouse.dagster_assets import WarehouseResource, build_warehouse_assets
 from warehouse.dictionary import MARTS, render_markdown
 from warehouse.lake_schema import TABLES
 from warehouse.models import LAYERS, discover_models

@@ -1,5 +1,6 @@
 -- Bill-based vs journal-based revenue per company x month x currency. Bill side: item lines of
--- on-the-books reservations by booking month; journal side: credit - debit (VAT included) on
+-- on-the-books reservations by booking month, tourist tax (line 250, revenue_class 'tax') left
+-- out: the service posts it to a non-revenue ledger, and it is not revenue (docs/contracts.md); journal side: credit - debit (VAT included) on
 -- revenue ledgers (8xxx) by mutation month. Cumulative columns absorb timing differences
 -- between booking and posting; the asset check compares the all-time totals.
 
@@ -25,6 +26,7 @@ bills as (
     inner join reservations
         on bill_lines.reservation_id = reservations.reservation_id
     where bill_lines.line_class = 'item'
+        and bill_lines.revenue_class <> 'tax'
         and reservations.is_on_the_books
     group by all
 ),

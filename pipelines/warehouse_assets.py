@@ -5,6 +5,12 @@ run builds the selected models together in one fresh copy and publishes once. Ea
 still its own asset (key `["warehouse", <layer>, <name>]`, group `warehouse_<layer>`), with deps
 on the models it reads and on the lake tables `["lake", <table>]`, and the data-quality checks
 of `warehouse.checks` are asset checks on their models.
+
+In every run mode the same asset runs: when the whole warehouse is selected it rebuilds the
+models that read the lake tables landed since the last build (`warehouse.refresh`: everything
+after a full landing or when no file exists yet, only the dependent models after a delta), and
+evaluates every selected check on the published file, rebuilt or not. A selection of some
+models builds exactly those.
 """
 
 from __future__ import annotations
@@ -18,13 +24,14 @@ from typing import Any
 import dagster as dg
 import duckdb
 
-from warehouse.build import build_warehouse
+from pipelines.lake_assets import lake_key
+from warehouse.build import build_warehouse, warehouse_path
 from warehouse.checks import CHECKS, run_check
 from warehouse.dictionary import column_docs
 from warehouse.models import Model, discover_models
+from warehouse.refresh import refresh_warehouse
 
 KEY_PREFIX = "warehouse"
-LAKE_PREFIX = "lake"
 DEFAULT_RESOURCE_KEY = "warehouse"
 KINDS = {"duckdb", "sql"}
 
@@ -38,10 +45,6 @@ class WarehouseResource(dg.ConfigurableResource):
 
 def model_key(model: Model) -> dg.AssetKey:
     return dg.AssetKey([KEY_PREFIX, model.layer, model.name])
-
-
-def lake_key(table: str) -> dg.AssetKey:
-    return dg.AssetKey([LAKE_PREFIX, table])
 
 
 def _spec(model: Model, models: dict[str, Model]) -> dg.AssetSpec:
@@ -85,27 +88,30 @@ def build_warehouse_assets(
         # annotation object and `from __future__ import annotations` turns it into a string
         res: WarehouseResource = getattr(context.resources, resource_key)
         selected = {q for q, k in keys.items() if k in context.selected_asset_keys}
-        result = build_warehouse(
-            Path(res.data_dir),
-            only=None if selected == set(models) else selected,
-            as_of=date.fromisoformat(res.as_of) if res.as_of else None,
-        )
-        for q, built in result.models.items():
+        as_of = date.fromisoformat(res.as_of) if res.as_of else None
+        if selected == set(models):
+            result = refresh_warehouse(res.data_dir, as_of=as_of)
+        else:
+            result = build_warehouse(Path(res.data_dir), only=selected, as_of=as_of)
+        built = result.models if result is not None else {}
+        if result is None:
+            context.log.info("no lake table changed since the last build: models left as they are")
+        for q, model in built.items():
             if q not in selected:
                 continue
             docs = column_docs(q)
             yield dg.MaterializeResult(
                 asset_key=keys[q],
                 metadata={
-                    "dagster/row_count": built.row_count,
+                    "dagster/row_count": model.row_count,
                     "dagster/column_schema": dg.TableSchema(
                         columns=[
                             dg.TableColumn(name=c, type=t, description=docs.get(c))
-                            for c, t in built.columns
+                            for c, t in model.columns
                         ]
                     ),
                     "build_id": result.build_id,
-                    "build_seconds": round(built.seconds, 3),
+                    "build_seconds": round(model.seconds, 3),
                     "path": str(result.path),
                 },
             )
@@ -116,7 +122,10 @@ def build_warehouse_assets(
         ]
         if not wanted:
             return
-        con = duckdb.connect(str(result.path), read_only=True)
+        published = result.path if result is not None else warehouse_path(Path(res.data_dir))
+        if not published.exists():
+            return
+        con = duckdb.connect(str(published), read_only=True)
         try:
             for c in wanted:
                 outcome = run_check(con, c.name)

@@ -1,8 +1,0 @@
-"""Finance: companies, journal reports and entries, cash accounts and clearances."""
-
-from __future__ import annotations
-
-from assets.factory import build_all
-from assets.specs import specs_for
-
-assets = build_all(specs_for("finance"))

@@ -1,0 +1,404 @@
+"""The lake as Dagster assets, the same in every run mode.
+
+One multi-asset (`lake`) holds every lake table of the catalogue (`["lake", <table>]`, grouped by
+source area). Its run config says which mode lands the data; every mode goes through the
+ingestion engine (`assets.changes`) and ends the same way: one materialization per selected
+table (rows landed by this run, which may be 0) and the tables' checks (unique keys in the
+current state; the quarantine rate). So the full job, `reservoir run`, the event-feed sensor, the
+webhook sensor and the nightly sweep all record materializations and evaluate checks.
+
+Modes: `full` (every stream read in full, the event cursor untouched), `auto` (the bootstrap when
+the lake has no event cursor, else the event feed since it), `incremental` (the event feed; the
+bootstrap when no cursor), `webhook` (refetch the reservations of pending webhook pushes, then
+mark those pushes processed), `sweep` (the nightly reconciliation).
+"""
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import dagster as dg
+import pyarrow.parquet as pq
+from pydantic import Field
+
+from assets.changes import (
+    DEFAULT_EVENT_OVERLAP,
+    DEFAULT_MAX_EVENTS,
+    ChangeSettings,
+    LandReport,
+    RunReport,
+    apply_changes,
+    land_full,
+    refresh_reservations,
+    sweep,
+)
+from assets.extract import QuarantineRateExceeded
+from assets.reconcile import DEFAULT_EVERY_DAYS, DEFAULT_MAX_REMOVED_SHARE
+from assets.specs import CHILD_DESCRIPTIONS, SPECS, EndpointSpec
+from lake.schema import Table
+from pipelines.resources import LakeResource, ReservationServiceResource
+
+LAKE_OP = "lake"
+MODE_TAG = "reservoir/lake_mode"  # a job's mode; the run config's `mode` overrides it
+KINDS = {"python", "parquet"}
+UNIQUE_KEYS = "unique_keys"
+QUARANTINE_RATE = "quarantine_rate"
+PREVIEW_ROWS = 5
+PREVIEW_COLUMNS = 8
+Mode = Literal["full", "auto", "incremental", "webhook", "sweep"]
+MODES: tuple[Mode, ...] = ("full", "auto", "incremental", "webhook", "sweep")
+
+
+class LakeRun(dg.Config):
+    """How this run lands data in the lake (the `lake` asset's run config)."""
+
+    mode: str | None = Field(
+        default=None,
+        description="full: read every stream in full; auto/incremental: the event feed since "
+        "the lake's cursor (the bootstrap when there is none); webhook: refetch the given "
+        "reservations; sweep: the nightly reconciliation. Default: the job's "
+        f"`{MODE_TAG}` tag, else full.",
+    )
+    max_events: int = Field(default=DEFAULT_MAX_EVENTS, description="Events read per run.")
+    event_overlap_seconds: float = Field(
+        default=DEFAULT_EVENT_OVERLAP.total_seconds(),
+        description="Re-read the events of this span (by eventDate) before the cursor and apply "
+        "those not applied yet (events that became visible late); 0 turns it off.",
+    )
+    reservation_ids: list[int] = Field(default=[], description="webhook: reservations to refetch.")
+    webhook_ids: list[str] = Field(
+        default=[], description="webhook: pushes to mark processed once the refresh has landed."
+    )
+    id_reconcile_every_days: int = Field(
+        default=DEFAULT_EVERY_DAYS,
+        description="sweep: reconcile reservation ids every N business days; 0 = off.",
+    )
+    id_reconcile_max_share: float = Field(
+        default=DEFAULT_MAX_REMOVED_SHARE,
+        description="sweep: refuse (fail the run, tombstone nothing) when the id read would "
+        "remove more than this share of the lake's reservations.",
+    )
+    id_page_size: int | None = Field(
+        default=None,
+        description="sweep: page size asked for by the id read; default: the larger of the "
+        "client's page size and 2000 (the service clamps it to its maximum).",
+    )
+
+
+def lake_key(table: str) -> dg.AssetKey:
+    return dg.AssetKey(["lake", table])
+
+
+def run_config(mode: Mode, **config: Any) -> dict[str, Any]:
+    """The run config that lands data in `mode` (for sensors and the CLI)."""
+    return {"ops": {LAKE_OP: {"config": {"mode": mode, **config}}}}
+
+
+def run_mode(context: dg.AssetExecutionContext, config: LakeRun) -> Mode:
+    """The run config's mode, else the job's tag, else full."""
+    mode = config.mode or context.run.tags.get(MODE_TAG) or "full"
+    if mode not in MODES:
+        raise dg.Failure(
+            f"unknown lake mode {mode!r} (run config `mode` or the {MODE_TAG} tag); use one of "
+            + ", ".join(MODES)
+        )
+    return mode  # type: ignore[return-value]
+
+
+def column_schema(table: Table, include_pii: bool = False) -> dg.TableSchema:
+    arrow = table.arrow_schema(include_pii)
+    return dg.TableSchema(
+        columns=[dg.TableColumn(f.name, str(f.type)) for f in arrow],
+        constraints=dg.TableConstraints(other=[f"primary key ({', '.join(table.key)})"]),
+    )
+
+
+def _asset_specs() -> list[dg.AssetSpec]:
+    out = []
+    for spec in SPECS:
+        for table in spec.tables:
+            root = table is spec.table
+            out.append(
+                dg.AssetSpec(
+                    key=lake_key(table.name),
+                    group_name=spec.group,
+                    kinds=KINDS,
+                    description=spec.description if root else CHILD_DESCRIPTIONS[table.name],
+                    deps=[lake_key(d) for d in spec.deps] if root else [],
+                    skippable=True,
+                    metadata={
+                        "dagster/column_schema": column_schema(table),
+                        "primary_key": list(table.key),
+                        "parent": table.parent or "",
+                    },
+                )
+            )
+    return out
+
+
+def _check_specs() -> list[dg.AssetCheckSpec]:
+    checks = [
+        dg.AssetCheckSpec(
+            UNIQUE_KEYS, asset=lake_key(t.name), description="One current row per primary key."
+        )
+        for s in SPECS
+        for t in s.tables
+    ]
+    checks += [
+        dg.AssetCheckSpec(
+            QUARANTINE_RATE,
+            asset=lake_key(s.table.name),
+            description="Share of source records quarantined in this run.",
+        )
+        for s in SPECS
+    ]
+    return checks
+
+
+def _settings(lake: LakeResource, config: LakeRun) -> ChangeSettings:
+    if config.event_overlap_seconds < 0:
+        raise dg.Failure(
+            "event_overlap_seconds must be 0 (no overlap window) or more, "
+            f"not {config.event_overlap_seconds}"
+        )
+    return ChangeSettings(
+        today=lake.today(),
+        horizon_days=lake.availability_horizon_days,
+        include_pii=lake.include_customer_pii,
+        flush_rows=lake.flush_rows,
+        quarantine_threshold=lake.quarantine_threshold,
+        max_events=config.max_events,
+        event_overlap=timedelta(seconds=config.event_overlap_seconds),
+        id_reconcile_every_days=config.id_reconcile_every_days,
+        normalise_workers=lake.normalise_workers,
+    )
+
+
+def land(
+    context: dg.AssetExecutionContext,
+    config: LakeRun,
+    service: ReservationServiceResource,
+    lake: LakeResource,
+    selected: set[str],
+) -> RunReport:
+    """Run the ingestion engine in the configured mode; raise dg.Failure with its message."""
+    settings = _settings(lake, config)
+    store = lake.lake()
+    batch_id = lake.batch_id_for(context)
+    mode = run_mode(context, config)
+    if mode == "full":
+        specs = [s for s in SPECS if selected & {t.name for t in s.tables}]
+        failures: dict[str, Exception] = {}
+        report = land_full(
+            store,
+            service.open_client,
+            settings,
+            batch_id=batch_id,
+            specs=specs,
+            failures=failures,
+        )
+        if failures:
+            _fail(context, report, failures)
+        return report
+    try:
+        if mode in ("auto", "incremental"):
+            return apply_changes(store, service.open_client, settings, batch_id=batch_id)
+        if mode == "webhook":
+            from pipelines.webhook_inbox import WebhookInbox
+
+            report = refresh_reservations(
+                store, service.open_client, settings, config.reservation_ids, batch_id=batch_id
+            )
+            marked = WebhookInbox(lake.data_dir).mark_processed(list(config.webhook_ids))
+            report.notes.append(f"marked {marked} webhook notifications processed")
+            return report
+        return sweep(
+            store,
+            service.open_client,
+            settings,
+            batch_id=batch_id,
+            id_max_removed_share=config.id_reconcile_max_share,
+            id_page_size=config.id_page_size,
+        )
+    except QuarantineRateExceeded as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+
+
+def _fail(
+    context: dg.AssetExecutionContext, report: RunReport, failures: dict[str, Exception]
+) -> None:
+    """A full run whose streams partly failed: the others have landed; say which failed."""
+    landed = ", ".join(sorted(report.landed)) or "none"
+    lines = [f"{name}: {exc}" for name, exc in failures.items()]
+    context.log.error(f"streams landed: {landed}; failed: {'; '.join(lines)}")
+    first = next(iter(failures.values()))
+    raise dg.Failure(
+        description="; ".join(lines),
+        allow_retries=not isinstance(first, QuarantineRateExceeded),
+    ) from first
+
+
+def _preview(folder: Path, files: list[str], table: Table) -> str:
+    """The first rows of what this run wrote, as a Markdown table for the Dagster UI.
+
+    Personal data never enters Dagster's storage: PII columns are left out even when they land.
+    """
+    if not files:
+        return "_no rows written_"
+    batch = pq.ParquetFile(folder / files[0]).read_row_group(0)
+    personal = {c.column for c in table.columns if c.pii}
+    columns = [c for c in batch.column_names if not c.startswith("_") and c not in personal][
+        :PREVIEW_COLUMNS
+    ]
+    rows = batch.select(columns).slice(0, PREVIEW_ROWS).to_pylist()
+
+    def cell(value: object) -> str:
+        return "" if value is None else str(value).replace("|", "\\|").replace("\n", " ")[:40]
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _table_metadata(
+    spec: EndpointSpec,
+    table: Table,
+    landed: LandReport | None,
+    report: RunReport,
+    lake: LakeResource,
+    run_requests: int,
+) -> dict[str, Any]:
+    root = table is spec.table
+    rows = landed.rows.get(table.name, 0) if landed else 0
+    meta: dict[str, Any] = {
+        "dagster/row_count": rows,
+        "mode": report.mode,
+        "batch_id": report.batch_id,
+        "batch_kind": landed.batch_kind if landed else "none",
+        "tombstones": landed.tombstones if landed and root else 0,
+        "quarantined_records": landed.quarantined if landed and root else 0,
+        "source_records": landed.records if landed and root else 0,
+        # Every table of a stream carries the stream's requests (`stream` names it); requests
+        # not made by one stream (event reads, refetch plans) sit once in `run_requests`.
+        "stream": spec.name,
+        "requests_used": landed.requests if landed else 0,
+        "run_requests": run_requests,
+        "seconds": round(landed.seconds, 3) if landed and root else 0.0,
+        "dagster/column_schema": column_schema(table, lake.include_customer_pii),
+    }
+    if landed and landed.files:  # a full extract's file details
+        files = landed.files.get(table.name, [])
+        meta.update(
+            {
+                "calls": landed.calls,
+                "normalise_workers": landed.normalise_workers,
+                "quarantine_reasons": dg.MetadataValue.json(landed.reasons if root else {}),
+                "bytes_written": landed.bytes_written.get(table.name, 0),
+                "files_written": len(files),
+                "unknown_fields": dg.MetadataValue.json(landed.unknown_fields.get(table.name, {})),
+                "dropped_pii_fields": dg.MetadataValue.json(
+                    landed.dropped_pii_fields if root else {}
+                ),
+                "preview": dg.MetadataValue.md(
+                    _preview(lake.lake().table_dir(table.name), files, table)
+                ),
+            }
+        )
+    return meta
+
+
+def _results(
+    context: dg.AssetExecutionContext, report: RunReport, lake: LakeResource, selected: set[str]
+) -> Iterator[dg.MaterializeResult]:
+    store = lake.lake()
+    # Requests of the streams that report their own (full extracts), and the rest of the run's
+    # (event reads, refetches) once, on the first table.
+    run_requests = report.requests - sum(r.requests for r in report.landed.values())
+    wanted_checks = context.selected_asset_check_keys
+    first = True
+    for spec in SPECS:
+        landed = report.landed.get(spec.name)
+        for table in spec.tables:
+            if table.name not in selected:
+                continue
+            key = lake_key(table.name)
+            checks = []
+            if dg.AssetCheckKey(key, UNIQUE_KEYS) in wanted_checks:
+                dupes = store.duplicate_keys(table.name)
+                checks.append(
+                    dg.AssetCheckResult(
+                        check_name=UNIQUE_KEYS,
+                        asset_key=key,
+                        passed=dupes == 0,
+                        metadata={"duplicate_keys": dupes},
+                    )
+                )
+            if dg.AssetCheckKey(key, QUARANTINE_RATE) in wanted_checks:
+                quarantined = landed.quarantined if landed else 0
+                records = landed.records if landed else 0
+                checks.append(
+                    dg.AssetCheckResult(
+                        check_name=QUARANTINE_RATE,
+                        asset_key=key,
+                        passed=quarantined == 0,
+                        severity=dg.AssetCheckSeverity.WARN,
+                        metadata={
+                            "quarantine_rate": quarantined / records if records else 0.0,
+                            "threshold": lake.quarantine_threshold,
+                            "quarantined": quarantined,
+                        },
+                    )
+                )
+            meta = _table_metadata(spec, table, landed, report, lake, run_requests)
+            if first:  # run-level facts once, on the first table
+                meta.update(_report_metadata(report))
+                first, run_requests = False, 0
+            yield dg.MaterializeResult(asset_key=key, metadata=meta, check_results=checks)
+
+
+def _report_metadata(report: RunReport) -> dict[str, Any]:
+    summary = report.summary()
+    return {
+        "cursor_before": report.cursor_before or 0,
+        "cursor_after": report.cursor_after or 0,
+        "plan": dg.MetadataValue.json(summary["plan"]),
+        "differences": dg.MetadataValue.json(summary["diffs"]),
+        "notes": dg.MetadataValue.json(report.notes),
+    }
+
+
+def build_lake_assets() -> dg.AssetsDefinition:
+    """The one multi-asset over every lake table, for every run mode."""
+
+    @dg.multi_asset(
+        name=LAKE_OP,
+        specs=_asset_specs(),
+        check_specs=_check_specs(),
+        can_subset=True,
+        description="Every lake table, landed by the ingestion engine in the run's mode.",
+    )
+    def _lake(
+        context: dg.AssetExecutionContext,
+        config: LakeRun,
+        service: ReservationServiceResource,
+        lake: LakeResource,
+    ) -> Iterator[dg.MaterializeResult]:
+        selected = {k.path[-1] for k in context.selected_asset_keys}
+        report = land(context, config, service, lake, selected)
+        context.log.info(
+            f"{report.mode} batch {report.batch_id}: {len(report.tables)} tables landed, "
+            f"{report.requests} requests"
+        )
+        yield from _results(context, report, lake, selected)
+
+    return _lake
+
+
+lake_assets = build_lake_assets()
+
+
+def spec_keys(*names: str) -> list[dg.AssetKey]:
+    """The asset keys of the tables that these endpoint streams land (a selection)."""
+    by_name = {s.name: s for s in SPECS}
+    return [lake_key(t.name) for n in names for t in by_name[n].tables]

@@ -1,0 +1,104 @@
+"""Every `reservoir run` path materialises the assets and evaluates their checks.
+
+Auto mode twice (the bootstrap, then the event feed) against the embedded sandbox: each run
+records an evaluation of every check of every lake and warehouse asset in the Dagster instance,
+the summary lists them, and they all pass on a sandbox world. Then a check is broken on purpose
+(a duplicated lake file): the next run reports it by name and exits non-zero.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+from pipelines.definitions import defs
+from pipelines.runner import RunError, RunSummary, ServiceTarget, run_pipeline
+from pipelines.settings import Settings
+from sandbox.runner import SandboxSettings, run_sandbox
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
+
+
+def _every_check() -> set[tuple[str, str]]:
+    repo = defs.get_repository_def()
+    return {
+        (key.asset_key.to_user_string(), key.name)
+        for assets_def in repo.asset_graph.assets_defs
+        for key in assets_def.check_keys
+    }
+
+
+@pytest.fixture
+def home() -> Iterator[None]:
+    saved = os.environ.get("DAGSTER_HOME")
+    yield
+    if saved is None:
+        os.environ.pop("DAGSTER_HOME", None)
+    else:
+        os.environ["DAGSTER_HOME"] = saved
+
+
+def _run(settings: Settings, handle: object) -> RunSummary:
+    return run_pipeline(
+        settings,
+        mode="auto",
+        quiet=True,
+        console=Console(file=open(os.devnull, "w")),
+        target=ServiceTarget.from_sandbox(handle),
+    )
+
+
+def test_auto_runs_evaluate_every_check_and_a_broken_one_fails_the_run(
+    tmp_path: Path, home: None
+) -> None:
+    settings = Settings(data_dir=tmp_path)
+    expected = _every_check()
+    assert len(expected) >= 40  # lake unique keys and quarantine rates, warehouse checks
+    with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
+        first = _run(settings, handle)
+        assert first.mode == "bootstrap"
+        assert {(c.asset, c.name) for c in first.checks} == expected
+        assert {c.outcome for c in first.checks} == {"passed"}
+
+        handle.world.advance(hours=24)  # new bookings, changes and cancellations: events
+        second = _run(settings, handle)
+        assert second.mode == "incremental"
+        assert second.tables["reservations"].rows > 0
+        assert {(c.asset, c.name) for c in second.checks} == expected
+        assert {c.outcome for c in second.checks} == {"passed"}
+
+        instance = dg.DagsterInstance.get()
+        for asset, name in expected:
+            key = dg.AssetCheckKey(dg.AssetKey.from_user_string(asset), name)
+            record = instance.event_log_storage.get_latest_asset_check_execution_by_key([key])
+            assert record[key].run_id == second.run_id, (asset, name)
+
+        # Break one check on purpose: a second copy of a committed file duplicates every key
+        # of its batch in the current state.
+        folder = settings.lake_dir / "companies"
+        original = sorted(folder.glob("*.parquet"))[-1]
+        shutil.copy(original, original.with_name(original.name.replace("-00000", "-00001")))
+        with pytest.raises(RunError, match=r"check\(s\) failed: lake/companies unique_keys"):
+            _run(settings, handle)
+
+
+def test_the_cli_exits_non_zero_when_an_error_check_fails(tmp_path: Path, home: None) -> None:
+    env = {"RESERVOIR_DATA_DIR": str(tmp_path)}
+    runner = CliRunner()
+    ok = runner.invoke(app, ["run", "--quiet"], env=env)
+    assert ok.exit_code == 0, ok.output
+    assert "checks:" in ok.output and "0 failed" in ok.output
+    folder = tmp_path / "lake" / "units"
+    original = sorted(folder.glob("*.parquet"))[-1]
+    shutil.copy(original, original.with_name(original.name.replace("-00000", "-00001")))
+    bad = runner.invoke(app, ["run", "--quiet"], env=env)
+    assert bad.exit_code != 0
+    assert "failed: lake/units unique_keys" in bad.output
