@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import chain
@@ -28,8 +28,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from assets.catalogue import EndpointSpec, Section
 from assets.convert import _ARROW_ERRORS, CONVERTERS, WIRE_TYPES, from_wire
-from assets.specs import EndpointSpec, Section
 from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Column, Table
 
 Record = dict[str, Any]
@@ -77,6 +77,11 @@ def sub_values(objs: Sequence[Any], tail: str) -> list[Any]:
     if all(o is None or type(o) is dict for o in objs):
         return [None if o is None else o.get(tail) for o in objs]
     return [None if o is None else o.get(tail) if isinstance(o, dict) else _Bad(o) for o in objs]
+
+
+def _objects_only(rows: Sequence[Record], heads: Mapping[str, Any]) -> bool:
+    """Every nested-object field of these rows holds an object or nothing."""
+    return all(type(r.get(h)) is dict or r.get(h) is None for h in heads for r in rows)
 
 
 def read_uniform(rows: Sequence[Any], known: frozenset[str]) -> Columns | None:
@@ -356,6 +361,9 @@ class Normaliser:
         value does not fit its wire type, a record is not an object or a child item is null."""
         if set(map(type, records)) != {dict}:
             return None
+        # Arrow reads any sequence (a string too) as a struct: nested objects must be dicts.
+        if not _objects_only(records, self._plans[self.spec.table.name].sub_known):
+            return None
         try:
             page = pa.array(records, type=self._page_type)
         except _ARROW_ERRORS:
@@ -376,6 +384,8 @@ class Normaliser:
                 lengths.append(len(items))
             # Arrow also reads tuples and (key, value) pairs as objects: only dicts are.
             if len(rows) != sum(lengths) or not set(map(type, rows)) <= {dict}:
+                return None
+            if not _objects_only(rows, self._plans[name].sub_known):
                 return None
             struct = pa.concat_arrays(parts) if len(parts) > 1 else parts[0]
             children[name] = (

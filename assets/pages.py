@@ -28,18 +28,26 @@ Page = Sequence[dict[str, Any]]  # a list, or an undecoded `LazyRecords`
 _DONE = object()
 
 
+def list_pages(service: Any, spec: Any, **kwargs: Any) -> Any:
+    """A stream's pages (`assets.catalogue.EndpointSpec`): its facade method, or the keyset list
+    of its path by its key field when the catalogue names no method."""
+    if spec.method is not None:
+        return getattr(service, spec.method)(**kwargs)
+    return service.client.iter_keyset(spec.source, spec.list_key, params=kwargs or None)
+
+
 class PageStream:
     """Iterate `(page, extracted_at)`; `stats` holds the client's counters once it is closed."""
 
     def __init__(
         self,
         open_client: Callable[[], AbstractAsyncContextManager[Any]],
-        method: str,
+        spec: Any,  # the stream (`assets.catalogue.EndpointSpec`)
         calls: Sequence[Mapping[str, Any]],
         *,
         max_concurrent_calls: int = MAX_CONCURRENT_CALLS,
     ) -> None:
-        self._open, self._method, self._calls = open_client, method, list(calls)
+        self._open, self._spec, self._calls = open_client, spec, list(calls)
         self._limit = max_concurrent_calls
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=QUEUE_PAGES)
         self._stop = threading.Event()
@@ -53,7 +61,7 @@ class PageStream:
 
             async def one(kwargs: Mapping[str, Any]) -> None:
                 async with gate:
-                    async for page in getattr(client, self._method)(**kwargs):
+                    async for page in list_pages(client, self._spec, **kwargs):
                         records = page if isinstance(page, LazyRecords) else list(page)
                         item = (records, datetime.now(UTC))
                         while not self._stop.is_set():

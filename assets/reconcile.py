@@ -6,7 +6,7 @@ lost (the feed's retention is unknown, real-service-notes section 7), the reserv
 live in the lake forever and inflate occupancy and revenue. The notes advise a periodic full
 reconciliation; for deletions only the *set of ids* matters, and that is cheap to read.
 
-How (a step of `assets.changes.sweep`, under the lake's writer lock for the whole run):
+How (a step of `assets.modes.sweep`, under the lake's writer lock for the whole run):
 
 1. `due`: skipped when turned off (`every_days = 0`) or when the last complete reconciliation
    (state `lake/_state/reservation_ids/`) is fewer than `every_days` business days old.
@@ -34,7 +34,7 @@ deleted (or hidden, e.g. archived) before or during it; the confirm step asks on
 reservation deleted during the read but still seen stays live until its event or the next
 reconciliation. A later DELETE event for an id removed here tombstones it again: harmless.
 
-Free of Dagster; `assets.changes.sweep` calls it, `pipelines.lake_assets` configures it (the sweep mode).
+Free of Dagster; `assets.modes.sweep` calls it, `pipelines.lake_assets` configures it (the sweep mode).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from datetime import date
 from typing import Any, Protocol
 
 from assets.pages import service_requests
+from assets.settings import DEFAULT_EVERY_DAYS
 from lake.store import Lake
 
 log = logging.getLogger("assets.reconcile")
@@ -53,7 +54,6 @@ log = logging.getLogger("assets.reconcile")
 RECONCILE_STATE = "reservation_ids"
 LIST_PATH = "/reservations"
 ID_FIELD = "reservationId"
-DEFAULT_EVERY_DAYS = 1  # every nightly sweep (at most once per business date); 0 = off
 DEFAULT_MAX_REMOVED_SHARE = 0.2  # refuse to tombstone more than this share of the lake
 DEFAULT_ID_PAGE_SIZE = 2000  # asked for; the server clamps to its maximum and says so
 SAMPLE = 10
@@ -61,7 +61,7 @@ SAMPLE = 10
 
 class Settings(Protocol):
     @property
-    def today(self) -> date: ...
+    def business_date(self) -> date: ...
 
 
 class Report(Protocol):
@@ -70,7 +70,7 @@ class Report(Protocol):
 
 
 class ChangeRun(Protocol):
-    """What the id reconciliation uses of a run (`assets.changes.ChangeRun`)."""
+    """What the id reconciliation uses of a run (`assets.run.ChangeRun`)."""
 
     lake: Lake
     service: Any
@@ -80,7 +80,7 @@ class ChangeRun(Protocol):
 
 
 class Landing(Protocol):
-    """What it uses of the run's reservations landing (`assets.changes.Landing`)."""
+    """What it uses of the run's reservations landing (`assets.landing.Landing`)."""
 
     seen: set[tuple[Any, ...]]
 
@@ -253,7 +253,7 @@ async def reconcile_reservation_ids(run: ChangeRun, settings: IdReconcileSetting
     `tombstone_into` (one commit per table per batch) and calls `record` once it committed.
     """
     lake, service = run.lake, run.service
-    result = IdReconcile(skipped=due(lake, settings, run.settings.today))
+    result = IdReconcile(skipped=due(lake, settings, run.settings.business_date))
     if result.skipped is None:
         started = time.perf_counter()
         snapshot = set(lake.current_ids("reservations", "reservation_id"))
@@ -334,7 +334,7 @@ def record(run: ChangeRun, result: IdReconcile) -> None:
     run.report.diffs["reservation_ids"] = result.summary()
     if not result.ran:
         return
-    today = run.settings.today
+    today = run.settings.business_date
     run.lake.write_state(
         RECONCILE_STATE,
         run.batch_id,

@@ -30,8 +30,8 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from assets.catalogue import SPECS, EndpointSpec
 from assets.normalise import Normalised, Normaliser
-from assets.specs import SPECS, EndpointSpec
 from service.lazy import LazyRecords
 
 log = logging.getLogger("assets.workers")

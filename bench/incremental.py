@@ -39,7 +39,8 @@ from typing import Any
 import duckdb
 import httpx
 
-from assets.changes import ChangeSettings, apply_changes
+from assets.modes import apply_changes
+from assets.settings import IngestSettings
 from lake.state import read_cursor
 from lake.store import Lake
 from pipelines.resources import ReservationServiceResource
@@ -116,8 +117,8 @@ def start_sandbox(scale: str, seed: int, latency_ms: float) -> Sandbox:
     raise RuntimeError("the sandbox did not start in time")
 
 
-def _settings(sb: Sandbox) -> ChangeSettings:
-    return ChangeSettings(today=sb.today())
+def _settings(sb: Sandbox) -> IngestSettings:
+    return IngestSettings(today=sb.today())
 
 
 def _timed_build(data_dir: Path) -> tuple[float, int]:

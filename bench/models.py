@@ -53,8 +53,9 @@ print(json.dumps({
 
 def generate_lake(data_dir: Path, scale: str, seed: int) -> dict[str, Any]:
     """Extract every spec from an in-process sandbox into `data_dir/lake`."""
-    from assets.extract import ExtractSettings, run_spec
-    from assets.specs import SPECS
+    from assets.catalogue import SPECS
+    from assets.extract import run_spec
+    from assets.settings import IngestSettings
     from lake.parts import new_batch_id
     from lake.store import Lake
     from sandbox.runner import SandboxSettings, run_sandbox
@@ -72,7 +73,7 @@ def generate_lake(data_dir: Path, scale: str, seed: int) -> dict[str, Any]:
         )
         lake = Lake(data_dir / "lake")
         batch_id = new_batch_id()
-        settings = ExtractSettings(today=sb.world.now.date(), horizon_days=HORIZON_DAYS)
+        settings = IngestSettings(today=sb.world.now.date(), horizon_days=HORIZON_DAYS)
         t1 = time.perf_counter()
         records = 0
         for spec in SPECS:

@@ -31,9 +31,10 @@ from typing import Any
 
 import orjson
 
-from assets.extract import ExtractSettings, run_spec
+from assets.catalogue import SPECS, EndpointSpec
+from assets.extract import run_spec
 from assets.normalise import Normaliser
-from assets.specs import SPECS, EndpointSpec
+from assets.settings import IngestSettings
 from lake.parts import new_batch_id
 from lake.store import Lake
 
@@ -223,11 +224,11 @@ def main(argv: list[str] | None = None) -> None:
                 pages=pages,
                 # In this process: the figure is CPU per core, and worker processes' CPU
                 # would not be counted by process_time().
-                settings=ExtractSettings(flush_rows=args.flush_rows, normalise_workers=0),
+                settings=IngestSettings(flush_rows=args.flush_rows, normalise_workers=0),
             )
             wall = time.perf_counter() - wall0 - pages.gen_seconds
             cpu = time.process_time() - cpu0 - pages.gen_seconds
-        rows = sum(t.rows for t in report.tables.values())
+        rows = sum(report.rows.values())
         print(_line("normalise + write", report.records, rows, wall, cpu))
     print(f"peak RSS           : {_peak_mb():,.0f} MB (before the runs {rss_before:,.0f} MB)")
 

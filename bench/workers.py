@@ -34,8 +34,9 @@ def _proc_cpu(pid: int) -> float:
 def child(base_url: str, secret: str, data_dir: str, workers: int, spec_name: str) -> None:
     """One extraction in this process; prints one JSON line."""
     from assets import workers as pools
-    from assets.extract import ExtractSettings, run_spec
-    from assets.specs import SPECS
+    from assets.catalogue import SPECS
+    from assets.extract import run_spec
+    from assets.settings import IngestSettings
     from lake.parts import new_batch_id
     from lake.store import Lake
     from service.api import ReservationService
@@ -54,7 +55,7 @@ def child(base_url: str, secret: str, data_dir: str, workers: int, spec_name: st
         spec,
         lake=Lake(Path(data_dir) / "lake"),
         batch_id=new_batch_id(),
-        settings=ExtractSettings(normalise_workers=workers),
+        settings=IngestSettings(normalise_workers=workers),
         open_client=lambda: ReservationService.connect(config),
     )
     wall = time.perf_counter() - started

@@ -2,7 +2,7 @@
 
 One multi-asset (`lake`) holds every lake table of the catalogue (`["lake", <table>]`, grouped by
 source area). Its run config says which mode lands the data; every mode goes through the
-ingestion engine (`assets.changes`) and ends the same way: one materialization per selected
+ingestion engine (`assets.modes`, `assets.full`) and ends the same way: one materialization per selected
 table (rows landed by this run, which may be 0) and the tables' checks (unique keys in the
 current state; the quarantine rate). So the full job, `reservoir run`, the event-feed sensor, the
 webhook sensor and the nightly sweep all record materializations and evaluate checks.
@@ -13,7 +13,7 @@ bootstrap when no cursor), `webhook` (refetch the reservations of pending webhoo
 mark those pushes processed), `sweep` (the nightly reconciliation).
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -22,20 +22,18 @@ import dagster as dg
 import pyarrow.parquet as pq
 from pydantic import Field
 
-from assets.changes import (
+from assets.catalogue import CHILD_DESCRIPTIONS, SPECS, EndpointSpec
+from assets.full import land_full
+from assets.landing import LandReport, QuarantineRateExceeded
+from assets.modes import apply_changes, refresh_reservations, sweep
+from assets.reconcile import DEFAULT_MAX_REMOVED_SHARE
+from assets.run import RunReport
+from assets.settings import (
     DEFAULT_EVENT_OVERLAP,
+    DEFAULT_EVERY_DAYS,
     DEFAULT_MAX_EVENTS,
-    ChangeSettings,
-    LandReport,
-    RunReport,
-    apply_changes,
-    land_full,
-    refresh_reservations,
-    sweep,
+    IngestSettings,
 )
-from assets.extract import QuarantineRateExceeded
-from assets.reconcile import DEFAULT_EVERY_DAYS, DEFAULT_MAX_REMOVED_SHARE
-from assets.specs import CHILD_DESCRIPTIONS, SPECS, EndpointSpec
 from lake.schema import Table
 from pipelines.resources import LakeResource, ReservationServiceResource
 
@@ -156,13 +154,13 @@ def _check_specs() -> list[dg.AssetCheckSpec]:
     return checks
 
 
-def _settings(lake: LakeResource, config: LakeRun) -> ChangeSettings:
+def _settings(lake: LakeResource, config: LakeRun) -> IngestSettings:
     if config.event_overlap_seconds < 0:
         raise dg.Failure(
             "event_overlap_seconds must be 0 (no overlap window) or more, "
             f"not {config.event_overlap_seconds}"
         )
-    return ChangeSettings(
+    return IngestSettings(
         today=lake.today(),
         horizon_days=lake.availability_horizon_days,
         include_pii=lake.include_customer_pii,
@@ -402,3 +400,15 @@ def spec_keys(*names: str) -> list[dg.AssetKey]:
     """The asset keys of the tables that these endpoint streams land (a selection)."""
     by_name = {s.name: s for s in SPECS}
     return [lake_key(t.name) for n in names for t in by_name[n].tables]
+
+
+def requests_in(metadata: Iterable[Mapping[str, Any]]) -> int:
+    """The requests of a run, from its lake materializations' metadata (plain values): each
+    stream's `requests_used` once, plus the `run_requests` not made by one stream."""
+    streams: dict[str, int] = {}
+    extra = 0
+    for meta in metadata:
+        stream = str(meta.get("stream", ""))
+        streams.setdefault(stream, int(meta.get("requests_used", 0) or 0))
+        extra += int(meta.get("run_requests", 0) or 0)
+    return sum(streams.values()) + extra

@@ -13,13 +13,12 @@ from typing import Any
 
 import dagster as dg
 
+from assets.settings import DEFAULT_HORIZON_DAYS, DEFAULT_QUARANTINE_THRESHOLD
 from lake.parts import DEFAULT_FLUSH_ROWS, new_batch_id
 from lake.store import Lake
 
 DEFAULT_MAX_CONCURRENCY = 15  # the service caps concurrent calls per IP address at 15
 DEFAULT_PAGE_SIZE = 1000
-DEFAULT_QUARANTINE_THRESHOLD = 0.05
-DEFAULT_HORIZON_DAYS = 90
 
 
 class ReservationServiceResource(dg.ConfigurableResource):

@@ -301,7 +301,7 @@ def summarise(
         meta = {k: _metadata_value(v) for k, v in materialization.metadata.items()}
         rows = int(meta.get("dagster/row_count", 0) or 0)
         if key[0] == "lake":
-            # A stream's requests sit on each of its tables: count them on the first one.
+            # A stream's requests sit on each of its tables: show them on the first one.
             stream = str(meta.get("stream", key[-1]))
             requests = 0 if stream in streams else int(meta.get("requests_used", 0) or 0)
             streams.add(stream)

@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from pipelines.lake_assets import requests_in
 from pipelines.settings import Settings
 
 DAILY_FREE_REQUESTS = 25_000
@@ -45,13 +46,55 @@ def _runs(settings: Settings) -> tuple[list[Any], int]:
     for record in records:
         if datetime.fromtimestamp(record.create_timestamp.timestamp(), UTC).date() != today:
             continue
+        metadata = []
         for entry in instance.all_logs(
             record.dagster_run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
         ):
-            meta = entry.asset_materialization.metadata if entry.asset_materialization else {}
-            value = meta.get("requests_used")
-            used += int(getattr(value, "value", value) or 0)
+            materialization = entry.asset_materialization
+            if materialization is None or materialization.asset_key.path[0] != "lake":
+                continue
+            metadata.append(
+                {k: getattr(v, "value", v) for k, v in materialization.metadata.items()}
+            )
+        used += requests_in(metadata)
     return records[:RUNS_SHOWN], used
+
+
+def _checks(settings: Settings) -> list[tuple[str, str, str, str]]:
+    """(asset, check, outcome, run) of the latest evaluation of every check the code location
+    defines; outcome `not run yet` for a check never evaluated."""
+    home = settings.dagster_home.resolve()
+    if not (home / "dagster.yaml").exists():
+        return []
+    import dagster as dg
+
+    from pipelines.definitions import defs
+
+    os.environ["DAGSTER_HOME"] = str(home)
+    instance = dg.DagsterInstance.get()
+    keys = sorted(
+        (k for a in defs.get_repository_def().asset_graph.assets_defs for k in a.check_keys),
+        key=lambda k: (k.asset_key.to_user_string(), k.name),
+    )
+    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
+    out = []
+    for key in keys:
+        record = latest.get(key)
+        evaluation = record.event.asset_check_evaluation if record and record.event else None
+        if evaluation is None:
+            outcome, run = "not run yet", ""
+        else:
+            severity = evaluation.severity
+            outcome = (
+                "passed"
+                if evaluation.passed
+                else "warned"
+                if severity == dg.AssetCheckSeverity.WARN
+                else "failed"
+            )
+            run = record.run_id[:8]
+        out.append((key.asset_key.to_user_string(), key.name, outcome, run))
+    return out
 
 
 def _row_counts(settings: Settings) -> list[tuple[str, int]]:
@@ -101,6 +144,22 @@ def print_status(settings: Settings, console: Console | None = None) -> None:
         console.print(runs)
     else:
         console.print("runs: none recorded yet (`reservoir run` or `make dev`)")
+    checks = _checks(settings)
+    if checks:
+        counts_by = {o: sum(1 for c in checks if c[2] == o) for o in ("passed", "warned", "failed")}
+        console.print(
+            f"checks (latest evaluation): {counts_by['passed']} passed, {counts_by['warned']} "
+            f"warned, {counts_by['failed']} failed"
+            + (f", {len(checks) - sum(counts_by.values())} not run yet" if checks else "")
+        )
+        table = Table(title="checks that did not pass")
+        for col in ("asset", "check", "outcome", "run"):
+            table.add_column(col)
+        for row in checks:
+            if row[2] != "passed":
+                table.add_row(*row)
+        if table.row_count:
+            console.print(table)
     share = used / DAILY_FREE_REQUESTS
     console.print(f"requests today: {used:,} of {DAILY_FREE_REQUESTS:,} free ({share:.1%})")
     counts = _row_counts(settings)

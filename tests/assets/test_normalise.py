@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from assets.catalogue import SPECS
 from assets.normalise import Normaliser
-from assets.specs import SPECS
 from tests.assets.fake_service import default_fixture, reservation
 
 SPEC = {s.name: s for s in SPECS}

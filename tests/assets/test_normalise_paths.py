@@ -17,8 +17,8 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from assets.catalogue import SPECS
 from assets.normalise import Normalised, Normaliser
-from assets.specs import SPECS
 from tests.assets.fake_service import default_fixture, reservation
 
 SPEC = {s.name: s for s in SPECS}

@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -25,16 +26,13 @@ import pytest
 
 import assets.pages
 import service.lazy
-from assets import extract, workers
-from assets.extract import (
-    ExtractReport,
-    ExtractSettings,
-    NormaliseWorkerDied,
-    NormaliseWorkerError,
-    run_spec,
-)
+from assets import landing, workers
+from assets.catalogue import CATALOGUE, SPECS, EndpointSpec
+from assets.extract import run_spec
+from assets.landing import LandReport
 from assets.pages import PageStream
-from assets.specs import SPECS, EndpointSpec
+from assets.settings import IngestSettings
+from assets.workers import NormaliseWorkerDied, NormaliseWorkerError
 from lake.store import Lake
 from service.errors import ServiceError
 from service.lazy import LazyRecords, skim
@@ -141,13 +139,13 @@ def _fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _run(
     spec: EndpointSpec, root: Path, bodies: list[bytes], workers: int, **kw: Any
-) -> ExtractReport:
+) -> LandReport:
     _Clock.ticks = 0
     return run_spec(
         spec,
         lake=Lake(root),
         batch_id=BATCH,
-        settings=ExtractSettings(quarantine_threshold=1.0, normalise_workers=workers, **kw),
+        settings=IngestSettings(quarantine_threshold=1.0, normalise_workers=workers, **kw),
         open_client=lambda: LazyClient(spec.method, bodies),
     )
 
@@ -155,7 +153,7 @@ def _run(
 @pytest.fixture
 def workers_always(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every page goes to the pool; records each pool request (its size)."""
-    monkeypatch.setattr(extract, "WORKER_MIN_BYTES", 0)
+    monkeypatch.setattr(landing, "WORKER_MIN_BYTES", 0)
     requested: list[int] = []
     shared = workers.shared_pool
 
@@ -210,11 +208,9 @@ def test_workers_land_the_same_files_as_the_asset_thread(
     assert in_workers.dropped_pii_fields == in_thread.dropped_pii_fields
     assert in_workers.batch_kind == in_thread.batch_kind
     assert in_workers.cursor == in_thread.cursor
-    assert {t: r.unknown_fields for t, r in in_workers.tables.items()} == {
-        t: r.unknown_fields for t, r in in_thread.tables.items()
-    }
+    assert in_workers.unknown_fields == in_thread.unknown_fields
     if name == "reservations":
-        assert in_thread.dropped_pii_fields and in_thread.tables["reservations"].unknown_fields
+        assert in_thread.dropped_pii_fields and in_thread.unknown_fields["reservations"]
     else:  # the cursor is the largest event id seen, filtered out or not
         assert in_thread.cursor == 30
         assert worker_lake.read_state("cursor_customer_merges") == {"cursor": 30}
@@ -261,7 +257,7 @@ def test_a_dead_worker_fails_the_run_clearly_and_the_next_run_works(
         (_KillsTheWorker(), now),
         ([reservation(2)], now),
     ]
-    settings = ExtractSettings(normalise_workers=1)
+    settings = IngestSettings(normalise_workers=1)
     with pytest.raises(NormaliseWorkerDied, match="nothing of this table was committed"):
         run_spec(spec, lake=Lake(tmp_path / "a"), batch_id=BATCH, settings=settings, pages=pages)
     assert not any(Lake(tmp_path / "a").files(t.name) for t in spec.tables)
@@ -296,23 +292,23 @@ def test_small_specs_and_unregistered_specs_stay_in_the_thread(
     spec = SPEC["reservations"]
     bodies = _bodies(_reservations())
     # Below WORKER_MIN_BYTES of JSON (here: just below what the stream brings) no pool starts.
-    monkeypatch.setattr(extract, "WORKER_MIN_BYTES", sum(map(len, bodies)))
+    monkeypatch.setattr(landing, "WORKER_MIN_BYTES", sum(map(len, bodies)))
     few = _run(spec, tmp_path / "few", bodies, 4)
     assert few.records == len(_reservations())
     # A spec the workers cannot look up by name (here: a changed copy) is normalised in-thread.
     changed = dataclasses.replace(spec, description="a copy")
-    monkeypatch.setattr(extract, "WORKER_MIN_BYTES", 0)
+    monkeypatch.setattr(landing, "WORKER_MIN_BYTES", 0)
     assert _run(changed, tmp_path / "copy", bodies, 4).records == 40
 
 
 def test_automatic_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert extract.worker_count(0) == 0
-    assert extract.worker_count(3) == 3
+    assert workers.worker_count(0) == 0
+    assert workers.worker_count(3) == 3
     for cores, expected in ((1, 0), (2, 2), (3, 3), (16, workers.MAX_AUTO_WORKERS)):
         monkeypatch.setattr(workers.os, "sched_getaffinity", lambda _, n=cores: set(range(n)))
-        assert extract.worker_count(None) == expected
+        assert workers.worker_count(None) == expected
     with pytest.raises(ValueError, match="0 or more"):
-        extract.worker_count(-1)
+        workers.worker_count(-1)
 
 
 def test_lazy_pages_cross_the_page_stream_undecoded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -326,7 +322,7 @@ def test_lazy_pages_cross_the_page_stream_undecoded(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(service.lazy, "loads", spy)
     bodies = _bodies(_reservations()[:7])
     stream = PageStream(
-        lambda: LazyClient("reservation_details", bodies), "reservation_details", [{}]
+        lambda: LazyClient("reservation_details", bodies), CATALOGUE.by_name["reservations"], [{}]
     )
     seen: Iterator[tuple[Any, datetime]] = iter(stream)
     pages = []
@@ -355,7 +351,7 @@ class _ListClient:
 
 
 def test_other_pages_still_arrive_as_lists() -> None:
-    pages = [page for page, _at in PageStream(_ListClient, "things", [{}])]
+    pages = [page for page, _at in PageStream(_ListClient, SimpleNamespace(method="things"), [{}])]
     assert pages == [[{"a": 1}, {"a": 2}]]
     assert type(pages[0]) is list
 

@@ -10,7 +10,8 @@ from typing import Any
 import pyarrow.compute as pc
 import pytest
 
-from assets.changes import ChangeSettings, apply_changes, refresh_reservations
+from assets.modes import apply_changes, refresh_reservations
+from assets.settings import IngestSettings
 from lake.locks import LakeBusy, writer_lock
 from lake.state import CURSOR_STATE, Cursor, fresh_batch_id, read_cursor, write_cursor
 from lake.store import Lake
@@ -24,7 +25,7 @@ from tests.incremental.fakes import (
 )
 
 TODAY = date(2026, 6, 1)
-SETTINGS = ChangeSettings(today=TODAY, horizon_days=3)
+SETTINGS = IngestSettings(today=TODAY, horizon_days=3)
 
 
 @pytest.fixture

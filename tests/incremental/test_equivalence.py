@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from assets.changes import ChangeSettings, RunReport, apply_changes
+from assets.modes import apply_changes
+from assets.run import RunReport
+from assets.settings import IngestSettings
 from lake.state import read_cursor
 from lake.store import Lake
 from tests.incremental.helpers import lake_differences, mart_differences, sandbox_opener
@@ -45,8 +47,8 @@ class Setup:
         with self.sandbox.world.lock:
             return self.sandbox.world.now.date()
 
-    def settings(self) -> ChangeSettings:
-        return ChangeSettings(today=self.today(), horizon_days=60)
+    def settings(self) -> IngestSettings:
+        return IngestSettings(today=self.today(), horizon_days=60)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,9 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from assets.changes import ChangeSettings, RunReport, apply_changes
+from assets.modes import apply_changes
+from assets.run import RunReport
+from assets.settings import IngestSettings
 from lake.store import Lake
 from tests.incremental.helpers import lake_differences, mart_differences, sandbox_opener
 from warehouse.refresh import refresh_warehouse
@@ -52,8 +54,8 @@ class Setup:
         with self.world.lock:
             return self.world.now.date()
 
-    def settings(self, overlap: timedelta = OVERLAP) -> ChangeSettings:
-        return ChangeSettings(today=self.today(), horizon_days=60, event_overlap=overlap)
+    def settings(self, overlap: timedelta = OVERLAP) -> IngestSettings:
+        return IngestSettings(today=self.today(), horizon_days=60, event_overlap=overlap)
 
     def run_a(self) -> RunReport:
         return apply_changes(self.lake_a, self.opener, self.settings())

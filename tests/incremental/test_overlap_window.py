@@ -16,7 +16,9 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from assets.changes import ChangeSettings, apply_changes, next_cursor, not_yet_applied
+from assets.modes import apply_changes
+from assets.plan import next_cursor, not_yet_applied
+from assets.settings import IngestSettings
 from lake.state import CURSOR_STATE, Cursor, read_cursor
 from lake.store import Lake
 from service.errors import BadRequest
@@ -30,8 +32,8 @@ from tests.incremental.fakes import (
 )
 
 TODAY = date(2026, 6, 1)
-SETTINGS = ChangeSettings(today=TODAY, horizon_days=3)
-NO_WINDOW = ChangeSettings(today=TODAY, horizon_days=3, event_overlap=timedelta(0))
+SETTINGS = IngestSettings(today=TODAY, horizon_days=3)
+NO_WINDOW = IngestSettings(today=TODAY, horizon_days=3, event_overlap=timedelta(0))
 
 Record = dict[str, Any]
 
@@ -113,7 +115,7 @@ def _late_and_a_later_event(data: dict[str, Any]) -> Record:
 
 @pytest.mark.parametrize(("settings", "lands"), [(SETTINGS, True), (NO_WINDOW, False)])
 def test_a_late_event_below_the_cursor_lands_only_with_the_window(
-    tmp_path: Path, data: dict[str, Any], settings: ChangeSettings, lands: bool
+    tmp_path: Path, data: dict[str, Any], settings: IngestSettings, lands: bool
 ) -> None:
     lake = _lake(tmp_path, "a")
     apply_changes(lake, window_opener(data), settings)  # bootstrap: cursor 2

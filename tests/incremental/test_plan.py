@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from assets.changes import ChangePlan, plan_changes
+from assets.plan import ChangePlan, plan_changes
 
 _next_id = iter(range(1, 10_000))
 

@@ -18,12 +18,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from assets.changes import ChangeSettings, apply_changes, sweep
+from assets.modes import apply_changes, sweep
 from assets.reconcile import (
     RECONCILE_STATE,
     IdReconcileSettings,
     ReservationIdsRefused,
 )
+from assets.settings import IngestSettings
 from lake.state import SWEEP_STATE
 from lake.store import Lake
 from lake.tables import TABLES
@@ -35,7 +36,7 @@ from tests.incremental.id_fakes import IdListFakeService, id_opener
 from warehouse.refresh import refresh_warehouse
 
 TODAY = date(2026, 6, 1)
-SETTINGS = ChangeSettings(today=TODAY, horizon_days=3)
+SETTINGS = IngestSettings(today=TODAY, horizon_days=3)
 CHILDREN = ("reserved_resources", "bill_lines", "reservation_subjects")
 
 
@@ -240,7 +241,7 @@ def test_every_n_days_and_off(loaded: tuple[Lake, dict[str, Any]]) -> None:
         return services[-1]
 
     def run(day: int, every: int) -> dict[str, Any]:
-        settings = ChangeSettings(
+        settings = IngestSettings(
             today=TODAY + timedelta(days=day), horizon_days=3, id_reconcile_every_days=every
         )
         # A lake of five: one deletion is 20-25 %, the guard rail's range.

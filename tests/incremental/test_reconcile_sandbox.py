@@ -15,8 +15,9 @@ import duckdb
 import pyarrow.compute as pc
 import pytest
 
-from assets.changes import ChangeSettings, apply_changes, sweep
+from assets.modes import apply_changes, sweep
 from assets.reconcile import DEFAULT_ID_PAGE_SIZE
+from assets.settings import IngestSettings
 from lake.state import read_cursor
 from lake.store import Lake
 from tests.incremental.helpers import _data, sandbox_opener, table_differences
@@ -36,8 +37,8 @@ class Setup:
         with self.sandbox.world.lock:
             return self.sandbox.world.now.date()
 
-    def settings(self) -> ChangeSettings:
-        return ChangeSettings(today=self.today(), horizon_days=7)
+    def settings(self) -> IngestSettings:
+        return IngestSettings(today=self.today(), horizon_days=7)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,8 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from assets.changes import ChangeSettings, apply_changes
+from assets.modes import apply_changes
+from assets.settings import IngestSettings
 from lake.state import read_cursor
 from lake.store import Lake
 from pipelines.jobs import INCREMENTAL_JOB, incremental_job, webhook_refresh_job
@@ -49,7 +50,7 @@ def resources(tmp_path: Path, data: dict[str, Any], request: pytest.FixtureReque
 def _bootstrap(resources: dict, data: dict[str, Any]) -> Lake:
     lake = resources["lake"].lake()
     apply_changes(
-        lake, opener(data), ChangeSettings(today=date.fromisoformat(TODAY), horizon_days=3)
+        lake, opener(data), IngestSettings(today=date.fromisoformat(TODAY), horizon_days=3)
     )
     return lake
 

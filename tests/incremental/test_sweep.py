@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from assets.changes import ChangeRun, ChangeSettings, apply_changes, sweep
+from assets.modes import apply_changes, sweep
+from assets.run import ChangeRun
+from assets.settings import IngestSettings
 from lake.state import PENDING_STATE, SWEEP_STATE, next_batch_id, pending_tables
 from lake.store import Lake
 from tests.incremental.fakes import changed_reservation, fixture
 from tests.incremental.id_fakes import id_opener as opener
 
-SETTINGS = ChangeSettings(today=date(2026, 6, 1), horizon_days=3)
+SETTINGS = IngestSettings(today=date(2026, 6, 1), horizon_days=3)
 
 
 def test_sweep_reports_and_lands_what_the_feed_missed(tmp_path: Path) -> None:
@@ -124,7 +126,7 @@ def test_an_empty_type_list_on_a_day_roll_keeps_every_rate(tmp_path: Path) -> No
     before = {t: lake.current(t).num_rows for t in ("accommodation_types", "rates")}
     assert all(before.values())
     data["accommodation_types"] = []
-    next_day = ChangeSettings(today=date(2026, 6, 2), horizon_days=3)
+    next_day = IngestSettings(today=date(2026, 6, 2), horizon_days=3)
 
     report = apply_changes(lake, opener(data), next_day)
 

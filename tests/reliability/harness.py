@@ -28,8 +28,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from assets.extract import ExtractReport, ExtractSettings, run_spec
-from assets.specs import SPECS, EndpointSpec
+from assets.catalogue import SPECS, EndpointSpec
+from assets.extract import run_spec
+from assets.landing import LandReport
+from assets.settings import IngestSettings
 from lake.parts import new_batch_id
 from lake.schema import LINEAGE
 from lake.store import Lake
@@ -99,7 +101,7 @@ class RunResult:
     records: int = 0
     quarantined: int = 0
     requests: int = 0
-    reports: dict[str, ExtractReport] = field(default_factory=dict)
+    reports: dict[str, LandReport] = field(default_factory=dict)
 
 
 def run_extraction(
@@ -114,7 +116,7 @@ def run_extraction(
 ) -> RunResult:
     """One complete extraction into `data_dir/lake`, one batch, specs in dependency order.
 
-    This is what each lake asset does (`assets.changes.land_full` calls the same `run_spec`), without
+    This is what each lake asset does (`assets.full.land_full` calls the same `run_spec`), without
     Dagster's bookkeeping, so the matrix stays fast. The quarantine threshold defaults to 1.0:
     the harness checks that every bad record is quarantined with a reason and the rest lands,
     not the threshold policy (tests/assets covers that).
@@ -136,7 +138,7 @@ def run_extraction(
     )
     lake = Lake(Path(data_dir) / "lake")
     batch_id = new_batch_id()
-    settings = ExtractSettings(
+    settings = IngestSettings(
         quarantine_threshold=quarantine_threshold,
         today=today or utc_today(),
         horizon_days=HORIZON_DAYS,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from assets.specs import SPECS
+from assets.catalogue import SPECS
 from sandbox.runner import SandboxHandle
 from tests.reliability.conftest import Figures
 from tests.reliability.harness import (

@@ -94,7 +94,7 @@ def test_a_late_event_has_its_id_at_change_time_and_shows_after_the_lag() -> Non
 def test_late_events_change_only_when_events_are_visible() -> None:
     """Same seed, same calls: the business is identical, and every event is the same once it
     is visible; an event is visible exactly when the clock is the lag past its eventDate."""
-    from assets.changes import event_time
+    from assets.plan import event_time
 
     lag = timedelta(hours=3)
     plain = World(seed=11)
@@ -184,7 +184,7 @@ def _service(sb: SandboxHandle) -> Any:
 
 @pytest.mark.sandbox
 def test_event_window_filters_by_date_and_id(late_sandbox: SandboxHandle) -> None:
-    from assets.changes import event_time
+    from assets.plan import event_time
 
     world = late_sandbox.world
     visible = world.records("events")

@@ -1,8 +1,15 @@
-"""Every extracted endpoint, described once as data; `pipelines.lake_assets` turns them into assets.
+"""The endpoint catalogue: every extracted endpoint, described once as data.
 
-A spec names the facade method of the service client, the endpoint path (for `_source`), the
-root table, the nested lists that become child tables, and how to fan the call out (per
-accommodation type, per journal report, per arrival window). Adding an endpoint is adding a spec.
+An entry names the endpoint path (also stored in `_source`), how to read it in full (a facade
+method of the service client, or the generic keyset list of the path by its key field), the root
+table and the nested lists that become child tables (`lake.tables`), how to fan the call out (per
+accommodation type, per journal report, per arrival window), which event types refresh it and
+how its records are refetched by id, and whether it is a reference list that is re-read in full
+and compared when the business date moves and by the nightly sweep.
+
+Everything else reads it: the lake asset (`pipelines.lake_assets`), the full extract, the event
+plan and the landings (`assets.plan`, `assets.run`, `assets.modes`). Adding an endpoint is one entry here plus
+its table in `lake/tables.py` (tests/assets/test_catalogue.py adds a toy one).
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import cached_property
 from typing import Any
 
 from lake.schema import Table
@@ -38,12 +46,22 @@ class FanOut:
 
 
 @dataclass(frozen=True)
+class ByIds:
+    """How records named by events are refetched: a list path that takes the id-list filter."""
+
+    path: str
+    id_field: str  # wire field of the id list
+    params: Mapping[str, Any] = field(default_factory=dict)  # other query parameters
+    method: str | None = None  # facade method taking `ids=` (else the generic id-list read)
+
+
+@dataclass(frozen=True)
 class EndpointSpec:
     """One stream of source records and the tables it fills."""
 
     name: str
     group: str
-    method: str  # async-generator method on the service facade, yielding pages
+    method: str | None  # async-generator method on the service facade; None = keyset list
     source: str  # endpoint path, stored in `_source`
     table: Table
     description: str
@@ -54,6 +72,14 @@ class EndpointSpec:
     batch_kind: str = "full"  # "delta" for streams that only carry what changed
     record_filter: Callable[[dict[str, Any]], bool] | None = None
     cursor_field: str | None = None  # max value is kept in lake/_state for the next run
+    list_key: str | None = None  # wire key field for the keyset list (when `method` is None)
+    # Incremental refresh: event types whose entityId names a record of this stream, and how
+    # those records are refetched. `type_scoped`: the entityId is an accommodation type whose
+    # whole scope (all its rates, its availability) is re-read instead.
+    events: tuple[str, ...] = ()
+    by_ids: ByIds | None = None
+    type_scoped: bool = False
+    reference: bool = False  # re-read in full and compared on a new business date and nightly
 
     @property
     def tables(self) -> tuple[Table, ...]:
@@ -111,6 +137,9 @@ SPECS: tuple[EndpointSpec, ...] = (
         "distribution_channels",
         "/distributionchannels",
         "Sales channels with their currency; every revenue figure is keyed by it.",
+        events=("DISTRIBUTIONCHANNEL_EVENT",),
+        by_ids=ByIds("/distributionchannels", "distributionChannelId"),
+        reference=True,
     ),
     _spec(
         "locations",
@@ -118,6 +147,9 @@ SPECS: tuple[EndpointSpec, ...] = (
         "locations",
         "/locations",
         "Parks (locations) with their English name and visit address.",
+        events=("RESORT_EVENT",),
+        by_ids=ByIds("/locations", "locationId"),
+        reference=True,
     ),
     _spec(
         "accommodation_types",
@@ -127,6 +159,9 @@ SPECS: tuple[EndpointSpec, ...] = (
         "Accommodation types with their capacities (child table) from the details list.",
         sections=(Section("capacities", T["accommodation_type_capacities"]),),
         kwargs={"with_capacities": True},
+        events=("ACCOMMODATION_TYPE_EVENT",),
+        by_ids=ByIds("/accommodationtypes/details", "resourceId", {"returnSections": "CAPACITIES"}),
+        reference=True,
     ),
     _spec(
         "units",
@@ -134,6 +169,9 @@ SPECS: tuple[EndpointSpec, ...] = (
         "units",
         "/units",
         "Rentable units; setupDate and archivedFrom bound the nights they can be sold.",
+        events=("UNIT_EVENT",),
+        by_ids=ByIds("/units", "unitId"),
+        reference=True,
     ),
     _spec(
         "rate_types",
@@ -141,6 +179,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "rate_types",
         "/ratetypes",
         "Rate types (price lists) and the distribution channels that use them.",
+        reference=True,
     ),
     _spec(
         "rate_options",
@@ -148,6 +187,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "rate_options",
         "/ratetypes/rateoptions",
         "Options of the rate types (per night or length of stay).",
+        reference=True,
     ),
     # finance
     _spec(
@@ -156,6 +196,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "companies",
         "/companies",
         "Companies that own the books, with their currency and country.",
+        reference=True,
     ),
     _spec(
         "journal_reports",
@@ -179,6 +220,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "cash_accounts",
         "/cashreservations/accounts",
         "Cash registers per company and location.",
+        reference=True,
     ),
     _spec(
         "cash_clearances",
@@ -187,25 +229,15 @@ SPECS: tuple[EndpointSpec, ...] = (
         "/cashreservations/clearance",
         "Cash clearances: counted versus expected amounts per register and day.",
     ),
-    # reservations
-    _spec(
-        "reservations",
-        "reservations",
-        "reservation_details",
-        "/reservations/details",
-        "Reservation headers from the one details stream; children land in the same run.",
-        sections=(
-            Section("reservedResources", T["reserved_resources"]),
-            *(Section(f, T["bill_lines"], {"payerType": p}) for f, p in BILLS),
-            Section("subjects", T["reservation_subjects"]),
-        ),
-    ),
+    # reservations (customers first: a run lands what reservations refer to before them)
     _spec(
         "customers",
         "reservations",
         "customers",
         "/customers",
         "Customers as ids and non-identifying attributes; PII only when a setting asks.",
+        events=("CUSTOMER_EVENT",),
+        by_ids=ByIds("/customers", "customerId", method="customers"),
     ),
     _spec(
         "customer_merges",
@@ -218,6 +250,20 @@ SPECS: tuple[EndpointSpec, ...] = (
         record_filter=_is_customer_merge,
         cursor_field="eventId",
     ),
+    _spec(
+        "reservations",
+        "reservations",
+        "reservation_details",
+        "/reservations/details",
+        "Reservation headers from the one details stream; children land in the same run.",
+        sections=(
+            Section("reservedResources", T["reserved_resources"]),
+            *(Section(f, T["bill_lines"], {"payerType": p}) for f, p in BILLS),
+            Section("subjects", T["reservation_subjects"]),
+        ),
+        events=("RESERVATION_EVENT",),
+        by_ids=ByIds("/reservations/details", "reservationId", method="reservation_details"),
+    ),
     # pricing
     _spec(
         "rates",
@@ -227,6 +273,9 @@ SPECS: tuple[EndpointSpec, ...] = (
         "Nightly list prices per accommodation type and rate type.",
         fan_out=_per_accommodation_type,
         deps=("accommodation_types",),
+        events=("RATE_EVENT",),
+        by_ids=ByIds("/accommodationtypes/{resourceId}/rates", "resourceId"),
+        type_scoped=True,
     ),
     _spec(
         "availability",
@@ -236,6 +285,9 @@ SPECS: tuple[EndpointSpec, ...] = (
         "Remaining units and stay prices per type, arrival date and duration over the horizon.",
         sections=(Section("prices", T["availability_prices"]),),
         fan_out=_arrival_windows,
+        events=("AVAILABILITY_EVENT",),
+        by_ids=ByIds("/accommodationtypes/availability", "resourceId"),
+        type_scoped=True,
     ),
 )
 
@@ -250,3 +302,39 @@ CHILD_DESCRIPTIONS: dict[str, str] = {
 
 def specs_for(group: str) -> tuple[EndpointSpec, ...]:
     return tuple(s for s in SPECS if s.group == group)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """The entries, and what the ingestion engine derives from them (nothing restated)."""
+
+    specs: tuple[EndpointSpec, ...]
+
+    @cached_property
+    def by_name(self) -> dict[str, EndpointSpec]:
+        return {s.name: s for s in self.specs}
+
+    @cached_property
+    def event_streams(self) -> dict[str, str]:
+        """Event type -> the stream it refreshes."""
+        return {event: s.name for s in self.specs for event in s.events}
+
+    @cached_property
+    def reference_lists(self) -> tuple[str, ...]:
+        """Streams re-read in full and compared (new business date, nightly sweep)."""
+        return tuple(s.name for s in self.specs if s.reference)
+
+    @cached_property
+    def keyed(self) -> tuple[str, ...]:
+        """Streams refetched by the ids their events name, in catalogue order."""
+        return tuple(s.name for s in self.specs if s.by_ids and not s.type_scoped)
+
+    def tables_of(self, name: str) -> tuple[str, ...]:
+        return tuple(t.name for t in self.by_name[name].tables)
+
+    def with_entries(self, *specs: EndpointSpec) -> Catalogue:
+        """This catalogue with more entries (an extension, or a test's toy endpoint)."""
+        return Catalogue((*self.specs, *specs))
+
+
+CATALOGUE = Catalogue(SPECS)

@@ -1,0 +1,357 @@
+"""The landing engine: one stream's rows into a run's batch, the same in every run mode.
+
+A `Landing` takes pages (normalised in this thread, or by the worker pool once a stream has
+brought `WORKER_MIN_BYTES` of undecoded JSON) and tombstones, and commits the stream's tables
+with one set of rules:
+
+* **quarantine**: bad records go to `lake/_quarantine/<table>/` (kept even when the landing
+  fails: they are evidence); above `quarantine_threshold` nothing of the stream is committed;
+* **full -> delta**: a full batch missing quarantined records would make the current-state rule
+  drop their keys, so it lands as a delta instead, keeping their last good version;
+* **children first**: until the parent commits, new children are not current, so a reader never
+  sees a new parent with its old children.
+
+Rows stream into the part writers as they come (bounded memory: a full extract), or, with
+`hold=True`, are held so that the run can compare them with the lake and keep only what differs
+(`fresh`, `keep_only`) before they land.
+
+Decoding a page's JSON and normalising it is most of an extraction's CPU, and in this process it
+competes for the GIL with the event loop that keeps the requests in flight. An undecoded
+`LazyRecords` page pickles as its bytes; a worker decodes and normalises it and sends back the
+Arrow tables. Results are applied in page order, at most `INFLIGHT_PER_WORKER` pages per worker
+in flight, so the lake gets the same rows in the same order and files as in-thread
+normalisation.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from assets import progress, workers
+from assets.catalogue import EndpointSpec
+from assets.normalise import Normaliser
+from assets.settings import EVENTS_SOURCE, IngestSettings, Record
+from assets.workers import NormaliseWorkerDied, PageResult, normalise_page
+from lake.schema import Table
+from lake.store import Lake
+from lake.tables import TABLES
+from service.lazy import LazyRecords
+
+
+def data_columns(schema: pa.Schema) -> list[str]:
+    return [n for n in schema.names if not n.startswith("_")]
+
+
+def keys_of(table: pa.Table, columns: Sequence[str]) -> list[tuple[Any, ...]]:
+    if table.num_rows == 0:
+        return []
+    cols = [table.column(c).to_pylist() for c in columns]
+    return list(zip(*cols, strict=True))
+
+
+def tombstones(
+    table: Table,
+    keys: Iterable[tuple[Any, ...]],
+    *,
+    batch_id: str,
+    batch_kind: str = "delta",
+    source: str = EVENTS_SOURCE,
+    include_pii: bool = False,
+    extracted_at: datetime | None = None,
+) -> pa.Table:
+    """Rows that say "this key no longer exists": key columns set, `_is_deleted` true."""
+    schema = table.arrow_schema(include_pii)
+    at = extracted_at or datetime.now(UTC)
+    rows = [
+        {
+            **dict(zip(table.key, key, strict=True)),
+            "_batch_id": batch_id,
+            "_batch_kind": batch_kind,
+            "_extracted_at": at,
+            "_source": source,
+            "_is_deleted": True,
+        }
+        for key in keys
+    ]
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+WORKER_MIN_BYTES = 32 * 2**20
+# A stream's pages go to the worker pool once it has received this much undecoded JSON: about the
+# CPU (~1.5 s to decode and normalise reservation details) that starting the workers costs. A
+# small-scale run (~20 MB of reservation details) stays in the thread; a medium one (~640 MB)
+# moves to the pool after its first ~50 pages. Pages that arrive decoded (lists) never count.
+INFLIGHT_PER_WORKER = 2  # pages sent to the pool and not yet applied, per worker
+
+
+class QuarantineRateExceeded(Exception):
+    """Too many bad records in one table: the batch is not committed (quarantine is kept)."""
+
+
+@dataclass
+class LandReport:
+    """What one landing wrote: rows per table, tombstones, records and quarantine; the same
+    report in every run mode."""
+
+    spec: str
+    batch_kind: str
+    records: int = 0
+    quarantined: int = 0
+    tombstones: int = 0
+    rows: dict[str, int] = field(default_factory=dict)
+    skipped: bool = False  # compared equal to the lake: nothing written
+    requests: int = 0  # this stream's own requests (full extracts; 0 when only run-level)
+    seconds: float = 0.0
+    calls: int = 0
+    normalise_workers: int = 0  # worker processes that normalised its pages (0: this process)
+    reasons: dict[str, int] = field(default_factory=dict)
+    dropped_pii_fields: dict[str, int] = field(default_factory=dict)
+    bytes_written: dict[str, int] = field(default_factory=dict)
+    files: dict[str, list[str]] = field(default_factory=dict)
+    unknown_fields: dict[str, dict[str, int]] = field(default_factory=dict)
+    quarantine_files: list[str] = field(default_factory=list)
+    cursor: Any = None  # the largest `cursor_field` value seen (streams that keep one)
+
+    @property
+    def quarantine_rate(self) -> float:
+        return self.quarantined / self.records if self.records else 0.0
+
+
+class Landing:
+    """One stream's writers in the run's batch: pages and tombstones in, children committed first.
+
+    Every run mode lands through this class: the full extract (`assets.extract.run_spec`) and
+    every landing of an incremental run, webhook refresh, sweep or id reconciliation
+    (`assets.run.ChangeRun.landing`).
+    """
+
+    def __init__(
+        self,
+        lake: Lake,
+        spec: EndpointSpec,
+        batch_id: str,
+        kind: str,
+        settings: IngestSettings,
+        *,
+        hold: bool = True,
+    ) -> None:
+        self.lake, self.spec, self.batch_id, self.kind = lake, spec, batch_id, kind
+        self.settings, self.hold = settings, hold
+        self.normaliser = Normaliser(
+            spec, batch_id=batch_id, batch_kind=kind, include_pii=settings.include_pii
+        )
+        self.report = LandReport(spec.name, kind)
+        self.seen: set[tuple[Any, ...]] = set()  # root keys received (held landings)
+        self.buffer: dict[str, list[pa.Table]] = {t.name: [] for t in spec.tables}
+        self._tombstones: list[pa.Table] = []
+        self._writers = {
+            t.name: lake.writer(
+                t, batch_id, include_pii=settings.include_pii, flush_rows=settings.flush_rows
+            )
+            for t in spec.tables
+        }
+        self._quarantine = lake.quarantine_writer(spec.table.name, batch_id, settings.flush_rows)
+        self._unknown: dict[str, Counter[str]] = {t.name: Counter() for t in spec.tables}
+        self._reasons: Counter[str] = Counter()
+        self._dropped: Counter[str] = Counter()
+        # The worker pool (workers can look up only the catalogue's own specs by name).
+        self._n_workers = (
+            workers.worker_count(settings.normalise_workers) if workers.registered(spec) else 0
+        )
+        self._job = workers.Job(spec.name, batch_id, kind, settings.include_pii)
+        self._pool: ProcessPoolExecutor | None = None
+        self._inflight: deque[Future[PageResult]] = deque()
+        self._received = 0  # bytes of undecoded JSON so far
+
+    @property
+    def root(self) -> Table:
+        return self.spec.table
+
+    # -- pages ------------------------------------------------------------------------------
+
+    def add_page(self, page: Sequence[Record], extracted_at: datetime | None = None) -> None:
+        """Normalise one page here or in the worker pool; results apply in page order."""
+        at = extracted_at or datetime.now(UTC)
+        if isinstance(page, LazyRecords):
+            self._received += page.nbytes
+        if self._pool is None and self._n_workers and self._received > WORKER_MIN_BYTES:
+            self._pool = workers.shared_pool(self._n_workers)
+            self.report.normalise_workers = self._n_workers
+        if self._pool is None:
+            self._apply(normalise_page(self.spec, self.normaliser, page, at))
+            return
+        try:
+            self._inflight.append(
+                self._pool.submit(workers.normalise_in_worker, self._job, page, at)
+            )
+        except BrokenProcessPool as exc:
+            self._died(exc)
+        while len(self._inflight) >= INFLIGHT_PER_WORKER * self._n_workers:
+            self._apply_oldest()
+
+    def add_pages(self, pages: Iterable[tuple[Sequence[Record], datetime]]) -> None:
+        """Every page of a stream; on any failure nothing of it is committed."""
+        try:
+            for page, extracted_at in pages:
+                self.add_page(page, extracted_at)
+            self.finish()
+        except BaseException:
+            self.abort()
+            raise
+
+    def finish(self) -> None:
+        """Apply the pages still in the worker pool."""
+        while self._inflight:
+            self._apply_oldest()
+
+    def _apply_oldest(self) -> None:
+        try:
+            done = self._inflight.popleft().result()
+        except BrokenProcessPool as exc:
+            self._died(exc)
+        self._apply(done)
+
+    def _died(self, exc: BrokenProcessPool) -> None:
+        workers.discard_pool(self._pool)
+        raise NormaliseWorkerDied(workers.died_message(self.root.name, exc)) from exc
+
+    def _apply(self, done: PageResult) -> None:
+        top, result = done
+        report = self.report
+        if top is not None:
+            report.cursor = top if report.cursor is None or top > report.cursor else report.cursor
+        if result is None:
+            return
+        report.records += result.records
+        report.quarantined += result.quarantined
+        self._reasons.update(result.reasons)
+        self._dropped.update(result.dropped_pii_fields)
+        for key, n in result.unknown_fields.items():
+            table, name = key.split(".", 1)
+            self._unknown[table][name] += n
+        for name, table in result.tables.items():
+            if not table.num_rows:
+                continue
+            if self.hold:
+                self.buffer[name].append(table)
+            else:
+                self._writers[name].add(table)
+        if result.quarantine.num_rows:
+            self._quarantine.add(result.quarantine)
+        if self.hold:
+            self.seen.update(keys_of(result.tables[self.root.name], self.root.key))
+        progress.report(self.root.name, result.records, result.quarantined)
+
+    # -- held rows --------------------------------------------------------------------------
+
+    def fresh(self, name: str | None = None) -> pa.Table:
+        """Rows held so far for one of the spec's tables (the root by default)."""
+        table = TABLES[name or self.root.name]
+        parts = self.buffer[table.name]
+        schema = table.arrow_schema(self.settings.include_pii)
+        return pa.concat_tables(parts).cast(schema) if parts else schema.empty_table()
+
+    def keep_only(self, keys: set[tuple[Any, ...]], columns: Sequence[str] | None = None) -> None:
+        """Drop held rows (root and children) whose root key is not in `keys`.
+
+        `columns` names other root columns the keys refer to (journal entries by `report_id`).
+        """
+        for table in self.spec.tables:
+            if table is self.root:
+                cols = list(columns or self.root.key)
+            else:  # children link to the root through their parent key columns
+                cols = list(table.parent_key) if table.parent == self.root.name else []
+            if not cols:
+                continue
+            kept = []
+            for part in self.buffer[table.name]:
+                mask = [k in keys for k in keys_of(part, cols)]
+                kept.append(part.filter(pa.array(mask, type=pa.bool_())))
+            self.buffer[table.name] = [p for p in kept if p.num_rows]
+
+    def add_tombstones(self, keys: Iterable[tuple[Any, ...]], source: str = EVENTS_SOURCE) -> None:
+        keys = sorted(set(keys) - self.seen)
+        if not keys:
+            return
+        self._tombstones.append(
+            tombstones(
+                self.root,
+                keys,
+                batch_id=self.batch_id,
+                batch_kind=self.kind,
+                source=source,
+                include_pii=self.settings.include_pii,
+            )
+        )
+        self.report.tombstones += len(keys)
+
+    # -- commit -----------------------------------------------------------------------------
+
+    def abort(self) -> None:
+        """Nothing of the stream lands; what was found bad so far is kept as evidence."""
+        for pending in self._inflight:
+            pending.cancel()
+        self._inflight.clear()
+        for w in self._writers.values():
+            w.abort()
+        self.report.quarantine_files = [p.name for p in self._quarantine.commit()]
+
+    def skip(self) -> LandReport:
+        """Land nothing (the rows equal the lake); quarantine is kept."""
+        self.abort()
+        self.report.skipped = True
+        return self.report
+
+    def commit(self) -> LandReport:
+        """Write the batch (children first); raise when too much was quarantined."""
+        self.finish()
+        report = self.report
+        report.reasons = dict(self._reasons.most_common())
+        report.dropped_pii_fields = dict(self._dropped)
+        report.quarantine_files = [p.name for p in self._quarantine.commit()]
+        if report.quarantine_rate > self.settings.quarantine_threshold:
+            for w in self._writers.values():
+                w.abort()
+            raise QuarantineRateExceeded(self._threshold_message())
+        kind = self.kind
+        if report.quarantined and kind == "full":
+            kind = "delta"  # a full batch missing records would drop their keys
+        report.batch_kind = kind
+        for name, parts in self.buffer.items():
+            for part in parts:
+                self._writers[name].add(part)
+        for t in self._tombstones:
+            self._writers[self.root.name].add(t)
+        try:
+            for table in reversed(self.spec.tables):
+                w = self._writers[table.name]
+                files = w.commit(kind if kind != self.kind else None)
+                report.rows[table.name] = w.rows
+                report.bytes_written[table.name] = w.bytes_written
+                report.files[table.name] = [p.name for p in files]
+                report.unknown_fields[table.name] = dict(self._unknown[table.name].most_common())
+        except BaseException:
+            for w in self._writers.values():
+                w.abort()
+            raise
+        progress.report(self.root.name, 0, 0, done=True)
+        return report
+
+    def _threshold_message(self) -> str:
+        report, threshold = self.report, self.settings.quarantine_threshold
+        top = "; ".join(f"{reason} x{n}" for reason, n in list(report.reasons.items())[:5])
+        return (
+            f"table {self.root.name!r}: {report.quarantined} of {report.records} records "
+            f"({report.quarantine_rate:.1%}) failed validation, above the quarantine threshold of "
+            f"{threshold:.1%}; nothing was committed for this table. "
+            f"Most common reasons: {top}. "
+            f"Bad records with reasons: {self.lake.quarantine_dir(self.root.name)}"
+        )

@@ -1,0 +1,63 @@
+"""How a run lands data: the one settings object of the ingestion engine, every default once."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from lake.locks import DEFAULT_LOCK_TIMEOUT
+from lake.parts import DEFAULT_FLUSH_ROWS
+
+EVENTS_SOURCE = "/events"
+DEFAULT_MAX_EVENTS = 200_000  # one run reads at most this many events; the next run continues
+DEFAULT_SWEEP_OVERLAP = timedelta(hours=1)  # datetimes have ms precision; ordering is unproven
+# Each incremental run re-reads the events of this span (by eventDate) before its cursor: an
+# event may become visible after events with higher ids (it committed late). Must exceed the
+# longest such delay; 0 turns the window off (the cursor then follows eventId alone).
+DEFAULT_EVENT_OVERLAP = timedelta(minutes=5)
+AVAILABILITY_FULL_SHARE = 0.25  # refetch the whole horizon once this share of types changed
+DEFAULT_QUARANTINE_THRESHOLD = 0.05
+DEFAULT_HORIZON_DAYS = 90
+DEFAULT_EVERY_DAYS = 1  # reconcile reservation ids on every nightly sweep; 0 = off
+
+Record = dict[str, Any]
+Pages = AsyncIterator[list[Record]]
+OpenClient = Callable[[], AbstractAsyncContextManager[Any]]
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    """How a run lands data, in every mode (full extract, bootstrap, event feed, webhooks,
+    sweep): one object, each default stated once."""
+
+    # The business date: the first arrival date of the availability horizon, and the day the
+    # event path compares to detect a new day. None only for a bare full extract (the machine's
+    # date then stands in).
+    today: date | None = None
+    horizon_days: int = DEFAULT_HORIZON_DAYS
+    include_pii: bool = False
+    flush_rows: int = DEFAULT_FLUSH_ROWS
+    # A stream whose share of quarantined records is above this is not committed.
+    quarantine_threshold: float = DEFAULT_QUARANTINE_THRESHOLD
+    # Worker processes that decode and normalise the pages of big streams: None = automatic (one
+    # per core on 2 or more cores, at most 4), 0 = always in the run's own thread.
+    normalise_workers: int | None = None
+    max_events: int = DEFAULT_MAX_EVENTS
+    sweep_overlap: timedelta = DEFAULT_SWEEP_OVERLAP
+    event_overlap: timedelta = DEFAULT_EVENT_OVERLAP
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    availability_full_share: float = AVAILABILITY_FULL_SHARE
+    # Sweep: reconcile reservation ids every N business days (0 = off; assets/reconcile.py).
+    id_reconcile_every_days: int = DEFAULT_EVERY_DAYS
+
+    @property
+    def business_date(self) -> date:
+        return self.today or datetime.now(UTC).date()
+
+    @property
+    def horizon(self) -> tuple[date, date]:
+        start = self.business_date
+        return start, start + timedelta(days=max(self.horizon_days, 1) - 1)
