@@ -121,14 +121,11 @@ def bootstrap(
 
     async def mark() -> tuple[int, str | None, int]:
         async with open_client() as service:
-            if getattr(service, "latest_event", None) is not None:
-                # The newest event's id and date in one request: the date is the first
-                # incremental run's overlap mark (without it, that run asks for it).
-                newest = await service.latest_event()
-                hwm = as_int(newest.get("eventId")) if newest else None
-                when = newest.get("eventDate") if newest and hwm is not None else None
-            else:
-                hwm, when = await service.latest_event_id(), None
+            # The newest event's id and date in one request: the date is the first
+            # incremental run's overlap mark (without it, that run asks for it).
+            newest = await service.latest_event()
+            hwm = as_int(newest.get("eventId")) if newest else None
+            when = newest.get("eventDate") if newest and hwm is not None else None
             return int(hwm or 0), when if isinstance(when, str) else None, service_requests(service)
 
     with writer_lock(lake, settings.lock_timeout):

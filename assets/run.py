@@ -24,21 +24,6 @@ from service.errors import BadRequest
 log = logging.getLogger(__name__)
 
 
-def _window_supported(service: Any) -> bool:
-    """Whether the facade's `events()` takes the window filters (`ReservationService` does; a
-    test double without them runs without the window)."""
-    import inspect
-
-    events = getattr(service, "events", None)
-    if events is None or getattr(service, "latest_event", None) is None:
-        return False
-    try:
-        params = inspect.signature(events).parameters
-    except (TypeError, ValueError):
-        return False
-    return "since" in params and "up_to_event_id" in params
-
-
 @dataclass
 class RunReport:
     """What a run did, for logs, Dagster metadata and the benchmark."""
@@ -180,9 +165,6 @@ class ChangeRun:
             return None
         if cursor.event_id <= 0:
             return []  # nothing lies at or below it
-        if not _window_supported(self.service):
-            self.report.notes.append("the service facade cannot filter events by date: no window")
-            return None
         mark = event_time(cursor.event_date)
         if mark is None:
             newest = await self.service.latest_event(up_to_event_id=cursor.event_id)

@@ -99,6 +99,7 @@ class LazyClient:
 
     def __init__(self, method: str, bodies: list[bytes]) -> None:
         self.method, self.bodies = method, bodies
+        self.stats: dict[str, int] = {}
 
     async def __aenter__(self) -> LazyClient:
         return self
@@ -339,6 +340,8 @@ def test_lazy_pages_cross_the_page_stream_undecoded(monkeypatch: pytest.MonkeyPa
 
 class _ListClient:
     """A test double that yields pages as tuples: they still arrive as lists."""
+
+    stats: dict[str, int] = {}  # noqa: RUF012
 
     async def __aenter__(self) -> _ListClient:
         return self

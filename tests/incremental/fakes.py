@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from pipelines.resources import ReservationServiceResource
+from service.errors import BadRequest
 from tests.assets.fake_service import FakeService, default_fixture, reservation
 
 Record = dict[str, Any]
@@ -74,15 +75,42 @@ class IncrementalFakeService(FakeService):
         return max(ids) if ids else None
 
     def events(
-        self, after_event_id: int | None = 0, page_size: int | None = None
+        self,
+        after_event_id: int | None = 0,
+        page_size: int | None = None,
+        *,
+        since: Any = None,
+        up_to_event_id: int | None = None,
     ) -> AsyncIterator[list[Record]]:
+        if since is not None:  # like a service that does not filter its feed by date
+            return self._refused()
         after = after_event_id or 0
         return self._pages(
             "events",
             sorted(
-                (e for e in self.data["events"] if e["eventId"] > after), key=lambda e: e["eventId"]
+                (
+                    e
+                    for e in self.data["events"]
+                    if e["eventId"] > after
+                    and (up_to_event_id is None or e["eventId"] <= up_to_event_id)
+                ),
+                key=lambda e: e["eventId"],
             ),
         )
+
+    async def _refused(self) -> AsyncIterator[list[Record]]:
+        raise BadRequest("GET /events failed", endpoint="/events", server_message="unknown filter")
+        yield []  # an async generator, failing when read like the client's pages
+
+    async def latest_event(self, up_to_event_id: int | None = None) -> Record | None:
+        """The newest event's id only: this feed's events carry no usable date for a mark."""
+        if up_to_event_id is None:
+            newest = await self.latest_event_id()
+        else:
+            self.stats["events"] += 1
+            ids = [e["eventId"] for e in self.data["events"] if e["eventId"] <= up_to_event_id]
+            newest = max(ids) if ids else None
+        return None if newest is None else {"eventId": newest}
 
     def _filtered(self, name: str, field: str, ids: Iterable[int] | None) -> list[Record]:
         records = self.data[name]
