@@ -14,13 +14,10 @@ goes to quarantine, so a reservation is never landed with a partial bill.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import datetime
 from itertools import chain
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -29,232 +26,27 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from assets.catalogue import EndpointSpec, Section
-from assets.convert import _ARROW_ERRORS, CONVERTERS, WIRE_TYPES, from_wire
-from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Column, Table
+from assets.columns import (
+    PII_NAME,
+    Converted,
+    Normalised,
+    Plan,
+    WirePage,
+    flat,
+    lazy,
+    objects_only,
+    read_uniform,
+    sub_values,
+    wire_struct,
+)
+from assets.convert import _ARROW_ERRORS, CONVERTERS
+from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP
 
 Record = dict[str, Any]
 Columns = dict[str, list[Any]]
+
+
 # Unknown fields that look like personal data never land in `_extra` unless PII is allowed.
-_PII_NAME = re.compile(
-    r"name|mail|phone|mobile|address|street|zip|birth|iban|passport", re.IGNORECASE
-)
-PERSONAL_TABLES = frozenset(
-    {"customers", "reservations", "reserved_resources", "bill_lines", "reservation_subjects"}
-)
-_RAW_LIMIT = 60
-
-
-@dataclass
-class Normalised:
-    """The result of one page: typed tables, quarantine rows and drift counters."""
-
-    tables: dict[str, pa.Table]
-    quarantine: pa.Table
-    records: int
-    quarantined: int
-    unknown_fields: Counter[str] = field(default_factory=Counter)
-    dropped_pii_fields: Counter[str] = field(default_factory=Counter)
-    reasons: Counter[str] = field(default_factory=Counter)
-
-
-class _Bad:
-    """Stands in for a value under a malformed object; no converter accepts it."""
-
-    def __init__(self, raw: Any) -> None:
-        self.raw = raw
-
-    def __repr__(self) -> str:
-        return repr(self.raw)
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= _RAW_LIMIT else text[: _RAW_LIMIT - 3] + "..."
-
-
-def sub_values(objs: Sequence[Any], tail: str) -> list[Any]:
-    """`head.tail` values: None under a missing object, a bad value under a non-object."""
-    if all(o is None or type(o) is dict for o in objs):
-        return [None if o is None else o.get(tail) for o in objs]
-    return [None if o is None else o.get(tail) if isinstance(o, dict) else _Bad(o) for o in objs]
-
-
-def _objects_only(rows: Sequence[Record], heads: Mapping[str, Any]) -> bool:
-    """Every nested-object field of these rows holds an object or nothing."""
-    return all(type(r.get(h)) is dict or r.get(h) is None for h in heads for r in rows)
-
-
-def read_uniform(rows: Sequence[Any], known: frozenset[str]) -> Columns | None:
-    """Every field's values when all rows are dicts with exactly the first row's keys, all known.
-
-    None otherwise (a row with another key set, a non-object row or an unknown field): the caller
-    then reads the page row by row.
-    """
-    first = rows[0]
-    if type(first) is not dict:
-        return None
-    keys = tuple(first)
-    if not known.issuperset(keys):
-        return None
-    try:
-        cols = {k: list(map(itemgetter(k), rows)) for k in keys}
-    except (KeyError, TypeError):  # a row lacks a key, or is not an object
-        return None
-    # Each row holds all of the first row's keys; the same count means no other key either.
-    if len(set(map(len, rows))) != 1:
-        return None
-    return cols
-
-
-def _values(rows: Sequence[Record], source: str) -> list[Any]:
-    if "." not in source:
-        return [r.get(source) for r in rows]
-    head, tail = source.split(".", 1)
-    return sub_values([r.get(head) for r in rows], tail)
-
-
-def _lazy(rows: Sequence[Record]) -> Callable[[str], list[Any]]:
-    """Python values of a wire field, read from the rows on first use."""
-    cache: dict[str, list[Any]] = {}
-
-    def raw(source: str) -> list[Any]:
-        if source not in cache:
-            cache[source] = _values(rows, source)
-        return cache[source]
-
-    return raw
-
-
-def _flat(fields: dict[str, pa.Array], prefix: str = "") -> dict[str, pa.Array]:
-    """Struct columns of a page by wire source, nested objects as `head.tail`."""
-    out: dict[str, pa.Array] = {}
-    for name, arr in fields.items():
-        if pa.types.is_struct(arr.type):
-            sub = dict(zip(arr.type.names, arr.flatten(), strict=True))
-            out.update(_flat(sub, f"{prefix}{name}."))
-        else:
-            out[prefix + name] = arr
-    return out
-
-
-def _wire_struct(columns: Sequence[Column], skip: frozenset[str] = frozenset()) -> pa.StructType:
-    """The Arrow type a table's wire objects are read as (`WIRE_TYPES`; lists are read apart so
-    that a string is never taken for a list of characters)."""
-    fields: dict[str, Any] = {}
-    for c in columns:
-        if c.kind not in WIRE_TYPES or c.kind.endswith("_list") or c.column in skip:
-            continue
-        if "." in c.source:
-            head, tail = c.source.split(".", 1)
-            fields.setdefault(head, {})[tail] = WIRE_TYPES[c.kind]
-        else:
-            fields[c.source] = WIRE_TYPES[c.kind]
-    return pa.struct(
-        [
-            pa.field(k, pa.struct(list(v.items())) if isinstance(v, dict) else v)
-            for k, v in fields.items()
-        ]
-    )
-
-
-@dataclass(frozen=True)
-class _WirePage:
-    """A page read by one Arrow conversion: root columns, and per child table its columns, its
-    rows as Python objects, their record index and the number of rows of each section."""
-
-    root: dict[str, pa.Array]
-    children: dict[str, tuple[dict[str, pa.Array], list[Record], np.ndarray, list[int]]]
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What normalising one table needs, worked out once per normaliser."""
-
-    table: Table
-    columns: tuple[Column, ...]  # landed
-    names: tuple[str, ...]  # lake column of each landed column
-    fields: tuple[str, ...]  # top-level wire fields read from a page
-    known: frozenset[str]
-    sub_known: dict[str, frozenset[str]]  # nested object -> its known fields
-    nested: tuple[str, ...]  # landed dotted sources
-    personal: bool
-
-    @classmethod
-    def of(cls, table: Table, include_pii: bool, extra_fields: Sequence[str] = ()) -> _Plan:
-        columns = table.landed(include_pii)
-        heads = dict.fromkeys(c.source.split(".")[0] for c in table.columns if "." in c.source)
-        sub_known = {
-            head: frozenset(
-                c.source.split(".", 1)[1] for c in table.columns if c.source.startswith(head + ".")
-            )
-            for head in heads
-        }
-        fields = dict.fromkeys(c.source.split(".")[0] for c in columns)
-        fields.update(dict.fromkeys(extra_fields))
-        return cls(
-            table,
-            columns,
-            tuple(c.column for c in columns),
-            tuple(fields),
-            table.known_fields(),
-            sub_known,
-            tuple(c.source for c in columns if "." in c.source),
-            table.name in PERSONAL_TABLES,
-        )
-
-
-class _Converted:
-    """Typed columns of one table plus, per row, the reasons it is bad.
-
-    `wire` holds columns already read by the page-wide Arrow conversion (`WIRE_TYPES`); any other
-    column, and the raw values quoted in reasons, come from `raw(source)` (Python values).
-    """
-
-    def __init__(
-        self,
-        plan: _Plan,
-        n: int,
-        raw: Callable[[str], list[Any]],
-        preset: dict[str, pa.Array],
-        wire: dict[str, pa.Array] | None = None,
-    ) -> None:
-        self.arrays: dict[str, pa.Array] = {}
-        self.bad = np.zeros(n, dtype=bool)
-        self.reasons: dict[int, list[str]] = defaultdict(list)
-        self._table, self._raw = plan.table, raw
-        for c, name in zip(plan.columns, plan.names, strict=True):
-            if name in preset:
-                self.arrays[name] = preset[name]
-                continue
-            converted = None
-            if wire is not None and c.source in wire:
-                converted = from_wire(c.kind, wire[c.source])
-            if converted is None:
-                converted = CONVERTERS[c.kind](raw(c.source))
-            arr, bad, label = converted
-            self._mark(name, c.source, bad, label)
-            if c.codes is not None:
-                allowed = pa.array(c.codes, type=arr.type)
-                unknown = pc.and_(pc.is_valid(arr), pc.invert(pc.is_in(arr, value_set=allowed)))
-                if unknown.true_count:
-                    bad_code = unknown.to_numpy(zero_copy_only=False)
-                    self._mark(name, c.source, bad_code, "unknown code")
-            if c.required and arr.null_count:
-                missing = arr.is_null().to_numpy(zero_copy_only=False)
-                if bad is not None:
-                    missing &= ~bad
-                self._mark(name, c.source, missing, "missing required value")
-            self.arrays[name] = arr
-
-    def _mark(self, name: str, source: str, bad: np.ndarray | None, label: str) -> None:
-        if bad is None or not bad.any():
-            return
-        self.bad |= bad
-        raw = self._raw(source)
-        for i in np.flatnonzero(bad):
-            self.reasons[int(i)].append(f"{self._table.name}.{name}: {label} ({_short(raw[i])})")
-
-
 class Normaliser:
     """Normalises pages of one endpoint spec for one batch."""
 
@@ -273,9 +65,9 @@ class Normaliser:
             self._by_table[s.table.name].append(s)
         self._schemas = {t.name: t.arrow_schema(include_pii) for t in spec.tables}
         self._plans = {
-            spec.table.name: _Plan.of(spec.table, include_pii, [s.field for s in spec.sections]),
+            spec.table.name: Plan.of(spec.table, include_pii, [s.field for s in spec.sections]),
             **{
-                name: _Plan.of(sections[0].table, include_pii)
+                name: Plan.of(sections[0].table, include_pii)
                 for name, sections in self._by_table.items()
             },
         }
@@ -289,11 +81,11 @@ class Normaliser:
                     c = by_source[wire]
                     consts.setdefault(c.column, (c.kind, {}))[1][s.field] = value
             self._constants[name] = consts
-        page_fields = list(_wire_struct(self._plans[spec.table.name].columns))
+        page_fields = list(wire_struct(self._plans[spec.table.name].columns))
         for name, sections in self._by_table.items():
             child_table = sections[0].table
             preset = frozenset(child_table.parent_key) | frozenset(self._constants[name])
-            child_type = pa.list_(_wire_struct(self._plans[name].columns, preset))
+            child_type = pa.list_(wire_struct(self._plans[name].columns, preset))
             page_fields.extend(pa.field(s.field, child_type) for s in sections)
         self._page_type = pa.struct(page_fields)
 
@@ -306,14 +98,14 @@ class Normaliser:
         wire = self._wire_page(records) if n else None
         if wire is None:  # some value does not fit its wire type: column by column
             values = self._columns(plan, records)
-            conv = _Converted(plan, n, values.__getitem__, {})
+            conv = Converted(plan, n, values.__getitem__, {})
         else:
-            conv = _Converted(plan, n, _lazy(records), {}, wire.root)
+            conv = Converted(plan, n, lazy(records), {}, wire.root)
         bad_record = conv.bad.copy()
         reasons: dict[int, list[str]] = defaultdict(list, conv.reasons)
         extras = {root.name: self._extras(plan, records, unknown, dropped)}
 
-        children: dict[str, tuple[_Converted, np.ndarray, int]] = {}
+        children: dict[str, tuple[Converted, np.ndarray, int]] = {}
         for name, sections in self._by_table.items():
             child_plan = self._plans[name]
             child_table = child_plan.table
@@ -330,9 +122,9 @@ class Normaliser:
                 preset[col] = CONVERTERS[kind](consts)[0]
             if wire is None:
                 child_values = self._columns(child_plan, rows)
-                child = _Converted(child_plan, m, child_values.__getitem__, preset)
+                child = Converted(child_plan, m, child_values.__getitem__, preset)
             else:
-                child = _Converted(child_plan, m, _lazy(rows), preset, child_wire)
+                child = Converted(child_plan, m, lazy(rows), preset, child_wire)
             if child.bad.any():
                 hit = parent_idx[child.bad]
                 bad_record[hit] = True
@@ -356,13 +148,13 @@ class Normaliser:
                 counted[r.split(" (", 1)[0]] += 1
         return Normalised(tables, quarantine, n, int(bad_record.sum()), unknown, dropped, counted)
 
-    def _wire_page(self, records: Sequence[Record]) -> _WirePage | None:
+    def _wire_page(self, records: Sequence[Record]) -> WirePage | None:
         """The whole page (root and child lists) read in one Arrow conversion; None when any
         value does not fit its wire type, a record is not an object or a child item is null."""
         if set(map(type, records)) != {dict}:
             return None
         # Arrow reads any sequence (a string too) as a struct: nested objects must be dicts.
-        if not _objects_only(records, self._plans[self.spec.table.name].sub_known):
+        if not objects_only(records, self._plans[self.spec.table.name].sub_known):
             return None
         try:
             page = pa.array(records, type=self._page_type)
@@ -385,19 +177,19 @@ class Normaliser:
             # Arrow also reads tuples and (key, value) pairs as objects: only dicts are.
             if len(rows) != sum(lengths) or not set(map(type, rows)) <= {dict}:
                 return None
-            if not _objects_only(rows, self._plans[name].sub_known):
+            if not objects_only(rows, self._plans[name].sub_known):
                 return None
             struct = pa.concat_arrays(parts) if len(parts) > 1 else parts[0]
             children[name] = (
-                _flat(dict(zip(struct.type.names, struct.flatten(), strict=True))),
+                flat(dict(zip(struct.type.names, struct.flatten(), strict=True))),
                 rows,
                 np.concatenate(parents).astype(np.int64, copy=False),
                 lengths,
             )
-        return _WirePage(_flat(fields), children)
+        return WirePage(flat(fields), children)
 
     @staticmethod
-    def _columns(plan: _Plan, rows: Sequence[Any]) -> Columns:
+    def _columns(plan: Plan, rows: Sequence[Any]) -> Columns:
         """Python values of every field the plan reads (dotted for nested objects)."""
         n = len(rows)
         missing: list[Any] = [None] * n
@@ -414,7 +206,7 @@ class Normaliser:
         return values
 
     def _extras(
-        self, plan: _Plan, rows: Sequence[Any], unknown: Counter[str], dropped: Counter[str]
+        self, plan: Plan, rows: Sequence[Any], unknown: Counter[str], dropped: Counter[str]
     ) -> list[str | None] | None:
         """`_extra` JSON per row: fields the schema does not know (never silently dropped).
 
@@ -448,7 +240,7 @@ class Normaliser:
                 continue
             for k in list(extra):
                 unknown[f"{name}.{k}"] += 1
-                if drop_pii and _PII_NAME.search(k):
+                if drop_pii and PII_NAME.search(k):
                     dropped[f"{name}.{k}"] += 1
                     del extra[k]
             if extra:

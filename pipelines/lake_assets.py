@@ -13,18 +13,16 @@ bootstrap when no cursor), `webhook` (refetch the reservations of pending webhoo
 mark those pushes processed), `sweep` (the nightly reconciliation).
 """
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any, Literal
 
 import dagster as dg
-import pyarrow.parquet as pq
 from pydantic import Field
 
-from assets.catalogue import CHILD_DESCRIPTIONS, SPECS, EndpointSpec
+from assets.catalogue import CHILD_DESCRIPTIONS, SPECS
 from assets.full import land_full
-from assets.landing import LandReport, QuarantineRateExceeded
+from assets.landing import QuarantineRateExceeded
 from assets.modes import apply_changes, refresh_reservations, sweep
 from assets.reconcile import DEFAULT_MAX_REMOVED_SHARE
 from assets.run import RunReport
@@ -34,16 +32,18 @@ from assets.settings import (
     DEFAULT_MAX_EVENTS,
     IngestSettings,
 )
-from lake.schema import Table
+from pipelines.lake_metadata import (
+    KINDS,
+    QUARANTINE_RATE,
+    UNIQUE_KEYS,
+    column_schema,
+    lake_key,
+    results,
+)
 from pipelines.resources import LakeResource, ReservationServiceResource
 
 LAKE_OP = "lake"
 MODE_TAG = "reservoir/lake_mode"  # a job's mode; the run config's `mode` overrides it
-KINDS = {"python", "parquet"}
-UNIQUE_KEYS = "unique_keys"
-QUARANTINE_RATE = "quarantine_rate"
-PREVIEW_ROWS = 5
-PREVIEW_COLUMNS = 8
 Mode = Literal["full", "auto", "incremental", "webhook", "sweep"]
 MODES: tuple[Mode, ...] = ("full", "auto", "incremental", "webhook", "sweep")
 
@@ -84,10 +84,6 @@ class LakeRun(dg.Config):
     )
 
 
-def lake_key(table: str) -> dg.AssetKey:
-    return dg.AssetKey(["lake", table])
-
-
 def run_config(mode: Mode, **config: Any) -> dict[str, Any]:
     """The run config that lands data in `mode` (for sensors and the CLI)."""
     return {"ops": {LAKE_OP: {"config": {"mode": mode, **config}}}}
@@ -102,14 +98,6 @@ def run_mode(context: dg.AssetExecutionContext, config: LakeRun) -> Mode:
             + ", ".join(MODES)
         )
     return mode  # type: ignore[return-value]
-
-
-def column_schema(table: Table, include_pii: bool = False) -> dg.TableSchema:
-    arrow = table.arrow_schema(include_pii)
-    return dg.TableSchema(
-        columns=[dg.TableColumn(f.name, str(f.type)) for f in arrow],
-        constraints=dg.TableConstraints(other=[f"primary key ({', '.join(table.key)})"]),
-    )
 
 
 def _asset_specs() -> list[dg.AssetSpec]:
@@ -237,135 +225,6 @@ def _fail(
     ) from first
 
 
-def _preview(folder: Path, files: list[str], table: Table) -> str:
-    """The first rows of what this run wrote, as a Markdown table for the Dagster UI.
-
-    Personal data never enters Dagster's storage: PII columns are left out even when they land.
-    """
-    if not files:
-        return "_no rows written_"
-    batch = pq.ParquetFile(folder / files[0]).read_row_group(0)
-    personal = {c.column for c in table.columns if c.pii}
-    columns = [c for c in batch.column_names if not c.startswith("_") and c not in personal][
-        :PREVIEW_COLUMNS
-    ]
-    rows = batch.select(columns).slice(0, PREVIEW_ROWS).to_pylist()
-
-    def cell(value: object) -> str:
-        return "" if value is None else str(value).replace("|", "\\|").replace("\n", " ")[:40]
-
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def _table_metadata(
-    spec: EndpointSpec,
-    table: Table,
-    landed: LandReport | None,
-    report: RunReport,
-    lake: LakeResource,
-    run_requests: int,
-) -> dict[str, Any]:
-    root = table is spec.table
-    rows = landed.rows.get(table.name, 0) if landed else 0
-    meta: dict[str, Any] = {
-        "dagster/row_count": rows,
-        "mode": report.mode,
-        "batch_id": report.batch_id,
-        "batch_kind": landed.batch_kind if landed else "none",
-        "tombstones": landed.tombstones if landed and root else 0,
-        "quarantined_records": landed.quarantined if landed and root else 0,
-        "source_records": landed.records if landed and root else 0,
-        # Every table of a stream carries the stream's requests (`stream` names it); requests
-        # not made by one stream (event reads, refetch plans) sit once in `run_requests`.
-        "stream": spec.name,
-        "requests_used": landed.requests if landed else 0,
-        "run_requests": run_requests,
-        "seconds": round(landed.seconds, 3) if landed and root else 0.0,
-        "dagster/column_schema": column_schema(table, lake.include_customer_pii),
-    }
-    if landed and landed.files:  # a full extract's file details
-        files = landed.files.get(table.name, [])
-        meta.update(
-            {
-                "calls": landed.calls,
-                "normalise_workers": landed.normalise_workers,
-                "quarantine_reasons": dg.MetadataValue.json(landed.reasons if root else {}),
-                "bytes_written": landed.bytes_written.get(table.name, 0),
-                "files_written": len(files),
-                "unknown_fields": dg.MetadataValue.json(landed.unknown_fields.get(table.name, {})),
-                "dropped_pii_fields": dg.MetadataValue.json(
-                    landed.dropped_pii_fields if root else {}
-                ),
-                "preview": dg.MetadataValue.md(
-                    _preview(lake.lake().table_dir(table.name), files, table)
-                ),
-            }
-        )
-    return meta
-
-
-def _results(
-    context: dg.AssetExecutionContext, report: RunReport, lake: LakeResource, selected: set[str]
-) -> Iterator[dg.MaterializeResult]:
-    store = lake.lake()
-    # Requests of the streams that report their own (full extracts), and the rest of the run's
-    # (event reads, refetches) once, on the first table.
-    run_requests = report.requests - sum(r.requests for r in report.landed.values())
-    wanted_checks = context.selected_asset_check_keys
-    first = True
-    for spec in SPECS:
-        landed = report.landed.get(spec.name)
-        for table in spec.tables:
-            if table.name not in selected:
-                continue
-            key = lake_key(table.name)
-            checks = []
-            if dg.AssetCheckKey(key, UNIQUE_KEYS) in wanted_checks:
-                dupes = store.duplicate_keys(table.name)
-                checks.append(
-                    dg.AssetCheckResult(
-                        check_name=UNIQUE_KEYS,
-                        asset_key=key,
-                        passed=dupes == 0,
-                        metadata={"duplicate_keys": dupes},
-                    )
-                )
-            if dg.AssetCheckKey(key, QUARANTINE_RATE) in wanted_checks:
-                quarantined = landed.quarantined if landed else 0
-                records = landed.records if landed else 0
-                checks.append(
-                    dg.AssetCheckResult(
-                        check_name=QUARANTINE_RATE,
-                        asset_key=key,
-                        passed=quarantined == 0,
-                        severity=dg.AssetCheckSeverity.WARN,
-                        metadata={
-                            "quarantine_rate": quarantined / records if records else 0.0,
-                            "threshold": lake.quarantine_threshold,
-                            "quarantined": quarantined,
-                        },
-                    )
-                )
-            meta = _table_metadata(spec, table, landed, report, lake, run_requests)
-            if first:  # run-level facts once, on the first table
-                meta.update(_report_metadata(report))
-                first, run_requests = False, 0
-            yield dg.MaterializeResult(asset_key=key, metadata=meta, check_results=checks)
-
-
-def _report_metadata(report: RunReport) -> dict[str, Any]:
-    summary = report.summary()
-    return {
-        "cursor_before": report.cursor_before or 0,
-        "cursor_after": report.cursor_after or 0,
-        "plan": dg.MetadataValue.json(summary["plan"]),
-        "differences": dg.MetadataValue.json(summary["diffs"]),
-        "notes": dg.MetadataValue.json(report.notes),
-    }
-
-
 def build_lake_assets() -> dg.AssetsDefinition:
     """The one multi-asset over every lake table, for every run mode."""
 
@@ -388,7 +247,7 @@ def build_lake_assets() -> dg.AssetsDefinition:
             f"{report.mode} batch {report.batch_id}: {len(report.tables)} tables landed, "
             f"{report.requests} requests"
         )
-        yield from _results(context, report, lake, selected)
+        yield from results(context, report, lake, selected)
 
     return _lake
 
@@ -400,15 +259,3 @@ def spec_keys(*names: str) -> list[dg.AssetKey]:
     """The asset keys of the tables that these endpoint streams land (a selection)."""
     by_name = {s.name: s for s in SPECS}
     return [lake_key(t.name) for n in names for t in by_name[n].tables]
-
-
-def requests_in(metadata: Iterable[Mapping[str, Any]]) -> int:
-    """The requests of a run, from its lake materializations' metadata (plain values): each
-    stream's `requests_used` once, plus the `run_requests` not made by one stream."""
-    streams: dict[str, int] = {}
-    extra = 0
-    for meta in metadata:
-        stream = str(meta.get("stream", ""))
-        streams.setdefault(stream, int(meta.get("requests_used", 0) or 0))
-        extra += int(meta.get("run_requests", 0) or 0)
-    return sum(streams.values()) + extra

@@ -13,17 +13,20 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import stamina.instrumentation
 from rich.console import Console
-from rich.live import Live
-from rich.table import Table
 
-from assets import progress
 from pipelines.settings import Settings
+from pipelines.summary import (
+    ProgressDisplay,
+    RunSummary,
+    headline_kpis,
+    print_summary,
+    summarise,
+)
 
 DAGSTER_YAML = """\
 # Written by `reservoir run` when missing. Runs launched by the CLI and by `make dev` share it.
@@ -34,49 +37,6 @@ telemetry:
 
 class RunError(Exception):
     """The run could not start or did not succeed; the message says why in one line."""
-
-
-@dataclass
-class TableLine:
-    rows: int = 0
-    quarantined: int = 0
-    requests: int = 0
-    seconds: float = 0.0
-    pages: int = 0
-
-
-@dataclass(frozen=True)
-class CheckLine:
-    """One asset check evaluated by the run: `passed`, `warned` (failed, warning severity) or
-    `failed` (failed, error severity)."""
-
-    asset: str
-    name: str
-    outcome: str
-
-
-@dataclass
-class RunSummary:
-    """What a run did, per table and overall; printed at the end and returned to callers."""
-
-    run_id: str
-    mode: str
-    seconds: float
-    tables: dict[str, TableLine] = field(default_factory=dict)
-    models: dict[str, int] = field(default_factory=dict)
-    kpis: list[tuple[str, str]] = field(default_factory=list)
-
-    extra_requests: int = 0  # requests not attributed to a table (event reads, probes)
-    checks: list[CheckLine] = field(default_factory=list)
-
-    @property
-    def failed_checks(self) -> list[CheckLine]:
-        """Checks that failed with error severity: the run exits non-zero."""
-        return [c for c in self.checks if c.outcome == "failed"]
-
-    @property
-    def requests(self) -> int:
-        return sum(t.requests for t in self.tables.values()) + self.extra_requests
 
 
 def prepare_instance(settings: Settings) -> dg.DagsterInstance:
@@ -219,183 +179,6 @@ def resolve_selection(
     return list(chosen)
 
 
-class ProgressDisplay:
-    """Live per-table pages and records while the job runs."""
-
-    def __init__(self, console: Console, enabled: bool) -> None:
-        self.console = console
-        self.enabled = enabled
-        self.lines: dict[str, TableLine] = {}
-        self.started = time.monotonic()
-        self._live: Live | None = None
-
-    def _render(self) -> Table:
-        table = Table(title=f"extracting ({time.monotonic() - self.started:.0f}s)", expand=False)
-        for col in ("table", "pages", "records", "quarantined"):
-            table.add_column(col, justify="right" if col != "table" else "left")
-        for name, line in self.lines.items():
-            table.add_row(name, str(line.pages), f"{line.rows:,}", str(line.quarantined))
-        return table
-
-    def on_page(self, event: progress.PageEvent) -> None:
-        line = self.lines.setdefault(event.table, TableLine())
-        if not event.done:
-            line.pages += 1
-            line.rows += event.records
-            line.quarantined += event.quarantined
-        if self._live is not None:
-            self._live.update(self._render())
-
-    @contextlib.contextmanager
-    def running(self) -> Iterator[None]:
-        unsubscribe = progress.subscribe(self.on_page)
-        try:
-            if self.enabled and self.console.is_terminal:
-                with Live(self._render(), console=self.console, refresh_per_second=4) as live:
-                    self._live = live
-                    yield
-                    self._live = None
-            else:
-                yield
-        finally:
-            unsubscribe()
-
-
-def _metadata_value(value: Any) -> Any:
-    return getattr(value, "value", value)
-
-
-def summarise(
-    result: dg.ExecuteInProcessResult, instance: dg.DagsterInstance, mode: str, seconds: float
-) -> RunSummary:
-    """Rows, requests and seconds per lake table and rows per model (from the materializations'
-    metadata), and every asset check the run evaluated."""
-    summary = RunSummary(run_id=result.run_id, mode=mode, seconds=seconds)
-    streams: set[str] = set()
-    for entry in instance.all_logs(result.run_id):
-        event = entry.dagster_event
-        if event is None:
-            continue
-        if event.event_type_value == "ASSET_CHECK_EVALUATION":
-            evaluation = event.event_specific_data
-            severity = getattr(evaluation, "severity", dg.AssetCheckSeverity.ERROR)
-            outcome = (
-                "passed"
-                if evaluation.passed  # type: ignore[union-attr]
-                else "warned"
-                if severity == dg.AssetCheckSeverity.WARN
-                else "failed"
-            )
-            summary.checks.append(
-                CheckLine(
-                    evaluation.asset_key.to_user_string(),  # type: ignore[union-attr]
-                    evaluation.check_name,  # type: ignore[union-attr]
-                    outcome,
-                )
-            )
-            continue
-        if event.event_type_value != "ASSET_MATERIALIZATION":
-            continue
-        materialization = event.event_specific_data.materialization  # type: ignore[union-attr]
-        key = materialization.asset_key.path
-        meta = {k: _metadata_value(v) for k, v in materialization.metadata.items()}
-        rows = int(meta.get("dagster/row_count", 0) or 0)
-        if key[0] == "lake":
-            # A stream's requests sit on each of its tables: show them on the first one.
-            stream = str(meta.get("stream", key[-1]))
-            requests = 0 if stream in streams else int(meta.get("requests_used", 0) or 0)
-            streams.add(stream)
-            summary.extra_requests += int(meta.get("run_requests", 0) or 0)
-            summary.tables[key[-1]] = TableLine(
-                rows=rows,
-                quarantined=int(meta.get("quarantined_records", 0) or 0),
-                requests=requests,
-                seconds=float(meta.get("seconds", 0.0) or 0.0),
-            )
-        else:
-            summary.models[key[-1]] = rows
-    return summary
-
-
-def headline_kpis(warehouse: Path, today: str | None) -> list[tuple[str, str]]:
-    """A few numbers that show the warehouse works; empty when the marts are not there."""
-    if not warehouse.exists():
-        return []
-    import duckdb
-
-    try:
-        from warehouse.kpis import headline  # type: ignore[import-not-found]
-    except ImportError:
-        return []
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        return headline(con, today)
-    except duckdb.Error:
-        return []
-    finally:
-        con.close()
-
-
-def print_summary(
-    console: Console, summary: RunSummary, settings: Settings, target: ServiceTarget
-) -> None:
-    table = Table(title=f"reservoir {summary.mode} run {summary.run_id[:8]}")
-    for col in ("table", "rows", "requests", "seconds", "quarantined"):
-        table.add_column(col, justify="left" if col == "table" else "right")
-    # Full extracts report requests and seconds per source stream (on its root table); the
-    # other modes land every table in one plan, whose totals only the last row can show.
-    per_table = any(line.seconds for line in summary.tables.values())
-    for name, line in sorted(summary.tables.items()):
-        table.add_row(
-            name,
-            f"{line.rows:,}",
-            str(line.requests) if per_table else "",
-            f"{line.seconds:.1f}" if per_table else "",
-            str(line.quarantined),
-        )
-    table.add_section()
-    total_rows = sum(line.rows for line in summary.tables.values())
-    quarantined = sum(line.quarantined for line in summary.tables.values())
-    table.add_row(
-        "total",
-        f"{total_rows:,}",
-        str(summary.requests),
-        f"{summary.seconds:.1f}",
-        str(quarantined),
-    )
-    console.print(table)
-    if summary.models:
-        console.print(f"warehouse: {len(summary.models)} models built")
-    print_checks(console, summary.checks)
-    if summary.kpis:
-        kpi = Table(title="headline KPIs", show_header=False)
-        for name, value in summary.kpis:
-            kpi.add_row(name, value)
-        console.print(kpi)
-    source = "the embedded sandbox" if target.sandbox is not None else target.base_url
-    console.print(
-        f"source:     {source}\n"
-        f"lake:       {settings.lake_dir.resolve()}\n"
-        f'warehouse:  {settings.warehouse_path.resolve()}   (reservoir sql "select * from marts.occupancy_daily limit 5")\n'
-        f"dashboard:  reservoir dashboard   -> {(settings.data_dir / 'dashboard.html').resolve()}\n"
-        f"Dagster UI: make dev   (http://127.0.0.1:3000, runs recorded in {settings.dagster_home.resolve()})"
-    )
-
-
-def print_checks(console: Console, checks: Sequence[CheckLine]) -> None:
-    """One line of counts, then each check that did not pass, by name."""
-    if not checks:
-        return
-    counts = {o: sum(1 for c in checks if c.outcome == o) for o in ("passed", "warned", "failed")}
-    console.print(
-        f"checks:     {counts['passed']} passed, {counts['warned']} warned, "
-        f"{counts['failed']} failed"
-    )
-    for c in sorted(checks, key=lambda c: (c.outcome != "failed", c.asset, c.name)):
-        if c.outcome != "passed":
-            console.print(f"  {c.outcome}: {c.asset} {c.name}")
-
-
 def _failure_message(result: dg.ExecuteInProcessResult) -> str:
     for event in result.all_events:
         if event.event_type_value == "STEP_FAILURE":
@@ -500,7 +283,8 @@ def run_pipeline(
             raise RunError(_failure_message(result))
         summary = summarise(result, instance, run_mode, time.monotonic() - started)
         summary.kpis = headline_kpis(settings.warehouse_path, target.today)
-        print_summary(console, summary, settings, target)
+        source = "the embedded sandbox" if target.sandbox is not None else target.base_url
+        print_summary(console, summary, settings, source)
         if summary.failed_checks:
             names = ", ".join(f"{c.asset} {c.name}" for c in summary.failed_checks)
             raise RunError(

@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pipelines.lake_assets import requests_in
+from pipelines.lake_metadata import requests_in
 from pipelines.settings import Settings
 
 DAILY_FREE_REQUESTS = 25_000

@@ -24,7 +24,7 @@ from typing import Any
 import dagster as dg
 import duckdb
 
-from pipelines.lake_assets import lake_key
+from pipelines.lake_metadata import lake_key
 from warehouse.build import build_warehouse, warehouse_path
 from warehouse.checks import CHECKS, run_check
 from warehouse.dictionary import column_docs

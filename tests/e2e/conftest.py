@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from pipelines.runner import RunSummary, ServiceTarget, run_pipeline
+from pipelines.runner import ServiceTarget, run_pipeline
 from pipelines.settings import Settings
+from pipelines.summary import RunSummary
 from sandbox.runner import SandboxSettings, run_sandbox
 
 

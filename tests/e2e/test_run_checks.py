@@ -20,8 +20,9 @@ from typer.testing import CliRunner
 
 from pipelines.cli import app
 from pipelines.definitions import defs
-from pipelines.runner import RunError, RunSummary, ServiceTarget, run_pipeline
+from pipelines.runner import RunError, ServiceTarget, run_pipeline
 from pipelines.settings import Settings
+from pipelines.summary import RunSummary
 from sandbox.runner import SandboxSettings, run_sandbox
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]

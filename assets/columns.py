@@ -1,0 +1,241 @@
+"""The normaliser's column work: reading wire fields into columns (uniform pages at once, nested
+objects, malformed values kept as evidence), converting them to the lake's types and collecting
+each row's reasons to be quarantined. `assets.normalise.Normaliser` puts it together per table."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from assets.convert import CONVERTERS, WIRE_TYPES, from_wire
+from lake.schema import Column, Table
+
+Record = dict[str, Any]
+Columns = dict[str, list[Any]]
+# Unknown fields that look like personal data never land in `_extra` unless PII is allowed.
+PII_NAME = re.compile(
+    r"name|mail|phone|mobile|address|street|zip|birth|iban|passport", re.IGNORECASE
+)
+PERSONAL_TABLES = frozenset(
+    {"customers", "reservations", "reserved_resources", "bill_lines", "reservation_subjects"}
+)
+_RAW_LIMIT = 60
+
+
+@dataclass
+class Normalised:
+    """The result of one page: typed tables, quarantine rows and drift counters."""
+
+    tables: dict[str, pa.Table]
+    quarantine: pa.Table
+    records: int
+    quarantined: int
+    unknown_fields: Counter[str] = field(default_factory=Counter)
+    dropped_pii_fields: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)
+
+
+class _Bad:
+    """Stands in for a value under a malformed object; no converter accepts it."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def __repr__(self) -> str:
+        return repr(self.raw)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _RAW_LIMIT else text[: _RAW_LIMIT - 3] + "..."
+
+
+def sub_values(objs: Sequence[Any], tail: str) -> list[Any]:
+    """`head.tail` values: None under a missing object, a bad value under a non-object."""
+    if all(o is None or type(o) is dict for o in objs):
+        return [None if o is None else o.get(tail) for o in objs]
+    return [None if o is None else o.get(tail) if isinstance(o, dict) else _Bad(o) for o in objs]
+
+
+def objects_only(rows: Sequence[Record], heads: Mapping[str, Any]) -> bool:
+    """Every nested-object field of these rows holds an object or nothing."""
+    return all(type(r.get(h)) is dict or r.get(h) is None for h in heads for r in rows)
+
+
+def read_uniform(rows: Sequence[Any], known: frozenset[str]) -> Columns | None:
+    """Every field's values when all rows are dicts with exactly the first row's keys, all known.
+
+    None otherwise (a row with another key set, a non-object row or an unknown field): the caller
+    then reads the page row by row.
+    """
+    first = rows[0]
+    if type(first) is not dict:
+        return None
+    keys = tuple(first)
+    if not known.issuperset(keys):
+        return None
+    try:
+        cols = {k: list(map(itemgetter(k), rows)) for k in keys}
+    except (KeyError, TypeError):  # a row lacks a key, or is not an object
+        return None
+    # Each row holds all of the first row's keys; the same count means no other key either.
+    if len(set(map(len, rows))) != 1:
+        return None
+    return cols
+
+
+def _values(rows: Sequence[Record], source: str) -> list[Any]:
+    if "." not in source:
+        return [r.get(source) for r in rows]
+    head, tail = source.split(".", 1)
+    return sub_values([r.get(head) for r in rows], tail)
+
+
+def lazy(rows: Sequence[Record]) -> Callable[[str], list[Any]]:
+    """Python values of a wire field, read from the rows on first use."""
+    cache: dict[str, list[Any]] = {}
+
+    def raw(source: str) -> list[Any]:
+        if source not in cache:
+            cache[source] = _values(rows, source)
+        return cache[source]
+
+    return raw
+
+
+def flat(fields: dict[str, pa.Array], prefix: str = "") -> dict[str, pa.Array]:
+    """Struct columns of a page by wire source, nested objects as `head.tail`."""
+    out: dict[str, pa.Array] = {}
+    for name, arr in fields.items():
+        if pa.types.is_struct(arr.type):
+            sub = dict(zip(arr.type.names, arr.flatten(), strict=True))
+            out.update(flat(sub, f"{prefix}{name}."))
+        else:
+            out[prefix + name] = arr
+    return out
+
+
+def wire_struct(columns: Sequence[Column], skip: frozenset[str] = frozenset()) -> pa.StructType:
+    """The Arrow type a table's wire objects are read as (`WIRE_TYPES`; lists are read apart so
+    that a string is never taken for a list of characters)."""
+    fields: dict[str, Any] = {}
+    for c in columns:
+        if c.kind not in WIRE_TYPES or c.kind.endswith("_list") or c.column in skip:
+            continue
+        if "." in c.source:
+            head, tail = c.source.split(".", 1)
+            fields.setdefault(head, {})[tail] = WIRE_TYPES[c.kind]
+        else:
+            fields[c.source] = WIRE_TYPES[c.kind]
+    return pa.struct(
+        [
+            pa.field(k, pa.struct(list(v.items())) if isinstance(v, dict) else v)
+            for k, v in fields.items()
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class WirePage:
+    """A page read by one Arrow conversion: root columns, and per child table its columns, its
+    rows as Python objects, their record index and the number of rows of each section."""
+
+    root: dict[str, pa.Array]
+    children: dict[str, tuple[dict[str, pa.Array], list[Record], np.ndarray, list[int]]]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What normalising one table needs, worked out once per normaliser."""
+
+    table: Table
+    columns: tuple[Column, ...]  # landed
+    names: tuple[str, ...]  # lake column of each landed column
+    fields: tuple[str, ...]  # top-level wire fields read from a page
+    known: frozenset[str]
+    sub_known: dict[str, frozenset[str]]  # nested object -> its known fields
+    nested: tuple[str, ...]  # landed dotted sources
+    personal: bool
+
+    @classmethod
+    def of(cls, table: Table, include_pii: bool, extra_fields: Sequence[str] = ()) -> Plan:
+        columns = table.landed(include_pii)
+        heads = dict.fromkeys(c.source.split(".")[0] for c in table.columns if "." in c.source)
+        sub_known = {
+            head: frozenset(
+                c.source.split(".", 1)[1] for c in table.columns if c.source.startswith(head + ".")
+            )
+            for head in heads
+        }
+        fields = dict.fromkeys(c.source.split(".")[0] for c in columns)
+        fields.update(dict.fromkeys(extra_fields))
+        return cls(
+            table,
+            columns,
+            tuple(c.column for c in columns),
+            tuple(fields),
+            table.known_fields(),
+            sub_known,
+            tuple(c.source for c in columns if "." in c.source),
+            table.name in PERSONAL_TABLES,
+        )
+
+
+class Converted:
+    """Typed columns of one table plus, per row, the reasons it is bad.
+
+    `wire` holds columns already read by the page-wide Arrow conversion (`WIRE_TYPES`); any other
+    column, and the raw values quoted in reasons, come from `raw(source)` (Python values).
+    """
+
+    def __init__(
+        self,
+        plan: Plan,
+        n: int,
+        raw: Callable[[str], list[Any]],
+        preset: dict[str, pa.Array],
+        wire: dict[str, pa.Array] | None = None,
+    ) -> None:
+        self.arrays: dict[str, pa.Array] = {}
+        self.bad = np.zeros(n, dtype=bool)
+        self.reasons: dict[int, list[str]] = defaultdict(list)
+        self._table, self._raw = plan.table, raw
+        for c, name in zip(plan.columns, plan.names, strict=True):
+            if name in preset:
+                self.arrays[name] = preset[name]
+                continue
+            converted = None
+            if wire is not None and c.source in wire:
+                converted = from_wire(c.kind, wire[c.source])
+            if converted is None:
+                converted = CONVERTERS[c.kind](raw(c.source))
+            arr, bad, label = converted
+            self._mark(name, c.source, bad, label)
+            if c.codes is not None:
+                allowed = pa.array(c.codes, type=arr.type)
+                unknown = pc.and_(pc.is_valid(arr), pc.invert(pc.is_in(arr, value_set=allowed)))
+                if unknown.true_count:
+                    bad_code = unknown.to_numpy(zero_copy_only=False)
+                    self._mark(name, c.source, bad_code, "unknown code")
+            if c.required and arr.null_count:
+                missing = arr.is_null().to_numpy(zero_copy_only=False)
+                if bad is not None:
+                    missing &= ~bad
+                self._mark(name, c.source, missing, "missing required value")
+            self.arrays[name] = arr
+
+    def _mark(self, name: str, source: str, bad: np.ndarray | None, label: str) -> None:
+        if bad is None or not bad.any():
+            return
+        self.bad |= bad
+        raw = self._raw(source)
+        for i in np.flatnonzero(bad):
+            self.reasons[int(i)].append(f"{self._table.name}.{name}: {label} ({_short(raw[i])})")

@@ -1,0 +1,175 @@
+"""What the lake asset records for each table: its materialization's metadata (rows landed,
+quarantine, requests, a preview of what was written) and its checks (unique keys in the current
+state, the quarantine rate); and the run's requests counted back from that metadata."""
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pyarrow.parquet as pq
+
+from assets.catalogue import SPECS, EndpointSpec
+from assets.landing import LandReport
+from assets.run import RunReport
+from lake.schema import Table
+from pipelines.resources import LakeResource
+
+KINDS = {"python", "parquet"}
+UNIQUE_KEYS = "unique_keys"
+QUARANTINE_RATE = "quarantine_rate"
+PREVIEW_ROWS = 5
+PREVIEW_COLUMNS = 8
+
+
+def lake_key(table: str) -> dg.AssetKey:
+    return dg.AssetKey(["lake", table])
+
+
+def column_schema(table: Table, include_pii: bool = False) -> dg.TableSchema:
+    arrow = table.arrow_schema(include_pii)
+    return dg.TableSchema(
+        columns=[dg.TableColumn(f.name, str(f.type)) for f in arrow],
+        constraints=dg.TableConstraints(other=[f"primary key ({', '.join(table.key)})"]),
+    )
+
+
+def _preview(folder: Path, files: list[str], table: Table) -> str:
+    """The first rows of what this run wrote, as a Markdown table for the Dagster UI.
+
+    Personal data never enters Dagster's storage: PII columns are left out even when they land.
+    """
+    if not files:
+        return "_no rows written_"
+    batch = pq.ParquetFile(folder / files[0]).read_row_group(0)
+    personal = {c.column for c in table.columns if c.pii}
+    columns = [c for c in batch.column_names if not c.startswith("_") and c not in personal][
+        :PREVIEW_COLUMNS
+    ]
+    rows = batch.select(columns).slice(0, PREVIEW_ROWS).to_pylist()
+
+    def cell(value: object) -> str:
+        return "" if value is None else str(value).replace("|", "\\|").replace("\n", " ")[:40]
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _table_metadata(
+    spec: EndpointSpec,
+    table: Table,
+    landed: LandReport | None,
+    report: RunReport,
+    lake: LakeResource,
+    run_requests: int,
+) -> dict[str, Any]:
+    root = table is spec.table
+    rows = landed.rows.get(table.name, 0) if landed else 0
+    meta: dict[str, Any] = {
+        "dagster/row_count": rows,
+        "mode": report.mode,
+        "batch_id": report.batch_id,
+        "batch_kind": landed.batch_kind if landed else "none",
+        "tombstones": landed.tombstones if landed and root else 0,
+        "quarantined_records": landed.quarantined if landed and root else 0,
+        "source_records": landed.records if landed and root else 0,
+        # Every table of a stream carries the stream's requests (`stream` names it); requests
+        # not made by one stream (event reads, refetch plans) sit once in `run_requests`.
+        "stream": spec.name,
+        "requests_used": landed.requests if landed else 0,
+        "run_requests": run_requests,
+        "seconds": round(landed.seconds, 3) if landed and root else 0.0,
+        "dagster/column_schema": column_schema(table, lake.include_customer_pii),
+    }
+    if landed and landed.files:  # a full extract's file details
+        files = landed.files.get(table.name, [])
+        meta.update(
+            {
+                "calls": landed.calls,
+                "normalise_workers": landed.normalise_workers,
+                "quarantine_reasons": dg.MetadataValue.json(landed.reasons if root else {}),
+                "bytes_written": landed.bytes_written.get(table.name, 0),
+                "files_written": len(files),
+                "unknown_fields": dg.MetadataValue.json(landed.unknown_fields.get(table.name, {})),
+                "dropped_pii_fields": dg.MetadataValue.json(
+                    landed.dropped_pii_fields if root else {}
+                ),
+                "preview": dg.MetadataValue.md(
+                    _preview(lake.lake().table_dir(table.name), files, table)
+                ),
+            }
+        )
+    return meta
+
+
+def results(
+    context: dg.AssetExecutionContext, report: RunReport, lake: LakeResource, selected: set[str]
+) -> Iterator[dg.MaterializeResult]:
+    store = lake.lake()
+    # Requests of the streams that report their own (full extracts), and the rest of the run's
+    # (event reads, refetches) once, on the first table.
+    run_requests = report.requests - sum(r.requests for r in report.landed.values())
+    wanted_checks = context.selected_asset_check_keys
+    first = True
+    for spec in SPECS:
+        landed = report.landed.get(spec.name)
+        for table in spec.tables:
+            if table.name not in selected:
+                continue
+            key = lake_key(table.name)
+            checks = []
+            if dg.AssetCheckKey(key, UNIQUE_KEYS) in wanted_checks:
+                dupes = store.duplicate_keys(table.name)
+                checks.append(
+                    dg.AssetCheckResult(
+                        check_name=UNIQUE_KEYS,
+                        asset_key=key,
+                        passed=dupes == 0,
+                        metadata={"duplicate_keys": dupes},
+                    )
+                )
+            if dg.AssetCheckKey(key, QUARANTINE_RATE) in wanted_checks:
+                quarantined = landed.quarantined if landed else 0
+                records = landed.records if landed else 0
+                checks.append(
+                    dg.AssetCheckResult(
+                        check_name=QUARANTINE_RATE,
+                        asset_key=key,
+                        passed=quarantined == 0,
+                        severity=dg.AssetCheckSeverity.WARN,
+                        metadata={
+                            "quarantine_rate": quarantined / records if records else 0.0,
+                            "threshold": lake.quarantine_threshold,
+                            "quarantined": quarantined,
+                        },
+                    )
+                )
+            meta = _table_metadata(spec, table, landed, report, lake, run_requests)
+            if first:  # run-level facts once, on the first table
+                meta.update(_report_metadata(report))
+                first, run_requests = False, 0
+            yield dg.MaterializeResult(asset_key=key, metadata=meta, check_results=checks)
+
+
+def _report_metadata(report: RunReport) -> dict[str, Any]:
+    summary = report.summary()
+    return {
+        "cursor_before": report.cursor_before or 0,
+        "cursor_after": report.cursor_after or 0,
+        "plan": dg.MetadataValue.json(summary["plan"]),
+        "differences": dg.MetadataValue.json(summary["diffs"]),
+        "notes": dg.MetadataValue.json(report.notes),
+    }
+
+
+def requests_in(metadata: Iterable[Mapping[str, Any]]) -> int:
+    """The requests of a run, from its lake materializations' metadata (plain values): each
+    stream's `requests_used` once, plus the `run_requests` not made by one stream."""
+    streams: dict[str, int] = {}
+    extra = 0
+    for meta in metadata:
+        stream = str(meta.get("stream", ""))
+        streams.setdefault(stream, int(meta.get("requests_used", 0) or 0))
+        extra += int(meta.get("run_requests", 0) or 0)
+    return sum(streams.values()) + extra
