@@ -1,1 +1,1 @@
-"""Extract-and-normalise assets, one module per source area, built from specs."""
+"""Ingestion, free of Dagster: the endpoint catalogue and the one landing engine for every run mode."""

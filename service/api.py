@@ -14,11 +14,12 @@ from typing import Any
 
 import httpx
 
-from service.client import ServiceClient, _clean_params
+from service.client import ServiceClient
 from service.config import DEFAULT_AVAILABILITY_WINDOW_DAYS, ServiceConfig
 from service.errors import NotFound
 from service.filters import F, batch_ids, format_value
 from service.paging import Record, stream
+from service.responses import clean_params
 from service.throttle import ConcurrencyLimiter
 
 Pages = AsyncIterator[Sequence[Record]]  # lists, or `LazyRecords` decoded on first use
@@ -288,7 +289,7 @@ class ReservationService:
 
     def _url_budget(self, path: str, params: dict[str, Any]) -> int:
         url = httpx.URL(self.config.base_url + "/" + path.lstrip("/")).copy_merge_params(
-            _clean_params(params) or []
+            clean_params(params) or []
         )
         used = len(str(url)) + KEYSET_PARAMS_ALLOWANCE
         return max(32, self.config.max_url_length - used)

@@ -11,25 +11,17 @@ import asyncio
 import hashlib
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from service.errors import AuthenticationError
 from service.secrets import Secret, forget_secret, register_secret
-
-if TYPE_CHECKING:
-    from service.client import ServiceClient
 
 REFRESH_FRACTION = 0.8  # renew after this share of the announced lifetime
 DEFAULT_EXPIRES_IN = 300  # seconds, when the response does not say
 
 AUTH_TEMPLATE = "/authenticate"
-
-TEST_REFRESH_HINT = (
-    "Check client id, client secret and scope (the 3-letter concern code). If this is the test "
-    "environment: a refresh of test with production data removes the API keys of users that do "
-    "not exist in production, so a new API user and key may have to be created in the back office."
-)
 
 
 @dataclass(frozen=True)
@@ -118,9 +110,10 @@ class TokenManager:
     A fresh token cached by an earlier client of the process is reused; renewals are shared back.
     """
 
-    def __init__(self, client: ServiceClient):
-        self._client = client
-        self._key = _cache_key(client.config)
+    def __init__(self, config: Any, authenticate: Callable[[], Awaitable[Token]]):
+        """`authenticate` asks the service for a new token (the client's POST /authenticate)."""
+        self._authenticate = authenticate
+        self._key = _cache_key(config)
         with _SHARED_LOCK:
             shared = _SHARED.get(self._key)
         self._token: Token | None = shared if shared is not None and shared.fresh() else None
@@ -157,7 +150,7 @@ class TokenManager:
 
     async def _renew(self) -> Token:
         old = self._token
-        self._token = await self._client._authenticate()
+        self._token = await self._authenticate()
         self.authentications += 1
         with _SHARED_LOCK:
             _SHARED[self._key] = self._token

@@ -12,123 +12,44 @@ envelope disagrees with its content. Jittered exponential backoff via stamina, b
 
 from __future__ import annotations
 
-import email.utils
-import gc
 import logging
-import random
-import threading
-import time
 import urllib.parse
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import httpx
 import orjson
-import stamina
 
 from service.auth import (
-    AUTH_TEMPLATE,
-    TEST_REFRESH_HINT,
     Token,
     TokenManager,
-    credential_form,
-    parse_token,
 )
 from service.config import ServiceConfig
 from service.errors import (
+    TEST_REFRESH_HINT,
     AuthenticationError,
-    BadRequest,
-    NotFound,
-    PermissionDenied,
-    ServiceError,
     ServiceUnavailable,
 )
+from service.gctune import relax_gc, restore_gc
 from service.lazy import loads, skim
 from service.paging import Page, iter_keyset, iter_pages
-from service.secrets import Secret, install_log_redaction, redact, redact_headers
+from service.responses import (
+    RETRY_AFTER_DEFAULT,
+    TRANSIENT_STATUSES,
+    QueryParams,
+    Transient,
+    clean_params,
+    raise_for_status,
+    retry_after_seconds,
+    retrying,
+)
+from service.secrets import Secret, install_log_redaction, redact_headers
 from service.stats import RequestStats, endpoint_template
 from service.throttle import ConcurrencyLimiter, limiter_for
+from service.token_request import request_token
 from service.transport import ServiceTransport
 
 log = logging.getLogger("service.client")
-
-RETRY_WAIT_INITIAL = 0.25  # seconds before the first retry
-RETRY_WAIT_MAX = 10.0  # cap of one exponential backoff step
-RETRY_WAIT_JITTER = 0.5  # random extra seconds per backoff
-RETRY_AFTER_MAX = 60.0  # never sleep longer than this on one Retry-After
-RETRY_AFTER_DEFAULT = 1.0  # 429 without Retry-After
-TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
-
-QueryParams = Mapping[str, Any]
-
-
-class _Transient(Exception):
-    """One failed attempt that may succeed if repeated."""
-
-    def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None):
-        super().__init__(reason)
-        self.reason = reason
-        self.status = status
-        self.retry_after = retry_after
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-# While any client is open the cyclic GC's first generation runs every GC_GEN0_WHILE_READING
-# container allocations instead of CPython's 700: a page of reservation details allocates ~20k
-# dicts and lists that JSON cannot link into cycles, and at 700 the collector walked them dozens
-# of times per page (about 15 % of the client's CPU in `bench/extract.py`). Collections still
-# happen; the thresholds found are restored when the last client closes.
-GC_GEN0_WHILE_READING = 50_000
-_gc_lock = threading.Lock()
-_gc_users = 0
-_gc_saved: tuple[int, int, int] | None = None
-
-
-def _relax_gc() -> None:
-    global _gc_users, _gc_saved
-    with _gc_lock:
-        _gc_users += 1
-        if _gc_users == 1:
-            _gc_saved = gc.get_threshold()
-            gen0, gen1, gen2 = _gc_saved
-            if gen0 and gen0 < GC_GEN0_WHILE_READING:  # 0 = automatic collection disabled
-                gc.set_threshold(GC_GEN0_WHILE_READING, gen1, gen2)
-
-
-def _restore_gc() -> None:
-    global _gc_users, _gc_saved
-    with _gc_lock:
-        if _gc_users == 0:
-            return
-        _gc_users -= 1
-        if _gc_users == 0 and _gc_saved is not None:
-            gc.set_threshold(*_gc_saved)
-            _gc_saved = None
-
-
-def _server_message(response: httpx.Response) -> tuple[str | None, str | None]:
-    try:
-        body = orjson.loads(response.content)
-    except orjson.JSONDecodeError:
-        text = response.text.strip()
-        return (redact(text[:300]) or None), None
-    if isinstance(body, dict):
-        message = body.get("message") or body.get("error_description") or body.get("error")
-        return (redact(str(message)) if message else None), body.get("code")
-    return None, None
 
 
 class ServiceClient:
@@ -158,7 +79,7 @@ class ServiceClient:
         self.config = config
         self.limiter = limiter or limiter_for(config.base_url, config.max_concurrency)
         self.stats = RequestStats(used_today=used_today, daily_free=config.daily_free_requests)
-        self.auth = TokenManager(self)
+        self.auth = TokenManager(self.config, lambda: request_token(self))
         headers: dict[str, str] = {"accept": "application/json"}
         if config.locale:
             headers["locale"] = config.locale
@@ -194,7 +115,7 @@ class ServiceClient:
     async def __aenter__(self) -> ServiceClient:
         if not self._gc_relaxed:
             self._gc_relaxed = True
-            _relax_gc()
+            relax_gc()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -206,7 +127,7 @@ class ServiceClient:
         finally:
             if self._gc_relaxed:
                 self._gc_relaxed = False
-                _restore_gc()
+                restore_gc()
 
     # ------------------------------------------------------------------ identity and accounting
 
@@ -274,7 +195,16 @@ class ServiceClient:
         size: int | None = None,
     ) -> AsyncIterator[Sequence[dict[str, Any]]]:
         """All pages by page number: page 0 first, then the rest concurrently."""
-        return iter_pages(self, path, params=params, template=template, size=size)
+        return iter_pages(
+            self.get_page,
+            path,
+            page_size=self.config.page_size,
+            parallel=self.limiter.limit,
+            lazy=self.config.lazy_pages,
+            params=params,
+            template=template,
+            size=size,
+        )
 
     def iter_keyset(
         self,
@@ -289,9 +219,12 @@ class ServiceClient:
     ) -> AsyncIterator[Sequence[dict[str, Any]]]:
         """All records by id-keyset paging, id ranges read in parallel (churn-safe)."""
         return iter_keyset(
-            self,
+            self.get_page,
             path,
             id_field,
+            page_size=self.config.page_size,
+            parallel=self.limiter.limit,
+            lazy=self.config.lazy_pages,
             params=params,
             template=template,
             after=after,
@@ -320,37 +253,19 @@ class ServiceClient:
                 response = await self._send_once(
                     method, path, params, template, header, json=json, retry_statuses=False
                 )
-        except _Transient as exc:
+        except Transient as exc:
             raise ServiceUnavailable(
                 f"{method} {template} failed ({exc.reason}); writes are not retried because "
                 "they are not idempotent - check the entity before sending again",
                 endpoint=template,
             ) from exc
         if response.status_code >= 400:
-            self._raise_for_status(response, template, method)
+            raise_for_status(response, template, method)
         if response.status_code == 204 or not response.content:
             return None
         return orjson.loads(response.content)
 
     # ------------------------------------------------------------------ internals
-
-    def _retrying(self) -> Any:
-        return stamina.retry_context(
-            on=self._retry_hook,
-            attempts=self.config.max_retries + 1,
-            timeout=self.config.max_retry_seconds,
-            wait_initial=RETRY_WAIT_INITIAL,
-            wait_max=RETRY_WAIT_MAX,
-            wait_jitter=RETRY_WAIT_JITTER,
-        )
-
-    def _retry_hook(self, exc: Exception) -> bool | float:
-        if not isinstance(exc, _Transient):
-            return False
-        if exc.retry_after is not None:
-            wait = min(exc.retry_after, RETRY_AFTER_MAX)
-            return wait + random.uniform(0, RETRY_WAIT_JITTER)
-        return True
 
     async def _get(
         self,
@@ -371,12 +286,12 @@ class ServiceClient:
         # 1, so the waits, Retry-After, the bounds and the logs are stamina's as before.
         try:
             return await self._get_once(path, params, template, headers, expect_page, lazy, key)
-        except _Transient as exc:
-            last: _Transient = exc
-        replay: _Transient | None = last
+        except Transient as exc:
+            last: Transient = exc
+        replay: Transient | None = last
         attempt_no = 1
         try:
-            async for attempt in self._retrying():
+            async for attempt in retrying(self.config):
                 with attempt:
                     attempt_no = attempt.num
                     if replay is not None:
@@ -387,10 +302,10 @@ class ServiceClient:
                         return await self._get_once(
                             path, params, template, headers, expect_page, lazy, key
                         )
-                    except _Transient as exc:
+                    except Transient as exc:
                         last = exc
                         raise
-        except _Transient as exc:
+        except Transient as exc:
             if exc.status == 401:
                 raise AuthenticationError(
                     f"GET {template}: freshly issued tokens were refused (401) "
@@ -425,12 +340,12 @@ class ServiceClient:
             if response.status_code == 401:
                 # Retried within the normal budget (a token can be revoked again at once);
                 # reported as an authentication problem if it never clears.
-                raise _Transient("token refused after a refresh", status=401)
+                raise Transient("token refused after a refresh", status=401)
         status = response.status_code
         if status == 204:
             return status, None
         if status >= 400:
-            self._raise_for_status(response, template, "GET")
+            raise_for_status(response, template, "GET")
         if expect_page and lazy:
             skimmed = skim(response.content, key, template)
             if skimmed is not None:
@@ -438,14 +353,14 @@ class ServiceClient:
         try:
             body = loads(response.content)
         except orjson.JSONDecodeError as exc:
-            raise _Transient("truncated or malformed JSON body", status=status) from exc
+            raise Transient("truncated or malformed JSON body", status=status) from exc
         if expect_page and isinstance(body, dict) and "content" in body:
             content = body.get("content")
             declared = body.get("numberOfElements")
             if not isinstance(content, list) or (
                 isinstance(declared, int) and declared != len(content)
             ):
-                raise _Transient("page envelope does not match its content", status=status)
+                raise Transient("page envelope does not match its content", status=status)
         return status, body
 
     async def _send_once(
@@ -471,100 +386,18 @@ class ServiceClient:
                     self._build_request(method, path, params, request_headers, json, form)
                 )
             except httpx.TimeoutException as exc:
-                raise _Transient(f"timeout ({type(exc).__name__})") from None
+                raise Transient(f"timeout ({type(exc).__name__})") from None
             except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                raise _Transient(f"connection dropped ({type(exc).__name__})") from None
+                raise Transient(f"connection dropped ({type(exc).__name__})") from None
         self.stats.count_response(response.status_code, len(response.content))
         if retry_statuses and response.status_code in TRANSIENT_STATUSES:
-            retry_after = _retry_after_seconds(response.headers.get("retry-after"))
+            retry_after = retry_after_seconds(response.headers.get("retry-after"))
             if response.status_code == 429 and retry_after is None:
                 retry_after = RETRY_AFTER_DEFAULT
-            raise _Transient(
+            raise Transient(
                 f"HTTP {response.status_code}", status=response.status_code, retry_after=retry_after
             )
         return response
-
-    async def _authenticate(self) -> Token:
-        """POST /authenticate (retried on transient failures, never on a refusal)."""
-        form = credential_form(self.config)
-        headers = {"content-type": "application/x-www-form-urlencoded"}
-        attempt_no = 0
-        last: _Transient | None = None
-        try:
-            async for attempt in self._retrying():
-                with attempt:
-                    attempt_no = attempt.num
-                    if last is not None:
-                        self.stats.count_retry(last.reason)
-                    try:
-                        response = await self._send_once(
-                            "POST",
-                            "authenticate",
-                            None,
-                            AUTH_TEMPLATE,
-                            None,
-                            headers=headers,
-                            form=form,
-                        )
-                        if response.status_code == 200:
-                            try:
-                                body = orjson.loads(response.content)
-                            except orjson.JSONDecodeError as exc:
-                                raise _Transient("truncated authenticate response") from exc
-                            return parse_token(body)
-                    except _Transient as exc:
-                        last = exc
-                        raise
-        except _Transient as exc:
-            raise ServiceUnavailable(
-                f"POST {AUTH_TEMPLATE} still failing after {attempt_no} attempts "
-                f"(last: {exc.reason})",
-                endpoint=AUTH_TEMPLATE,
-                status=exc.status,
-                attempts=attempt_no,
-            ) from exc
-        message, _ = _server_message(response)
-        raise AuthenticationError(
-            f"authentication refused for client id {self.config.client_id!r} "
-            f"(HTTP {response.status_code}{': ' + message if message else ''}). "
-            + TEST_REFRESH_HINT,
-            endpoint=AUTH_TEMPLATE,
-            status=response.status_code,
-        )
-
-    def _raise_for_status(self, response: httpx.Response, template: str, method: str) -> None:
-        status = response.status_code
-        message, code = _server_message(response)
-        where = f"{method} {template}"
-        suffix = f": {message}" if message else ""
-        if status == 400:
-            raise BadRequest(
-                f"{where} rejected (400){suffix}",
-                endpoint=template,
-                server_message=message,
-                code=code,
-            )
-        if status == 401:
-            raise AuthenticationError(
-                f"{where}: token refused (401). " + TEST_REFRESH_HINT,
-                endpoint=template,
-                status=status,
-            )
-        if status == 403:
-            raise PermissionDenied(
-                f"{where}: the API user has no access (403){suffix}",
-                endpoint=template,
-                status=status,
-            )
-        if status == 404:
-            raise NotFound(f"{where}: not found (404){suffix}", endpoint=template, status=status)
-        if status in TRANSIENT_STATUSES:
-            raise ServiceUnavailable(
-                f"{where} failed with {status}{suffix}", endpoint=template, status=status
-            )
-        raise ServiceError(
-            f"{where} failed with HTTP {status}{suffix}", endpoint=template, status=status
-        )
 
     def _build_request(
         self,
@@ -577,7 +410,7 @@ class ServiceClient:
     ) -> httpx.Request:
         """The request `AsyncClient.build_request` would make, built once."""
         url = self._base_url + path.lstrip("/")
-        pairs = _clean_params(params)
+        pairs = clean_params(params)
         if pairs:
             url += "?" + urllib.parse.urlencode(pairs)
         return httpx.Request(
@@ -612,21 +445,3 @@ class ServiceClient:
         if log.isEnabledFor(logging.DEBUG):
             request = response.request
             log.debug("<- %s %s %s", response.status_code, request.method, request.url)
-
-
-def _clean_params(params: QueryParams | None) -> list[tuple[str, str]] | None:
-    """Flatten to a list of pairs (repeated keys for lists; None dropped; bools lower-case)."""
-    if not params:
-        return None
-    pairs: list[tuple[str, str]] = []
-    for key, value in params.items():
-        if value is None:
-            continue
-        values = value if isinstance(value, (list, tuple)) else [value]
-        for v in values:
-            if v is None:
-                continue
-            if isinstance(v, bool):
-                v = "true" if v else "false"
-            pairs.append((key, str(v)))
-    return pairs

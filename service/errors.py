@@ -16,6 +16,12 @@ server's own error message into them.
 
 from __future__ import annotations
 
+TEST_REFRESH_HINT = (
+    "Check client id, client secret and scope (the 3-letter concern code). If this is the test "
+    "environment: a refresh of test with production data removes the API keys of users that do "
+    "not exist in production, so a new API user and key may have to be created in the back office."
+)
+
 
 class ServiceError(Exception):
     """Base of every error the client raises on purpose."""

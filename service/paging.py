@@ -28,28 +28,37 @@ So a large list costs about ceil(total/size) + 1 requests, while up to `limit` r
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import itertools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from service.errors import BadRequest, ServiceError
 from service.lazy import LazyRecords
+from service.ranges import Gap, Packer, pack_gaps, split_range, union_filters
 from service.stats import endpoint_template
-
-if TYPE_CHECKING:
-    from service.client import ServiceClient
+from service.streams import Emit, Spawn, stream
 
 log = logging.getLogger("service.paging")
 
 Record = dict[str, Any]
-Emit = Callable[[Sequence[Record]], Awaitable[None]]
-Spawn = Callable[[Coroutine[Any, Any, Any]], "asyncio.Task[Any]"]
+
+
+class FetchPage(Protocol):
+    """How paging reads one page (the client's `get_page`)."""
+
+    def __call__(
+        self,
+        path: str,
+        *,
+        params: Mapping[str, Any],
+        template: str,
+        lazy: bool = ...,
+        key: str | None = ...,
+    ) -> Awaitable[Page]: ...
+
 
 QUEUE_PAGES_PER_SLOT = 2  # pages buffered per concurrency slot before readers wait
-EARLY_PACK_FILL = 0.9  # send a packed remainder request early once it fills 90 % of a page
 
 
 @dataclass(frozen=True)
@@ -99,71 +108,6 @@ class Page:
         return not self.content or self.last is True or len(self.content) < size
 
 
-class _Failed:
-    __slots__ = ("error",)
-
-    def __init__(self, error: BaseException):
-        self.error = error
-
-
-_DONE = object()
-
-
-def _leaf(error: BaseException) -> BaseException:
-    """The most useful single exception inside (nested) exception groups."""
-    if isinstance(error, BaseExceptionGroup):
-        leaves = [_leaf(e) for e in error.exceptions]
-        for leaf in leaves:
-            if isinstance(leaf, ServiceError):
-                return leaf
-        for leaf in leaves:
-            if not isinstance(leaf, asyncio.CancelledError):
-                return leaf
-        return leaves[0]
-    return error
-
-
-async def stream(
-    run: Callable[[Emit, Spawn], Awaitable[None]], *, maxsize: int
-) -> AsyncIterator[Sequence[Record]]:
-    """Run `run(emit, spawn)` in the background and yield what it emits, as it comes.
-
-    Any failure of a reader cancels the others and is raised to the consumer; closing the
-    generator early cancels all readers.
-    """
-    queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=max(1, maxsize))
-
-    async def emit(records: Sequence[Record]) -> None:
-        if records:
-            await queue.put(records)
-
-    async def supervisor() -> None:
-        try:
-            async with asyncio.TaskGroup() as group:
-                await run(emit, group.create_task)
-        except BaseException as exc:
-            if isinstance(exc, asyncio.CancelledError):
-                raise
-            await queue.put(_Failed(_leaf(exc)))
-        else:
-            await queue.put(_DONE)
-
-    task = asyncio.create_task(supervisor())
-    try:
-        while True:
-            item = await queue.get()
-            if item is _DONE:
-                break
-            if isinstance(item, _Failed):
-                raise item.error
-            yield item
-    finally:
-        if not task.done():
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
 def _base(params: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
     base = dict(params or {})
     raw = base.pop("filter", None)
@@ -179,28 +123,31 @@ def _base(params: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
 
 
 def iter_pages(
-    client: ServiceClient,
+    fetch: FetchPage,
     path: str,
     *,
+    page_size: int,
+    parallel: int,
+    lazy: bool = True,
     params: Mapping[str, Any] | None = None,
     template: str | None = None,
     size: int | None = None,
     sort: str | None = None,
 ) -> AsyncIterator[Sequence[Record]]:
-    """Every record of a paged list by page number (not churn-safe; use keyset for big lists)."""
+    """Every record of a paged list by page number (not churn-safe; use keyset for big lists).
+
+    `fetch` reads one page; `parallel` pages are read at once (the client's concurrency)."""
     template = template or endpoint_template(path)
-    asked = size or client.config.page_size
+    asked = size or page_size
     base = dict(params or {})
     if sort is not None:
         base["sort"] = sort
-
-    lazy = client.config.lazy_pages
 
     def query(page: int, size_: int) -> dict[str, Any]:
         return {**base, "page": page, "size": size_}
 
     async def run(emit: Emit, spawn: Spawn) -> None:
-        first = await client.get_page(path, params=query(0, asked), template=template, lazy=lazy)
+        first = await fetch(path, params=query(0, asked), template=template, lazy=lazy)
         await emit(first.content)
         size_ = first.effective_size(asked)
         if first.ends_list(size_):
@@ -208,21 +155,19 @@ def iter_pages(
         if first.total_pages is None:
             await _sequential(emit, 1, size_)
             return
-        window = asyncio.Semaphore(client.limiter.limit * QUEUE_PAGES_PER_SLOT)
+        window = asyncio.Semaphore(parallel * QUEUE_PAGES_PER_SLOT)
         last_page: dict[int, Page] = {}
 
-        async def fetch(number: int) -> None:
+        async def read(number: int) -> None:
             async with window:
-                page = await client.get_page(
-                    path, params=query(number, size_), template=template, lazy=lazy
-                )
+                page = await fetch(path, params=query(number, size_), template=template, lazy=lazy)
                 if number == first.total_pages - 1:
                     last_page[number] = page
                 await emit(page.content)
 
         async with asyncio.TaskGroup() as group:
             for number in range(1, first.total_pages):
-                group.create_task(fetch(number))
+                group.create_task(read(number))
         tail = last_page.get(first.total_pages - 1)
         if tail is not None and not tail.ends_list(size_):
             # The list grew while we read it: continue in order from where the total ended.
@@ -231,78 +176,34 @@ def iter_pages(
     async def _sequential(emit: Emit, start: int, size_: int) -> None:
         number = start
         while True:
-            page = await client.get_page(
-                path, params=query(number, size_), template=template, lazy=lazy
-            )
+            page = await fetch(path, params=query(number, size_), template=template, lazy=lazy)
             await emit(page.content)
             if page.ends_list(size_):
                 return
             number += 1
 
-    return stream(run, maxsize=client.limiter.limit * QUEUE_PAGES_PER_SLOT)
-
-
-@dataclass(frozen=True)
-class Gap:
-    """Records with low < id < high not read yet; `count` as the server last reported it."""
-
-    low: int
-    high: int | None  # None: no upper bound
-    count: int
-
-
-def split_range(low: int, high: int, parts: int) -> list[tuple[int, int]]:
-    """Cut the open id interval (low, high) into `parts` adjacent open intervals.
-
-    Integer ids: piece i holds ids cut[i]+1 .. cut[i+1], expressed as (cut[i], cut[i+1]+1), and
-    the last piece ends at `high`. Together they cover every id in (low, high) exactly once.
-    """
-    span = high - low - 1  # ids strictly between
-    parts = max(1, min(parts, span)) if span > 0 else 1
-    cuts = [low + (span * i) // parts for i in range(parts)] + [high - 1]
-    return [(cuts[i], cuts[i + 1] + 1) for i in range(parts)]
-
-
-def union_filters(id_field: str, gaps: list[Gap]) -> list[str]:
-    """AND-ed filter terms selecting ids in the union of disjoint open intervals.
-
-    For sorted intervals (a1,b1),...,(ak,bk): id>a1, id<bk, and for each hole between bi and
-    a(i+1) the OR term `id<bi||id>a(i+1)`.
-    """
-    ordered = sorted(gaps, key=lambda g: g.low)
-    terms = [f"{id_field}>{ordered[0].low}", f"{id_field}<{ordered[-1].high}"]
-    for left, right in itertools.pairwise(ordered):
-        terms.append(f"{id_field}<{left.high}||{id_field}>{right.low}")
-    return terms
-
-
-def pack_gaps(gaps: list[Gap], size: int) -> list[list[Gap]]:
-    """First-fit decreasing: groups of gaps whose counts add up to at most one page each."""
-    bins: list[tuple[int, list[Gap]]] = []
-    for gap in sorted(gaps, key=lambda g: g.count, reverse=True):
-        for i, (used, members) in enumerate(bins):
-            if used + gap.count <= size:
-                bins[i] = (used + gap.count, [*members, gap])
-                break
-        else:
-            bins.append((gap.count, [gap]))
-    return [members for _, members in bins]
+    return stream(run, maxsize=parallel * QUEUE_PAGES_PER_SLOT)
 
 
 def iter_keyset(
-    client: ServiceClient,
+    fetch: FetchPage,
     path: str,
     id_field: str,
     *,
+    page_size: int,
+    parallel: int,
+    lazy: bool = True,
     params: Mapping[str, Any] | None = None,
     template: str | None = None,
     after: int | None = None,
     ordered: bool = False,
     size: int | None = None,
 ) -> AsyncIterator[Sequence[Record]]:
-    """Every record with id > `after` by id-keyset paging; parallel unless `ordered`."""
+    """Every record with id > `after` by id-keyset paging; parallel unless `ordered`.
+
+    `fetch` reads one page; up to `parallel` id ranges are read at once."""
     template = template or endpoint_template(path)
-    asked = size or client.config.page_size
+    asked = size or page_size
     base, base_filters = _base(params)
 
     def query(filters: list[str], direction: str, size_: int) -> dict[str, Any]:
@@ -313,8 +214,6 @@ def iter_keyset(
             "page": 0,
             "size": size_,
         }
-
-    lazy = client.config.lazy_pages
 
     def ids_of(records: list[Record] | LazyRecords) -> list[int]:
         # Damaged records (null or non-numeric key) are passed on for quarantine but cannot
@@ -333,7 +232,7 @@ def iter_keyset(
         return valid
 
     async def get(filters: list[str], direction: str, size_: int) -> Page:
-        return await client.get_page(
+        return await fetch(
             path,
             params=query(filters, direction, size_),
             template=template,
@@ -366,11 +265,11 @@ def iter_keyset(
         gap_count = top.total_elements - len(top.content)
         if gap_count <= 0:
             return
-        parts = min(client.limiter.limit, gap_count // (2 * size_))
+        parts = min(parallel, gap_count // (2 * size_))
         if parts <= 1:
             await chain(emit, Gap(low, high, gap_count), size_, stop_short=False)
             return
-        packer = _Packer(size_)
+        packer = Packer(size_)
 
         async def walk(lo: int, hi: int) -> None:
             rest = await chain(emit, Gap(lo, hi, 0), size_, stop_short=True)
@@ -433,31 +332,7 @@ def iter_keyset(
             for g in gaps:
                 await chain(emit, g, size_, stop_short=False)
 
-    return stream(run, maxsize=client.limiter.limit * QUEUE_PAGES_PER_SLOT)
+    return stream(run, maxsize=parallel * QUEUE_PAGES_PER_SLOT)
 
 
 _NO_HIGH: Any = None
-
-
-class _Packer:
-    """Collects chain remainders and releases groups that nearly fill a page."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self.pending: list[Gap] = []
-
-    def add(self, gap: Gap) -> None:
-        self.pending.append(gap)
-
-    def take_full(self) -> list[list[Gap]]:
-        if sum(g.count for g in self.pending) < self.size * EARLY_PACK_FILL:
-            return []
-        groups = pack_gaps(self.pending, self.size)
-        ready = [g for g in groups if sum(x.count for x in g) >= self.size * EARLY_PACK_FILL]
-        taken = {id(x) for group in ready for x in group}
-        self.pending = [g for g in self.pending if id(g) not in taken]
-        return ready
-
-    def drain(self) -> list[Gap]:
-        pending, self.pending = self.pending, []
-        return pending

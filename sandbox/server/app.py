@@ -17,7 +17,7 @@ from sandbox.server.gate import ServiceGate
 from sandbox.server.routes import Service
 
 if TYPE_CHECKING:
-    from sandbox.runner import SandboxSettings
+    from sandbox.settings import SandboxSettings
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:
@@ -36,7 +36,7 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 def create_app(world: World, settings: SandboxSettings | None = None) -> Starlette:
     """The sandbox ASGI app over `world`; `app.state.service` exposes stats, faults and tokens."""
     if settings is None:
-        from sandbox.runner import SandboxSettings
+        from sandbox.settings import SandboxSettings
 
         settings = SandboxSettings()
     service = Service(world, settings)

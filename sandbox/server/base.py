@@ -21,7 +21,7 @@ from sandbox.server.encoding import View, plain_view
 from sandbox.server.stats import Stats
 
 if TYPE_CHECKING:
-    from sandbox.runner import SandboxSettings
+    from sandbox.settings import SandboxSettings
 
 
 class _AnyField(dict):  # type: ignore[type-arg]

@@ -18,7 +18,7 @@ from sandbox.server.pages import PageHandlers
 from sandbox.server.views import EndpointViews
 
 if TYPE_CHECKING:
-    from sandbox.runner import SandboxSettings
+    from sandbox.settings import SandboxSettings
 
 
 class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):

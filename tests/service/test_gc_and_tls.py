@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from service import client as client_module
+from service import gctune
 from service.throttle import ConcurrencyLimiter
 from service.transport import ServiceTransport, tls_context
 from tests.service.fakes import FakeService
@@ -42,7 +42,7 @@ def test_open_clients_relax_gen0_and_the_last_close_restores(
         seen.append(gc.get_threshold())
         return seen
 
-    relaxed = (client_module.GC_GEN0_WHILE_READING, 10, 10)
+    relaxed = (gctune.GC_GEN0_WHILE_READING, 10, 10)
     assert asyncio.run(scenario()) == [relaxed, relaxed, relaxed, thresholds]
 
 
@@ -67,7 +67,7 @@ def test_closing_twice_releases_once(thresholds: tuple[int, int, int]) -> None:
         await client.__aenter__()
         await client.aclose()
         await client.aclose()
-        assert gc.get_threshold()[0] == client_module.GC_GEN0_WHILE_READING  # `other` is open
+        assert gc.get_threshold()[0] == gctune.GC_GEN0_WHILE_READING  # `other` is open
         await other.aclose()
 
     asyncio.run(scenario())

@@ -10,8 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from service.client import ServiceClient, _clean_params
+from service.client import ServiceClient
 from service.config import ServiceConfig
+from service.responses import clean_params as _clean_params
 from service.secrets import Secret
 
 

@@ -1,0 +1,1 @@
+"""The Parquet lake: table schemas, part files, the current-state rule, run state and locks."""
