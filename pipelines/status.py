@@ -150,7 +150,11 @@ def print_status(settings: Settings, console: Console | None = None) -> None:
         console.print(
             f"checks (latest evaluation): {counts_by['passed']} passed, {counts_by['warned']} "
             f"warned, {counts_by['failed']} failed"
-            + (f", {len(checks) - sum(counts_by.values())} not run yet" if checks else "")
+            + (
+                f", {not_run} not run yet"
+                if (not_run := len(checks) - sum(counts_by.values()))
+                else ""
+            )
         )
         table = Table(title="checks that did not pass")
         for col in ("asset", "check", "outcome", "run"):

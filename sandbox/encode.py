@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from sandbox.query import SortOrder
+from sandbox.filters import SortOrder
 
 Record = dict[str, Any]
 

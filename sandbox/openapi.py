@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from sandbox.filters import ARRAY, BOOL, DATE, DATETIME, INT, NUMBER, OBJECT, STRING
 from sandbox.protocol import COLLECTIONS
-from sandbox.query import ARRAY, BOOL, DATE, DATETIME, INT, NUMBER, OBJECT, STRING
 
 Kind = Literal["page", "item", "array", "object", "token"]
 _CONVERTOR = re.compile(r"\{(\w+):\w+\}")

@@ -10,8 +10,8 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
+from sandbox.filters import QueryError
 from sandbox.protocol import World, WorldError
-from sandbox.query import QueryError
 from sandbox.server.common import ERROR_NAMES, ApiError, error_response
 from sandbox.server.gate import ServiceGate
 from sandbox.server.routes import Service

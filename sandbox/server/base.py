@@ -13,9 +13,9 @@ from starlette.types import Scope
 from sandbox.auth import Credentials, TokenStore
 from sandbox.encode import DEFAULT_CACHE_BYTES, RecordCache
 from sandbox.faults import NO_FAULTS, FaultDecision, Faults, malform
+from sandbox.filters import INT, UNKNOWN, infer_types
 from sandbox.openapi import Endpoint, template
 from sandbox.protocol import COLLECTIONS, Record, World
-from sandbox.query import INT, UNKNOWN, infer_types
 from sandbox.server.common import PAYER_TYPES, TEMPLATE_CACHE_SIZE, ApiError
 from sandbox.server.encoding import View, plain_view
 from sandbox.server.stats import Stats

@@ -13,20 +13,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from sandbox.encode import page_bytes
-from sandbox.protocol import COLLECTIONS, Record
-from sandbox.query import (
+from sandbox.filters import (
     LIVE_OP,
     Condition,
     Filters,
     build_predicate,
     compile_filters,
-    envelope,
-    parse_paging,
     parse_sort,
-    plan_keys,
-    select,
-    select_keyed,
 )
+from sandbox.protocol import COLLECTIONS, Record
+from sandbox.query import envelope, parse_paging, plan_keys, select, select_keyed
 from sandbox.server.base import ServiceBase
 from sandbox.server.common import _JSON, ApiError
 from sandbox.server.encoding import View

@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 from starlette.requests import Request
 
+from sandbox.filters import Condition, Filters
 from sandbox.protocol import COLLECTIONS, Record
-from sandbox.query import Condition, Filters
 from sandbox.server.base import ServiceBase
 from sandbox.server.common import (
     ACCOMMODATION_SECTIONS,

@@ -8,6 +8,7 @@ the summary lists them, and they all pass on a sandbox world. Then a check is br
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from pipelines.cli import app
 from pipelines.definitions import defs
 from pipelines.runner import RunError, ServiceTarget, run_pipeline
 from pipelines.settings import Settings
+from pipelines.status import print_status
 from pipelines.summary import RunSummary
 from sandbox.runner import SandboxSettings, run_sandbox
 
@@ -89,6 +91,13 @@ def test_auto_runs_evaluate_every_check_and_a_broken_one_fails_the_run(
         shutil.copy(original, original.with_name(original.name.replace("-00000", "-00001")))
         with pytest.raises(RunError, match=r"check\(s\) failed: lake/companies unique_keys"):
             _run(settings, handle)
+
+    # `reservoir status` shows the latest outcome of every check, the failing one by name.
+    out = io.StringIO()
+    print_status(settings, Console(file=out, width=200))
+    text = out.getvalue()
+    assert f"checks (latest evaluation): {len(expected) - 1} passed, 0 warned, 1 failed" in text
+    assert "lake/companies" in text and "unique_keys" in text and "failed" in text
 
 
 def test_the_cli_exits_non_zero_when_an_error_check_fails(tmp_path: Path, home: None) -> None:

@@ -12,15 +12,8 @@ import orjson
 import pytest
 
 from sandbox.encode import RecordCache, page_bytes
-from sandbox.query import (
-    Condition,
-    SortOrder,
-    build_predicate,
-    envelope,
-    plan_keys,
-    select,
-    select_keyed,
-)
+from sandbox.filters import Condition, SortOrder, build_predicate
+from sandbox.query import envelope, plan_keys, select, select_keyed
 from sandbox.runner import SandboxHandle, SandboxSettings, run_sandbox
 from tests.sandbox.conftest import authenticate, generated_world_class
 

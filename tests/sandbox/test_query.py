@@ -6,22 +6,18 @@ from typing import Any
 
 import pytest
 
-from sandbox.query import (
+from sandbox.filters import (
     Condition,
     QueryError,
     SortOrder,
     build_predicate,
     compile_filter,
     compile_filters,
-    envelope,
     infer_types,
-    parse_paging,
     parse_sort,
     parse_term,
-    plan_keys,
-    select,
-    select_keyed,
 )
+from sandbox.query import envelope, parse_paging, plan_keys, select, select_keyed
 
 RECORDS: list[dict[str, Any]] = [
     {
