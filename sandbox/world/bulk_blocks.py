@@ -14,12 +14,12 @@ from sandbox.world.bulk_common import (
     VATS,
     Frozen,
 )
+from sandbox.world.columns import TaggedNumberColumn
 
 from .billing import (
     BILL_LINE_FIELDS,
     SUMMARY_ORDER,
 )
-from .columns import TaggedNumberColumn
 from .generate import CATS, CH_CODES
 from .reference import CATEGORIES
 from .reservations import (

@@ -11,9 +11,10 @@ from sandbox.world.bulk_common import (
     CUST_BASE,
     STREETS,
 )
+from sandbox.world.columns import ComposedColumn
+from sandbox.world.pieces import json_inner
 
 from .clock import from_ms, to_ms
-from .columns import ComposedColumn, json_inner
 from .customers import COUNTRIES, CUSTOMER_FIELDS, FIRST, LAST, LOYALTY
 from .store import (
     Block,

@@ -12,9 +12,9 @@ from sandbox.world.bulk_common import (
     RES_BASE,
     Frozen,
 )
+from sandbox.world.columns import TaggedNumberColumn
 
 from .clock import DAY_MS, EPOCH_ORD, from_ms, to_ms
-from .columns import TaggedNumberColumn
 from .finance import JOURNAL_ENTRY_FIELDS
 from .generate import CH_CODES
 from .store import (

@@ -31,166 +31,29 @@ caught by the bounds check of the lookup and written the generic way.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import date
 from typing import Any
 
 import numpy as np
-import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .clock import _DATE_STR, dstr
-
-Piece = str | pa.Array
-Pieces = list[Piece]
-Getter = Callable[[Any, int], list[Any]]  # (slice or int array of positions, count) -> values
-NULL = -(2**31)  # null marker of int columns
-EXACT_CENTS = 10**15  # below this, c / 100 prints as the exact decimal (see module docstring)
-SMALL_RANGE = 1 << 16  # int columns spanning at most this many values are looked up in a table
-MAX_TABLE_DAYS = 200_000  # a date column spanning more days is encoded value by value
-MAX_COMBINATIONS = 1 << 18  # a run of lookups is fused while its combinations fit in this
-DAY_MS = 86_400_000
-EPOCH_ORD = date(1970, 1, 1).toordinal()
-
-
-# The compute functions called directly: their Python wrappers cost more than the work on a
-# page of a hundred rows (turning literal strings into scalars, building options).
-_TAKE = pc.get_function("array_take")
-_CAST = pc.get_function("cast")
-_TO_STRING = pc.CastOptions.safe(pa.string())
-_JOIN = pc.get_function("binary_join_element_wise")
-_COALESCE = pc.get_function("coalesce")
-_NO_SEPARATOR = pa.scalar("", type=pa.string())
-_SCALARS: dict[str, pa.Scalar] = {}
-
-
-def dumps_text(value: Any) -> str:
-    """orjson's text of one value (orjson writes UTF-8, so this decodes losslessly)."""
-    return orjson.dumps(value).decode()
-
-
-def json_inner(text: str) -> str:
-    """JSON text of a string without its quotes (for pieces of a composed value)."""
-    return dumps_text(text)[1:-1]
-
-
-def take_text(table: pa.Array, index: np.ndarray) -> pa.Array:
-    """`table[index]` (an array of positions, bounds-checked: ArrowIndexError)."""
-    return _TAKE.call([table, pa.array(index, type=pa.int64())])
-
-
-def decimal_text(values: np.ndarray) -> pa.Array:
-    return _CAST.call([pa.array(values)], _TO_STRING)
-
-
-def values_json(values: Sequence[Any]) -> pa.Array:
-    """The generic path: each value through orjson."""
-    return pa.array([orjson.dumps(v) for v in values], type=pa.binary()).cast(pa.string())
-
-
-def _scalar(text: str) -> pa.Scalar:
-    found = _SCALARS.get(text)
-    if found is None:
-        if len(_SCALARS) > 4096:  # literals are a few per block: this never grows far
-            _SCALARS.clear()
-        found = _SCALARS[text] = pa.scalar(text, type=pa.string())
-    return found
-
-
-def _span(
-    a: np.ndarray, where: np.ndarray | None, empty: tuple[int, int] = (0, 0)
-) -> tuple[int, int]:
-    """Smallest and largest value of `a` (where `where`), without copying the column."""
-    if where is not None and not where.any():
-        return empty
-    if not len(a):
-        return empty
-    info = np.iinfo(a.dtype)
-    lo = a.min(initial=info.max, where=True if where is None else where)
-    hi = a.max(initial=info.min, where=True if where is None else where)
-    return int(lo), int(hi)
-
-
-def _positions(idx: Any, n: int) -> np.ndarray:
-    if isinstance(idx, slice):
-        return np.arange(idx.start, idx.start + n, dtype=np.int64)
-    return np.asarray(idx, dtype=np.int64)
-
-
-class _Tables:
-    """A table of texts as string arrays with a prefix and a suffix folded into every entry,
-    built once per (prefix, suffix). With `bare`, one more entry: prefix and suffix alone."""
-
-    def __init__(self, texts: Callable[[], list[str]], *, bare: bool = False) -> None:
-        self._texts = texts
-        self._bare = bare
-        self._base: list[str] | None = None
-        self._built: dict[tuple[str, str], pa.Array] = {}
-
-    def base(self) -> list[str]:
-        if self._base is None:
-            self._base = self._texts()
-        return self._base
-
-    def get(self, prefix: str = "", suffix: str = "") -> pa.Array:
-        table = self._built.get((prefix, suffix))
-        if table is None:
-            texts = [prefix + t + suffix for t in self.base()]
-            if self._bare:
-                texts.append(prefix + suffix)
-            table = self._built[(prefix, suffix)] = pa.array(texts, type=pa.string())
-        return table
-
-
-_DIGITS4 = _Tables(lambda: [f"{k:04d}" for k in range(10**4)] + [""])  # "" for a null
-_DIGITS4_CLOSE = _Tables(lambda: [f'{k:04d}"' for k in range(10**4)], bare=True)
-_CENTS = _Tables(
-    lambda: [
-        ".0" if f == 0 else (f".{f // 10}" if f % 10 == 0 else f".{f:02d}") for f in range(100)
-    ]
+from sandbox.world.pieces import (
+    DIGITS4,
+    DIGITS4_CLOSE,
+    NULL,
+    SMALL_RANGE,
+    Getter,
+    Pieces,
+    Tables,
+    cents_pieces,
+    decimal_text,
+    dumps_text,
+    int_pieces,
+    positions_of,
+    span,
+    take_text,
+    values_json,
 )
-_SIGN = _Tables(lambda: ["", "-"])
-_SECONDS = _Tables(
-    lambda: [f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}" for s in range(86400)] + [""]
-)
-_MILLIS = _Tables(lambda: [f'.{m:03d}"' for m in range(1000)], bare=True)
-
-
-def json_pieces(getter: Getter, idx: Any, n: int, prefix: str = "", suffix: str = "") -> Pieces:
-    fn = getattr(getter, "pieces", None)
-    if fn is not None:
-        return fn(idx, n, prefix, suffix)
-    return [prefix, values_json(getter(idx, n)), suffix]
-
-
-def folds(getter: Getter) -> tuple[bool, bool]:
-    """Whether a column writes its prefix / suffix into its own pieces (`folds` attribute)."""
-    return getattr(getter, "folds", (False, False))
-
-
-def int_pieces(values: np.ndarray, prefix: str, suffix: str, null: Any = None) -> Pieces:
-    """Decimal text of integers (`null` marks the ones written as null)."""
-    if null is not None and null.any():
-        masked = pa.array(values, mask=null)
-        text = _CAST.call([masked], _TO_STRING)
-        text = _COALESCE.call([text, _scalar("null")])
-    else:
-        text = decimal_text(values)
-    return [prefix, text, suffix]
-
-
-def cents_pieces(cents: np.ndarray, prefix: str, suffix: str) -> Pieces:
-    """The text orjson writes for `cents / 100` (floats), cents given as integers."""
-    c = np.asarray(cents, dtype=np.int64)
-    if len(c) and int(np.abs(c).max()) >= EXACT_CENTS:
-        return [prefix, values_json((c / 100).tolist()), suffix]
-    a = np.abs(c)
-    whole = decimal_text(a // 100)
-    frac = take_text(_CENTS.get("", suffix), a % 100)
-    neg = c < 0
-    if neg.any():
-        return [take_text(_SIGN.get(prefix), neg.view(np.int8)), whole, frac]
-    return [prefix, whole, frac]
 
 
 class Lookup:
@@ -206,10 +69,10 @@ class Lookup:
     def lookup(self, idx: Any, n: int) -> np.ndarray | None:
         raise NotImplementedError
 
-    def _tables(self) -> _Tables:
+    def _tables(self) -> Tables:
         tables = self.__dict__.get("_text_tables")
         if tables is None:
-            tables = self.__dict__["_text_tables"] = _Tables(self.texts)
+            tables = self.__dict__["_text_tables"] = Tables(self.texts)
         return tables
 
     def texts_cached(self) -> list[str]:
@@ -244,7 +107,7 @@ class IntColumn(Lookup):
             a = self.a
             self._range = (0, -1)
             if a.dtype.kind in "iu" and len(a):
-                lo, hi = _span(a, (a != NULL) if self.nullable else None)
+                lo, hi = span(a, (a != NULL) if self.nullable else None)
                 if hi - lo < SMALL_RANGE:
                     self._range = (lo, hi)
         return self._range
@@ -291,7 +154,7 @@ class KeyColumn:
         return (idx + self.base).tolist()
 
     def pieces(self, idx: Any, n: int, prefix: str, suffix: str) -> Pieces:
-        return int_pieces(_positions(idx, n) + self.base, prefix, suffix)
+        return int_pieces(positions_of(idx, n) + self.base, prefix, suffix)
 
 
 class CentsColumn:
@@ -428,100 +291,6 @@ class LookupRun(Lookup):
         raise TypeError("a run of columns is not part of another run")
 
 
-class DateColumn(Lookup):
-    """Day ordinals; 0 is None. ISO strings from `dstr`'s cache, looked up inline."""
-
-    def __init__(self, a: np.ndarray) -> None:
-        self.a = a
-        self._range: tuple[int, int] | None = None
-
-    def __call__(self, idx: Any, n: int) -> list[str | None]:
-        vals = self.a[idx].tolist()
-        cache = _DATE_STR
-        try:
-            return [cache[o] if o else None for o in vals]
-        except KeyError:  # a day not rendered yet: fill the cache, then look up again
-            for o in set(vals):
-                if o:
-                    dstr(o)
-            return [cache[o] if o else None for o in vals]
-
-    def _days(self) -> tuple[int, int]:
-        if self._range is None:
-            lo, hi = _span(self.a, self.a != 0, empty=(1, 0))
-            self._range = (lo, hi) if lo >= 1 and hi - lo <= MAX_TABLE_DAYS else (1, 0)
-        return self._range
-
-    def texts(self) -> list[str]:
-        lo, hi = self._days()
-        return [f'"{dstr(o)}"' for o in range(lo, hi + 1)] + ["null"]
-
-    def lookup(self, idx: Any, n: int) -> np.ndarray:
-        lo, hi = self._days()
-        v = self.a[idx]
-        index = v.astype(np.int64) - lo
-        index[v == 0] = hi - lo + 1
-        return index
-
-
-class DatetimeColumn:
-    """Milliseconds since 1970-01-01 (UTC), rendered as `dtstr` does; negative is None."""
-
-    folds = (True, True)
-
-    def __init__(self, a: np.ndarray) -> None:
-        self.a = a
-        self._lo = 0  # first day of the day table
-        self._days: _Tables | None = None
-
-    @staticmethod
-    def _text(v: np.ndarray) -> np.ndarray:
-        return np.datetime_as_string(v.astype("datetime64[ms]"), unit="ms")
-
-    def __call__(self, idx: Any, n: int) -> list[str | None]:
-        v = self.a[idx]
-        out = self._text(v).tolist()
-        if (v < 0).any():
-            out = [None if x < 0 else s for x, s in zip(v.tolist(), out, strict=True)]
-        return out
-
-    def _day_tables(self) -> _Tables:
-        if self._days is None:
-            lo, hi = _span(self.a, self.a >= 0)
-            lo, hi = lo // DAY_MS, hi // DAY_MS
-            if hi + EPOCH_ORD > date.max.toordinal() or hi - lo > MAX_TABLE_DAYS:
-                lo, hi = 0, -1  # (beyond year 9999 numpy writes more digits): value by value
-            self._lo = lo
-            self._days = _Tables(
-                lambda: (
-                    [f'"{date.fromordinal(EPOCH_ORD + d).isoformat()}T' for d in range(lo, hi + 1)]
-                    + ["null"]
-                )
-            )
-        return self._days
-
-    def pieces(self, idx: Any, n: int, prefix: str, suffix: str) -> Pieces:
-        """`"yyyy-mm-ddT` + `HH:MM:SS` + `.mmm"` from three tables (null: `null`, ``, ``)."""
-        v = self.a[idx].astype(np.int64)
-        days = self._day_tables().get(prefix)
-        null = v < 0
-        day, ms = np.divmod(v, DAY_MS)
-        day -= self._lo
-        seconds, millis = np.divmod(ms, 1000)
-        if null.any():
-            day[null] = len(days) - 1
-            seconds[null] = 86400
-            millis[null] = 1000
-        try:
-            return [
-                take_text(days, day),
-                take_text(_SECONDS.get(), seconds),
-                take_text(_MILLIS.get("", suffix), millis),
-            ]
-        except pa.ArrowIndexError:  # a day outside the column's range
-            return [prefix, values_json(self(idx, n)), suffix]
-
-
 class TaggedNumberColumn:
     """`prefixes[code] + f"{number:0{width}d}"`, or None where the prefix is None (reservation
     numbers, vouchers)."""
@@ -536,7 +305,7 @@ class TaggedNumberColumn:
         self.numbers = numbers
         self.width = width
         # the JSON of each prefix without its closing quote; None -> null
-        self._open = _Tables(
+        self._open = Tables(
             lambda: ["null" if p is None else dumps_text(p)[:-1] for p in self.prefixes]
         )
         self._null = np.array([p is None for p in self.prefixes])
@@ -563,8 +332,8 @@ class TaggedNumberColumn:
                 lo[null] = 10**4
             return [
                 head,
-                take_text(_DIGITS4.get(), hi),
-                take_text(_DIGITS4_CLOSE.get("", suffix), lo),
+                take_text(DIGITS4.get(), hi),
+                take_text(DIGITS4_CLOSE.get("", suffix), lo),
             ]
         digits = decimal_text(numbers)
         if self.width > 1:
@@ -589,7 +358,7 @@ class ComposedColumn:
         for part in parts:
             if isinstance(part, tuple):
                 texts = list(part[1])
-                self.parts.append((part[0], _Tables(lambda texts=texts: texts)))
+                self.parts.append((part[0], Tables(lambda texts=texts: texts)))
             else:
                 self.parts.append(part)
         ends = (self.parts[0], self.parts[-1]) if self.parts else ("", "")
@@ -624,169 +393,3 @@ class ConstColumn:
 
     def pieces(self, idx: Any, n: int, prefix: str, suffix: str) -> Pieces:
         return [prefix + dumps_text(self.value) + suffix]
-
-
-class RowPlan:
-    """How to write the JSON object of a row from the columns: the columns' pieces with the
-    literal text between them (keys, constants, braces) folded into a neighbour that takes it
-    (`folds`). Vocabulary columns over the same codes become one lookup (`FusedVocab`), and
-    adjacent lookups one run (`LookupRun`)."""
-
-    def __init__(self, fields: Sequence[str], getters: Sequence[Getter], *, close: bool) -> None:
-        # the row as alternating literal text and columns: lits[k] comes before cols[k]
-        cols: list[Any] = []
-        lits: list[str] = ["{"]
-        k = 0
-        while k < len(fields):
-            getter = getters[k]
-            key = ("," if k else "") + dumps_text(fields[k]) + ":"
-            k += 1
-            if isinstance(getter, ConstColumn):
-                lits[-1] += key + dumps_text(getter.value)
-                continue
-            lits[-1] += key
-            if isinstance(getter, VocabColumn):  # vocabularies over the same codes
-                run, links, link, j = [getter], [], "", k
-                while j < len(fields):
-                    nxt = getters[j]
-                    nxt_key = "," + dumps_text(fields[j]) + ":"
-                    if isinstance(nxt, ConstColumn):
-                        link += nxt_key + dumps_text(nxt.value)
-                    elif isinstance(nxt, VocabColumn) and nxt.codes is getter.codes:
-                        run.append(nxt)
-                        links.append(link + nxt_key)
-                        link, k = "", j + 1
-                    else:
-                        break
-                    j += 1
-                if len(run) > 1:
-                    getter = FusedVocab(run, links)
-            cols.append(getter)
-            lits.append("")
-        lits[-1] += "}" if close else ""
-        cols, lits = self._runs(cols, lits)
-        # each literal goes into the column after it or before it if one takes it, else it is
-        # a piece of its own (between two columns that write numbers, say)
-        self.steps: list[list[Any]] = [[c, "", ""] for c in cols]  # column, prefix, suffix
-        self.head = ""  # a literal piece before everything (when the first column takes none)
-        for i, text in enumerate(lits):
-            after = self.steps[i] if i < len(cols) else None
-            before = self.steps[i - 1] if i > 0 else None
-            if after is not None and folds(after[0])[0]:
-                after[1] = text
-            elif before is not None and folds(before[0])[1]:
-                before[2] = text
-            elif after is not None:
-                after[1] = text  # a piece of its own, just before the column
-            elif before is not None:
-                before[2] = text
-            else:
-                self.head = text  # no columns at all
-        self.lead_folds = bool(self.steps) and folds(self.steps[0][0])[0]
-
-    @staticmethod
-    def _runs(cols: list[Any], lits: list[str]) -> tuple[list[Any], list[str]]:
-        """Merge adjacent lookups into runs while their combinations fit."""
-        out_cols: list[Any] = []
-        out_lits: list[str] = [lits[0]]
-        i = 0
-        while i < len(cols):
-            run, links, size = [cols[i]], [], 1
-            if isinstance(cols[i], Lookup) and folds(cols[i])[0]:
-                size = len(cols[i].texts_cached())
-                j = i + 1
-                while j < len(cols) and isinstance(cols[j], Lookup) and folds(cols[j])[0]:
-                    nxt = len(cols[j].texts_cached())
-                    if size * nxt > MAX_COMBINATIONS:
-                        break
-                    run.append(cols[j])
-                    links.append(lits[j])
-                    size *= nxt
-                    j += 1
-            out_cols.append(run[0] if len(run) == 1 else LookupRun(run, links))
-            i += len(run)
-            out_lits.append(lits[i])
-        return out_cols, out_lits
-
-    def encode(self, idx: Any, n: int, first: np.ndarray | None = None) -> pa.Array:
-        """The text of the rows at positions `idx` (a string array of `n` rows). With `first`
-        (a bool per row), a row that is not first of its group starts with `,`."""
-        pieces: Pieces = [self.head]
-        for k, (column, prefix, suffix) in enumerate(self.steps):
-            if k == 0 and first is not None:
-                if self.lead_folds:
-                    pieces.append(take_text(_COMMAS.get(), first.view(np.int8)))
-                else:  # the comma joins the literal before the first column
-                    pieces.append(take_text(_COMMAS.get("", prefix), first.view(np.int8)))
-                    prefix = ""
-            pieces.extend(json_pieces(column, idx, n, prefix, suffix))
-        if not self.steps and first is not None:
-            pieces.insert(0, take_text(_COMMAS.get(), first.view(np.int8)))
-        return join_pieces(pieces, n)
-
-
-_COMMAS = _Tables(lambda: [",", ""])  # before a row that is not / is the first of its group
-
-
-def join_pieces(pieces: Pieces, n: int) -> pa.Array:
-    """Concatenate pieces row by row into one string array of `n` rows."""
-    merged: Pieces = []
-    for piece in pieces:
-        if isinstance(piece, str):
-            if not piece:
-                continue
-            if merged and isinstance(merged[-1], str):
-                merged[-1] += piece
-                continue
-        merged.append(piece)
-    if not any(isinstance(p, pa.Array) for p in merged):
-        return pa.array(["".join(merged)] * n, type=pa.string())  # type: ignore[arg-type]
-    if len(merged) == 1:
-        return merged[0]  # type: ignore[return-value]
-    args = [_scalar(p) if isinstance(p, str) else p for p in merged]
-    return _JOIN.call([*args, _NO_SEPARATOR])
-
-
-def to_bytes(rows: pa.Array) -> list[bytes]:
-    """Python bytes of a string array (each sized to its content)."""
-    return rows.cast(pa.binary()).to_pylist()
-
-
-class Encoded(list[bytes]):
-    """Encoded records, each a bytes object sized to its content (from a string array): a cache
-    may keep them as they are (`exact`), where orjson's results need a copy."""
-
-    exact = True
-
-    @classmethod
-    def of(cls, rows: pa.Array) -> Encoded:
-        return cls(to_bytes(rows))
-
-
-__all__ = [
-    "NULL",
-    "CentsColumn",
-    "ComposedColumn",
-    "ConstColumn",
-    "DateColumn",
-    "DatetimeColumn",
-    "Encoded",
-    "Getter",
-    "IntColumn",
-    "KeyColumn",
-    "Lookup",
-    "LookupRun",
-    "Pieces",
-    "RowPlan",
-    "TaggedNumberColumn",
-    "VocabColumn",
-    "cents_pieces",
-    "decimal_text",
-    "int_pieces",
-    "join_pieces",
-    "json_inner",
-    "json_pieces",
-    "take_text",
-    "to_bytes",
-    "values_json",
-]

@@ -11,24 +11,11 @@ import orjson
 import pyarrow as pa
 
 from sandbox.protocol import CHILDREN, COLLECTIONS
-
-from .columns import (
-    NULL as NULL,
-)
-from .columns import (
-    CentsColumn,
-    ConstColumn,
-    DateColumn,
-    DatetimeColumn,
-    Encoded,
-    Getter,
-    IntColumn,
-    KeyColumn,
-    RowPlan,
-    VocabColumn,
-    join_pieces,
-    to_bytes,
-)
+from sandbox.world.columns import CentsColumn, ConstColumn, IntColumn, KeyColumn, VocabColumn
+from sandbox.world.pieces import NULL as NULL
+from sandbox.world.pieces import Getter
+from sandbox.world.rows import Encoded, RowPlan, join_pieces, to_bytes
+from sandbox.world.time_columns import DateColumn, DatetimeColumn
 
 Record = dict[str, Any]
 

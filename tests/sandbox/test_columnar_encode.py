@@ -19,14 +19,9 @@ from sandbox.query import LazyPage
 from sandbox.runner import SandboxSettings, run_sandbox
 from sandbox.server import RESERVATION_SECTIONS, create_app
 from sandbox.world import World
-from sandbox.world.columns import (
-    ComposedColumn,
-    RowPlan,
-    TaggedNumberColumn,
-    cents_pieces,
-    join_pieces,
-    json_inner,
-)
+from sandbox.world.columns import ComposedColumn, TaggedNumberColumn
+from sandbox.world.pieces import cents_pieces, json_inner
+from sandbox.world.rows import RowPlan, join_pieces
 from sandbox.world.store import (
     NULL,
     Block,
