@@ -8,9 +8,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from sandbox.world.block import record_factory
+
 from .clock import dstr
 from .reference import ADDONS
-from .store import record_factory
 
 BILL_LINE_FIELDS = (
     "reservationBillLineId",

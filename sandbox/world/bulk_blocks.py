@@ -6,6 +6,16 @@ from typing import Any
 
 import numpy as np
 
+from sandbox.world.block import (
+    Block,
+    col_cents,
+    col_const,
+    col_date,
+    col_dt,
+    col_int,
+    col_key,
+    col_vocab,
+)
 from sandbox.world.bulk_common import (
     LINE_DT,
     PAYERS,
@@ -15,6 +25,7 @@ from sandbox.world.bulk_common import (
     Frozen,
 )
 from sandbox.world.columns import TaggedNumberColumn
+from sandbox.world.pieces import NULL
 
 from .billing import (
     BILL_LINE_FIELDS,
@@ -24,17 +35,6 @@ from .generate import CATS, CH_CODES
 from .reference import CATEGORIES
 from .reservations import (
     RESERVATION_FIELDS,
-)
-from .store import (
-    NULL,
-    Block,
-    col_cents,
-    col_const,
-    col_date,
-    col_dt,
-    col_int,
-    col_key,
-    col_vocab,
 )
 
 

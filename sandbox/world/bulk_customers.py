@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from sandbox.world.block import Block, col_dt, col_int, col_key, col_vocab
 from sandbox.world.bulk_common import (
     CUST_BASE,
     STREETS,
@@ -16,13 +17,6 @@ from sandbox.world.pieces import json_inner
 
 from .clock import from_ms, to_ms
 from .customers import COUNTRIES, CUSTOMER_FIELDS, FIRST, LAST, LOYALTY
-from .store import (
-    Block,
-    col_dt,
-    col_int,
-    col_key,
-    col_vocab,
-)
 
 
 class BulkCustomersMixin:

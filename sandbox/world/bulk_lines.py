@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from sandbox.world.block import Block, col_const, col_date, col_int, col_key, col_vocab
 from sandbox.world.bulk_common import (
     EXTRA_CODES,
     LINE_DT,
@@ -14,6 +15,7 @@ from sandbox.world.bulk_common import (
     Frozen,
     _rep_offsets,
 )
+from sandbox.world.pieces import NULL
 
 from .billing import (
     SUMMARY_ORDER,
@@ -24,15 +26,6 @@ from .reference import ADDONS
 from .reservations import (
     RESERVED_RESOURCE_FIELDS,
     SUBJECTS,
-)
-from .store import (
-    NULL,
-    Block,
-    col_const,
-    col_date,
-    col_int,
-    col_key,
-    col_vocab,
 )
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from sandbox.world.block import Block, col_cents, col_const, col_date, col_int, col_key, col_vocab
 from sandbox.world.bulk_common import (
     COMMENTS,
     LEDGERS,
@@ -13,20 +14,11 @@ from sandbox.world.bulk_common import (
     Frozen,
 )
 from sandbox.world.columns import TaggedNumberColumn
+from sandbox.world.pieces import Getter
 
 from .clock import DAY_MS, EPOCH_ORD, from_ms, to_ms
 from .finance import JOURNAL_ENTRY_FIELDS
 from .generate import CH_CODES
-from .store import (
-    Block,
-    Getter,
-    col_cents,
-    col_const,
-    col_date,
-    col_int,
-    col_key,
-    col_vocab,
-)
 
 
 class BulkPostingsMixin:

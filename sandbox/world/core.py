@@ -13,6 +13,9 @@ from typing import Any
 import numpy as np
 
 from sandbox.protocol import COLLECTIONS, WorldError
+from sandbox.world.block import Section
+from sandbox.world.store import Record, Table
+from sandbox.world.views import RecordsView
 
 from .billing import BillingMixin
 from .bulk import BulkMixin
@@ -25,7 +28,6 @@ from .pricing import PricingMixin
 from .reference import SCALES, ReferenceMixin
 from .reservations import ReservationsMixin
 from .simulate import SimulateMixin
-from .store import Record, RecordsView, Section, Table
 from .truth import TruthMixin
 
 # First ids per collection: distinct ranges make mix-ups between id kinds visible in tests.

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from sandbox.world.block import record_factory
+
 from .clock import dtstr
-from .store import record_factory
 
 _PERSON_FIELDS = (
     "countryCode",

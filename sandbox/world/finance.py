@@ -6,9 +6,10 @@ import calendar
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from sandbox.world.block import record_factory
+
 from .billing import _vat_in
 from .clock import at, dstr, dtstr
-from .store import record_factory
 
 REVENUE_LEDGERS = {"ACCOMMODATIONTYPE": "8000", "SPECIAL": "8050", "EXTRA": "8100"}
 TAX_LEDGER = "1750"

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 
 from sandbox.protocol import WorldError
+from sandbox.world.block import record_factory
 
 from .clock import at, dstr, dtstr, ms, parse_date, parse_datetime
 from .reference import ADDONS, CATEGORIES, Channel, TypeInfo
 from .states import CANCELLED_STATES, CODES, HELD, HOLDING, NAMES, ON_BOOKS, legal
-from .store import record_factory
 
 EXPIRY = timedelta(days=7)  # OPTIONAL / QUOTATION expire when not confirmed within this
 CANCEL_KEEP_PCT = 30  # compensation kept on cancellation

@@ -45,7 +45,7 @@ def test_details_page_encoded_in_one_batch_is_byte_identical() -> None:
 def test_block_positions_of_many_parents_match_one_by_one() -> None:
     import numpy as np
 
-    from sandbox.world.store import Block, col_int, col_key
+    from sandbox.world.block import Block, col_int, col_key
 
     unsorted = np.array([9, 3, 3, 7, 3, 9, 1, 7], dtype=np.int32)
     for parent_sorted in (False, True):
@@ -73,7 +73,7 @@ def test_a_warm_page_is_served_without_rendering_records(monkeypatch) -> None:
     import httpx
 
     from sandbox.runner import SandboxSettings, run_sandbox
-    from sandbox.world.store import Block
+    from sandbox.world.block import Block
     from tests.sandbox.conftest import authenticate
 
     rendered: list[int] = []

@@ -19,13 +19,8 @@ from sandbox.query import LazyPage
 from sandbox.runner import SandboxSettings, run_sandbox
 from sandbox.server import RESERVATION_SECTIONS, create_app
 from sandbox.world import World
-from sandbox.world.columns import ComposedColumn, TaggedNumberColumn
-from sandbox.world.pieces import cents_pieces, json_inner
-from sandbox.world.rows import RowPlan, join_pieces
-from sandbox.world.store import (
-    NULL,
+from sandbox.world.block import (
     Block,
-    Table,
     col_cents,
     col_const,
     col_date,
@@ -34,6 +29,10 @@ from sandbox.world.store import (
     col_key,
     col_vocab,
 )
+from sandbox.world.columns import ComposedColumn, TaggedNumberColumn
+from sandbox.world.pieces import NULL, cents_pieces, json_inner
+from sandbox.world.rows import RowPlan, join_pieces
+from sandbox.world.store import Table
 from tests.sandbox.conftest import authenticate
 
 TEXTS = ["Zoë", 'quote " and \\ back', "tab\tnew\nline\x00\x1f", "\u2028 \u2029", "😀 ok", ""]

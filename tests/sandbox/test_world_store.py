@@ -7,10 +7,8 @@ from datetime import date
 import numpy as np
 import pytest
 
-from sandbox.world.store import (
-    NULL,
+from sandbox.world.block import (
     Block,
-    Table,
     col_cents,
     col_const,
     col_date,
@@ -19,6 +17,8 @@ from sandbox.world.store import (
     col_vocab,
     record_factory,
 )
+from sandbox.world.pieces import NULL
+from sandbox.world.store import Table
 
 
 def _line(key: int, parent: int) -> dict[str, int]:
