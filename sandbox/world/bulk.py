@@ -42,9 +42,9 @@ from sandbox.world.bulk_lines import BulkLinesMixin
 from sandbox.world.bulk_postings import BulkPostingsMixin
 from sandbox.world.bulk_states import BulkStatesMixin
 from sandbox.world.frozen import FrozenMixin
+from sandbox.world.seasons import CH_CODES
 
 from .clock import DAY_MS, EPOCH_ORD, from_ms, to_ms
-from .generate import CH_CODES
 
 
 class BulkMixin(

@@ -26,16 +26,14 @@ from sandbox.world.bulk_common import (
 )
 from sandbox.world.columns import TaggedNumberColumn
 from sandbox.world.pieces import NULL
+from sandbox.world.reservation_state import RESERVATION_FIELDS
+from sandbox.world.seasons import CATS, CH_CODES
 
 from .billing import (
     BILL_LINE_FIELDS,
     SUMMARY_ORDER,
 )
-from .generate import CATS, CH_CODES
 from .reference import CATEGORIES
-from .reservations import (
-    RESERVATION_FIELDS,
-)
 
 
 class BulkBlocksMixin:

@@ -16,17 +16,14 @@ from sandbox.world.bulk_common import (
     _rep_offsets,
 )
 from sandbox.world.pieces import NULL
+from sandbox.world.reservation_state import RESERVED_RESOURCE_FIELDS, SUBJECTS
+from sandbox.world.seasons import CH_CODES
 
 from .billing import (
     SUMMARY_ORDER,
     TOURIST_TAX,
 )
-from .generate import CH_CODES
 from .reference import ADDONS
-from .reservations import (
-    RESERVED_RESOURCE_FIELDS,
-    SUBJECTS,
-)
 
 
 class BulkLinesMixin:

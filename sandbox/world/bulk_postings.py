@@ -15,10 +15,10 @@ from sandbox.world.bulk_common import (
 )
 from sandbox.world.columns import TaggedNumberColumn
 from sandbox.world.pieces import Getter
+from sandbox.world.seasons import CH_CODES
 
 from .clock import DAY_MS, EPOCH_ORD, from_ms, to_ms
 from .finance import JOURNAL_ENTRY_FIELDS
-from .generate import CH_CODES
 
 
 class BulkPostingsMixin:

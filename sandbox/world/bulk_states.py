@@ -23,13 +23,11 @@ from sandbox.world.bulk_common import (
     S,
     _isin,
 )
+from sandbox.world.reservation_state import CANCEL_KEEP_PCT
+from sandbox.world.seasons import CH_CODES
 
 from .billing import (
     VAT_COMMISSION,
-)
-from .generate import CH_CODES
-from .reservations import (
-    CANCEL_KEEP_PCT,
 )
 
 

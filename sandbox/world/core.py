@@ -14,6 +14,8 @@ import numpy as np
 
 from sandbox.protocol import COLLECTIONS, WorldError
 from sandbox.world.block import Section
+from sandbox.world.generate import GenerateMixin
+from sandbox.world.reservations import ReservationsMixin
 from sandbox.world.store import Record, Table
 from sandbox.world.views import RecordsView
 
@@ -23,10 +25,8 @@ from .clock import DEFAULT_NOW, ms, parse_datetime
 from .customers import CustomersMixin
 from .events import DEFAULT_LATE_EVENT_LAG, EventsMixin
 from .finance import FinanceMixin
-from .generate import GenerateMixin
 from .pricing import PricingMixin
 from .reference import SCALES, ReferenceMixin
-from .reservations import ReservationsMixin
 from .simulate import SimulateMixin
 from .truth import TruthMixin
 

@@ -8,15 +8,13 @@ from sandbox.world.bulk_common import (
     PAYERS,
     RES_BASE,
 )
+from sandbox.world.reservation_state import Res
+from sandbox.world.seasons import CATS, CH_CODES
 
 from .billing import (
     Bill,
 )
 from .clock import dtstr, from_ms
-from .generate import CATS, CH_CODES
-from .reservations import (
-    Res,
-)
 from .states import HOLDING, NAMES
 
 

@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sandbox.world.seasons import CH_CODES
+
 from .clock import cents
-from .generate import CH_CODES
 from .states import CANCELLED_STATES, CODES, ON_BOOKS
 
 REVENUE_TYPES = {"ACCOMMODATIONTYPE": True, "SPECIAL": True, "EXTRA": False}  # -> is room revenue
