@@ -124,6 +124,14 @@ class TokenManager:
     def token(self) -> Token | None:
         return self._token
 
+    @property
+    def identity(self) -> dict[str, str | None]:
+        """`client_id` and `concern_id` of the authentication response (payment fields)."""
+        token = self._token
+        if token is None:
+            return {"client_id": None, "concern_id": None}
+        return {"client_id": token.client_id, "concern_id": token.concern_id}
+
     def _get_lock(self) -> asyncio.Lock:
         if self._lock is None:
             self._lock = asyncio.Lock()

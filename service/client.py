@@ -21,7 +21,6 @@ import httpx
 import orjson
 
 from service.auth import (
-    Token,
     TokenManager,
 )
 from service.config import ServiceConfig
@@ -31,19 +30,19 @@ from service.errors import (
     ServiceUnavailable,
 )
 from service.gctune import relax_gc, restore_gc
-from service.lazy import loads, skim
 from service.paging import Page, iter_keyset, iter_pages
 from service.responses import (
-    RETRY_AFTER_DEFAULT,
-    TRANSIENT_STATUSES,
     QueryParams,
     Transient,
     clean_params,
+    decode_body,
+    log_request,
+    log_response,
     raise_for_status,
-    retry_after_seconds,
+    raise_if_transient,
     retrying,
 )
-from service.secrets import Secret, install_log_redaction, redact_headers
+from service.secrets import CLIENT_LOGGERS, Secret, install_log_redaction
 from service.stats import RequestStats, endpoint_template
 from service.throttle import ConcurrencyLimiter, limiter_for
 from service.token_request import request_token
@@ -63,19 +62,7 @@ class ServiceClient:
         limiter: ConcurrencyLimiter | None = None,
         used_today: int = 0,
     ):
-        install_log_redaction(
-            "service",
-            "service.client",
-            "service.paging",
-            "service.api",
-            "httpx",
-            "httpcore",
-            "httpcore.connection",
-            "httpcore.http11",
-            "aiohttp.client",
-            "aiohttp.internal",
-            "stamina",
-        )
+        install_log_redaction(*CLIENT_LOGGERS)
         self.config = config
         self.limiter = limiter or limiter_for(config.base_url, config.max_concurrency)
         self.stats = RequestStats(used_today=used_today, daily_free=config.daily_free_requests)
@@ -92,7 +79,7 @@ class ServiceClient:
             headers=headers,
             timeout=httpx.Timeout(config.timeout),
             limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
-            event_hooks={"request": [self._log_request], "response": [self._log_response]},
+            event_hooks={"request": [log_request], "response": [log_response]},
             follow_redirects=False,
         )
         # Requests are built here and handed to the transport directly: `AsyncClient.request`
@@ -133,11 +120,7 @@ class ServiceClient:
 
     @property
     def identity(self) -> dict[str, str | None]:
-        """`client_id` and `concern_id` of the authentication response (payment fields)."""
-        token: Token | None = self.auth.token
-        if token is None:
-            return {"client_id": None, "concern_id": None}
-        return {"client_id": token.client_id, "concern_id": token.concern_id}
+        return self.auth.identity
 
     def stats_snapshot(self) -> dict[str, Any]:
         snap = self.stats.snapshot()
@@ -346,22 +329,7 @@ class ServiceClient:
             return status, None
         if status >= 400:
             raise_for_status(response, template, "GET")
-        if expect_page and lazy:
-            skimmed = skim(response.content, key, template)
-            if skimmed is not None:
-                return status, skimmed
-        try:
-            body = loads(response.content)
-        except orjson.JSONDecodeError as exc:
-            raise Transient("truncated or malformed JSON body", status=status) from exc
-        if expect_page and isinstance(body, dict) and "content" in body:
-            content = body.get("content")
-            declared = body.get("numberOfElements")
-            if not isinstance(content, list) or (
-                isinstance(declared, int) and declared != len(content)
-            ):
-                raise Transient("page envelope does not match its content", status=status)
-        return status, body
+        return status, decode_body(response.content, status, template, expect_page, lazy, key)
 
     async def _send_once(
         self,
@@ -390,13 +358,8 @@ class ServiceClient:
             except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
                 raise Transient(f"connection dropped ({type(exc).__name__})") from None
         self.stats.count_response(response.status_code, len(response.content))
-        if retry_statuses and response.status_code in TRANSIENT_STATUSES:
-            retry_after = retry_after_seconds(response.headers.get("retry-after"))
-            if response.status_code == 429 and retry_after is None:
-                retry_after = RETRY_AFTER_DEFAULT
-            raise Transient(
-                f"HTTP {response.status_code}", status=response.status_code, retry_after=retry_after
-            )
+        if retry_statuses:
+            raise_if_transient(response)
         return response
 
     def _build_request(
@@ -424,7 +387,7 @@ class ServiceClient:
 
     async def _exchange(self, request: httpx.Request) -> httpx.Response:
         """Send through the transport and read the whole body (closed on any failure)."""
-        await self._log_request(request)
+        await log_request(request)
         response = await self._transport.handle_async_request(request)
         response.request = request
         try:
@@ -432,16 +395,5 @@ class ServiceClient:
         except BaseException:
             await response.aclose()
             raise
-        await self._log_response(response)
+        await log_response(response)
         return response
-
-    async def _log_request(self, request: httpx.Request) -> None:
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug(
-                "-> %s %s headers=%s", request.method, request.url, redact_headers(request.headers)
-            )
-
-    async def _log_response(self, response: httpx.Response) -> None:
-        if log.isEnabledFor(logging.DEBUG):
-            request = response.request
-            log.debug("<- %s %s %s", response.status_code, request.method, request.url)

@@ -4,6 +4,7 @@ wait), or an error to raise; and the query string as the service expects it."""
 from __future__ import annotations
 
 import email.utils
+import logging
 import random
 import time
 from collections.abc import Mapping
@@ -23,7 +24,10 @@ from service.errors import (
     ServiceError,
     ServiceUnavailable,
 )
-from service.secrets import redact
+from service.lazy import loads, skim
+from service.secrets import redact, redact_headers
+
+log = logging.getLogger("service.client")
 
 QueryParams = Mapping[str, Any]
 
@@ -145,3 +149,48 @@ def clean_params(params: QueryParams | None) -> list[tuple[str, str]] | None:
                 v = "true" if v else "false"
             pairs.append((key, str(v)))
     return pairs
+
+
+def raise_if_transient(response: httpx.Response) -> None:
+    """A status worth repeating (429, 5xx) as a `Transient`, with the wait the service asked."""
+    if response.status_code in TRANSIENT_STATUSES:
+        retry_after = retry_after_seconds(response.headers.get("retry-after"))
+        if response.status_code == 429 and retry_after is None:
+            retry_after = RETRY_AFTER_DEFAULT
+        raise Transient(
+            f"HTTP {response.status_code}", status=response.status_code, retry_after=retry_after
+        )
+
+
+def decode_body(
+    content: bytes, status: int, template: str, expect_page: bool, lazy: bool, key: str | None
+) -> Any:
+    """A successful body: a page skimmed undecoded when it can be, else the decoded JSON; a
+    truncated body or a page whose envelope disagrees with its content is transient."""
+    if expect_page and lazy:
+        skimmed = skim(content, key, template)
+        if skimmed is not None:
+            return skimmed
+    try:
+        body = loads(content)
+    except orjson.JSONDecodeError as exc:
+        raise Transient("truncated or malformed JSON body", status=status) from exc
+    if expect_page and isinstance(body, dict) and "content" in body:
+        page = body.get("content")
+        declared = body.get("numberOfElements")
+        if not isinstance(page, list) or (isinstance(declared, int) and declared != len(page)):
+            raise Transient("page envelope does not match its content", status=status)
+    return body
+
+
+async def log_request(request: httpx.Request) -> None:
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug(
+            "-> %s %s headers=%s", request.method, request.url, redact_headers(request.headers)
+        )
+
+
+async def log_response(response: httpx.Response) -> None:
+    if log.isEnabledFor(logging.DEBUG):
+        request = response.request
+        log.debug("<- %s %s %s", response.status_code, request.method, request.url)

@@ -144,3 +144,19 @@ def install_log_redaction(*logger_names: str) -> None:
                 continue
             logging.getLogger(name).addFilter(_FILTER)
             _installed.add(name)
+
+
+# The loggers whose records may carry a request or a response: redacted before they are written.
+CLIENT_LOGGERS = (
+    "service",
+    "service.client",
+    "service.paging",
+    "service.api",
+    "httpx",
+    "httpcore",
+    "httpcore.connection",
+    "httpcore.http11",
+    "aiohttp.client",
+    "aiohttp.internal",
+    "stamina",
+)
