@@ -1,12 +1,5 @@
-"""The history in bulk: every stay booked before the clock whose whole plan lies before the event
-window is simulated with numpy (plans, state machine, payments, bills, postings) and stored as
-columns (`store.Block`); the rest (stays still moving) go through the per-reservation path.
-
-Why this is exact enough: during generation every timeline stay is booked on its own unit (the
-timeline never overlaps stays on a unit and nothing else books before the end), so stays do not
-interact; the state machine below is `ReservationsMixin._step` applied to the same plan shapes
-as `GenerateMixin._plan`, one step position at a time over all stays. A closed reservation that is
-touched later (merge, scripted update, churn) is thawed into a `Res` first (`_thaw`).
+"""What the bulk history's parts share: the typed state of the closed stays (`Frozen`), the
+state and plan codes, and the dtypes of the bill line columns while they are built.
 """
 
 from __future__ import annotations

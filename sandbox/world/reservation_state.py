@@ -1,4 +1,4 @@
-"""Reservations: creation, the state machine, unit holds, stay changes and the scripted API."""
+"""A reservation of the world in memory (`Res`), its wire fields and what cancelling keeps."""
 
 from __future__ import annotations
 

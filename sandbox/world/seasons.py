@@ -1,6 +1,4 @@
-"""The seeded history: unit timelines (never double-booked by construction), booking attributes,
-per-reservation plans of status steps, and the split into "already booked" and "booked later".
-"""
+"""How busy the parks are through the year, and the codes the generated history picks from."""
 
 from __future__ import annotations
 
