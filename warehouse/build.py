@@ -23,7 +23,7 @@ from lake.sql import quote_ident, quote_literal
 from lake.store import Lake
 from warehouse.dictionary import column_docs
 from warehouse.lake import attach_lake, detach_lake
-from warehouse.macros import MACROS
+from warehouse.macros import KPI_WINDOW, MACROS
 from warehouse.models import LAYERS, Model, discover_models, resolve, upstream
 
 WAREHOUSE_FILE = "warehouse.duckdb"
@@ -118,6 +118,8 @@ def build_warehouse(
                 if q in selected:
                     results[q] = _build_model(con, model)
             _apply_comments(con, [models[q] for q in results])
+            if {"marts.occupancy_daily", "marts.revenue_daily"} <= _tables(con):
+                con.execute(KPI_WINDOW)
             con.execute("commit")
 
             detach_lake(con)
@@ -224,3 +226,11 @@ def _publish(building: Path, target: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         stale_wal.unlink()
     os.replace(building, target)
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    rows = con.execute(
+        "select schema_name || '.' || table_name from duckdb_tables() "
+        "where database_name = current_database()"
+    ).fetchall()
+    return {r[0] for r in rows}

@@ -1,7 +1,8 @@
 """Headline KPIs for the end of a run: a few numbers that show the warehouse answers questions.
 
 Occupancy over all units, and ADR / RevPAR per currency (never summed across currencies), for
-the 30 nights before the reference date and the 30 nights on the books after it.
+the 30 nights before the reference date and the 30 nights on the books after it, read from
+`marts.kpi_window`, the one definition the dashboard reads too.
 """
 
 from __future__ import annotations
@@ -12,47 +13,27 @@ import duckdb
 
 WINDOW_DAYS = 30
 
-_OCCUPANCY = """
-select sum(nights_sold), sum(nights_available)
-from marts.occupancy_daily
-where date_day >= $lo and date_day < $hi
-"""
-
-# Supply repeats on every currency row of a key, so it is taken once per key from occupancy.
-_REVENUE = """
-with revenue as (
-    select currency_code, sum(room_revenue) as room_revenue, sum(nights_sold) as nights_sold
-    from marts.revenue_daily
-    where date_day >= $lo and date_day < $hi
-    group by currency_code
-),
-supply as (
-    select sum(nights_available) as nights_available
-    from marts.occupancy_daily
-    where date_day >= $lo and date_day < $hi
-)
-select currency_code, room_revenue, nights_sold, nights_available
-from revenue, supply
-where nights_sold > 0
-order by currency_code
+_WINDOW = """
+select currency_code, nights_available, occupancy, adr, revpar
+from marts.kpi_window($lo, $hi)
 """
 
 
 def _window(
     con: duckdb.DuckDBPyConnection, label: str, lo: date, hi: date
 ) -> list[tuple[str, str]]:
-    params = {"lo": lo, "hi": hi}
-    sold, available = con.execute(_OCCUPANCY, params).fetchone() or (None, None)
+    """The window's KPIs as the warehouse defines them (`marts.kpi_window`, nights lo..hi-1)."""
+    rows = con.execute(_WINDOW, {"lo": lo, "hi": hi - timedelta(days=1)}).fetchall()
     lines: list[tuple[str, str]] = []
-    if available:
-        lines.append((f"occupancy, {label}", f"{int(sold or 0) / int(available):.1%}"))
-    rows = con.execute(_REVENUE, params).fetchall()
-    for currency, revenue, nights, supply in rows:
-        value = f"{currency} {revenue / nights:,.2f}"
-        # RevPAR divides by every unit's nights; with several currencies each would be only a
-        # contribution, so it is shown when one currency carries all revenue.
-        if len(rows) == 1 and supply:
-            value += f"  (RevPAR {currency} {revenue / supply:,.2f})"
+    if rows and rows[0][1]:
+        lines.append((f"occupancy, {label}", f"{rows[0][2]:.1%}"))
+    sales = [r for r in rows if r[0] is not None and r[3] is not None]
+    for currency, _available, _occupancy, adr, revpar in sales:
+        value = f"{currency} {adr:,.2f}"
+        # With several currencies each RevPAR is only that currency's contribution, so it is
+        # shown when one currency carries all revenue.
+        if len(sales) == 1 and revpar is not None:
+            value += f"  (RevPAR {currency} {revpar:,.2f})"
         lines.append((f"ADR, {label}", value))
     return lines
 

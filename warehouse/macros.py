@@ -35,3 +35,41 @@ MACROS: tuple[str, ...] = (
     "when 180 then 'COST_TYPE' when 190 then 'CANCEL_COMPENSATION' when 250 then 'TAX' "
     "when 260 then 'TOTAL_EXCL_TAX' else 'UNKNOWN' end",
 )
+
+
+# Published with the marts (a persistent macro, so analysts and every reader use the same one):
+# occupancy, ADR and RevPAR over any window of nights, per currency. Supply comes from
+# occupancy_daily (every unit's nights, whatever sold them); revenue and nights sold from
+# revenue_daily per currency. RevPAR in a currency is that currency's room revenue over every
+# night available: with one currency it is the RevPAR, with several each is its contribution.
+KPI_WINDOW = """
+create or replace macro marts.kpi_window(lo, hi) as table
+with supply as (
+    select
+        coalesce(sum(nights_sold), 0) as nights_sold,
+        coalesce(sum(nights_available), 0) as nights_available,
+    from marts.occupancy_daily
+    where date_day between lo and hi
+),
+revenue as (
+    select currency_code, sum(room_revenue) as room_revenue, sum(nights_sold) as nights_sold
+    from marts.revenue_daily
+    where date_day between lo and hi
+    group by currency_code
+)
+select
+    revenue.currency_code,
+    supply.nights_available,
+    supply.nights_sold,
+    case when supply.nights_available > 0
+        then cast(supply.nights_sold as double) / supply.nights_available end as occupancy,
+    revenue.room_revenue,
+    revenue.nights_sold as currency_nights_sold,
+    case when revenue.nights_sold > 0
+        then cast(revenue.room_revenue / revenue.nights_sold as decimal(18, 2)) end as adr,
+    case when supply.nights_available > 0
+        then cast(revenue.room_revenue / supply.nights_available as decimal(18, 2)) end as revpar,
+from supply
+left join revenue on revenue.nights_sold > 0
+order by revenue.currency_code
+"""

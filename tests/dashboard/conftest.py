@@ -12,6 +12,8 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from warehouse.macros import KPI_WINDOW
+
 TODAY = date(2025, 6, 15)
 FIRST, LAST = date(2025, 5, 1), date(2025, 7, 31)
 LOCATION = "DUNE<&>"  # markup in a code must come out escaped
@@ -165,6 +167,8 @@ def make_warehouse(path: Path, *, empty: bool = False, dimensions: bool = True) 
                     for i, c, n in RATE_TYPES
                 ],
             )
+        if {"marts.occupancy_daily", "marts.revenue_daily"} <= set(DDL):
+            con.execute(KPI_WINDOW)  # published with the marts, as the warehouse build does
         if not empty:
             _fill(con)
     finally:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+from decimal import ROUND_HALF_UP, Decimal
+
 import pytest
 
 from tests.e2e.conftest import PipelineRun
@@ -41,3 +44,43 @@ def test_the_concurrency_cap_is_never_exceeded(full_run: PipelineRun) -> None:
     stats = full_run.handle.stats()
     assert 1 <= stats["peakInFlightPerClient"] <= 15
     assert stats["throttled"] == 0  # the client never provoked a 429
+
+
+def test_window_kpis_have_one_definition(full_run: PipelineRun) -> None:
+    """`marts.kpi_window` (what the run summary and the dashboard read) equals the definitions
+    computed here from the daily marts: occupancy and RevPAR over every unit's nights available,
+    ADR over the currency's nights sold."""
+    import duckdb
+
+    from warehouse.kpis import headline
+
+    con = duckdb.connect(str(full_run.settings.warehouse_path), read_only=True)
+    try:
+        today = full_run.handle.world.now.date()
+        lo, hi = today - timedelta(days=30), today - timedelta(days=1)
+        rows = con.execute("select * from marts.kpi_window(?, ?)", [lo, hi]).fetchall()
+        sold, available = con.execute(
+            "select sum(nights_sold), sum(nights_available) from marts.occupancy_daily "
+            "where date_day between ? and ?",
+            [lo, hi],
+        ).fetchone()
+        revenue = dict(
+            (c, (r, n))
+            for c, r, n in con.execute(
+                "select currency_code, sum(room_revenue), sum(nights_sold) from marts.revenue_daily "
+                "where date_day between ? and ? group by 1",
+                [lo, hi],
+            ).fetchall()
+        )
+        lines = dict(headline(con, today.isoformat()))
+    finally:
+        con.close()
+    assert {r[0] for r in rows} == set(revenue) == {"EUR", "GBP"}
+    for currency, avail, nights, occupancy, room_revenue, c_nights, adr, revpar in rows:
+        assert (avail, nights) == (available, sold)
+        assert occupancy == pytest.approx(sold / available)
+        assert (room_revenue, c_nights) == revenue[currency]
+        assert adr == (room_revenue / c_nights).quantize(Decimal("0.01"), ROUND_HALF_UP)
+        assert revpar == (room_revenue / available).quantize(Decimal("0.01"), ROUND_HALF_UP)
+    occupancy_line = next(v for k, v in lines.items() if k.startswith("occupancy, last"))
+    assert occupancy_line == f"{sold / available:.1%}"

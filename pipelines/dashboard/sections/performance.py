@@ -45,35 +45,34 @@ def _kpis(ctx: _Ctx) -> str:
             f'<div class="tile-def">{_e(definition)}</div><div class="halves">{parts}</div></div>'
         )
 
-    occ, rev = ctx.mart("occupancy_daily"), ctx.mart("revenue_daily")
-    occupancy, adr, revpar = [], [], []
+    occupancy: list[tuple[str, str]] = []
+    adr: list[tuple[str, str]] = []
+    revpar: list[tuple[str, str]] = []
+    has_occ, has_rev = ctx.mart("occupancy_daily"), ctx.mart("revenue_daily")
+    published = all(ctx.marts.get(m) is not None for m in ("occupancy_daily", "revenue_daily"))
     for _period, start, end in periods:
-        if occ is None:
+        # The one definition of the window KPIs, published with the marts (warehouse/macros.py).
+        found = (
+            ctx.rows(
+                "select currency_code, nights_available, nights_sold, occupancy, adr, revpar "
+                "from marts.kpi_window(?, ?)",
+                [start, end],
+            )
+            if published
+            else []
+        )
+        if has_occ is None or not found:
             occupancy.append(("–", "no occupancy data"))
         else:
-            sold, avail = ctx.rows(
-                f"select sum({occ.q('nights_sold')}), sum({occ.q('nights_available')}) "
-                f"from {occ.ref} where {occ.q(*DATE)} between ? and ?",
-                [start, end],
-            )[0]
+            _cur, avail, sold, occ, _adr, _revpar = found[0]
             note = f"{_num(sold)} of {_num(avail)} nights sold" if avail else "no nights available"
-            occupancy.append((_e(_pct(_ratio(sold, avail))), note))
-        if rev is None:
-            adr.append(("–", "no revenue data"))
-            revpar.append(("–", "no revenue data"))
-            continue
-        found = ctx.rows(
-            f"select {rev.q(*CURRENCY)}, sum({rev.q('room_revenue')}), "
-            f"sum({rev.q('nights_sold')}), sum({rev.q('nights_available')}) from {rev.ref} "
-            f"where {rev.q(*DATE)} between ? and ? group by 1 order by 1",
-            [start, end],
-        )
-        for out, column in ((adr, 2), (revpar, 3)):
+            occupancy.append((_e(_pct(occ)), note))
+        sales = [r for r in found if r[0] is not None] if has_rev is not None else []
+        for out, column in ((adr, 4), (revpar, 5)):
             values = "".join(
-                f'<span class="cur">{_e(_money(_ratio(r[1], r[column]), str(r[0])))}</span>'
-                for r in found
+                f'<span class="cur">{_e(_money(r[column], str(r[0])))}</span>' for r in sales
             )
-            out.append((values or "–", "per currency" if found else "no revenue data"))
+            out.append((values or "–", "per currency" if sales else "no revenue data"))
     tiles = (
         tile("Occupancy", "nights sold / nights available", occupancy),
         tile("ADR", "room revenue / nights sold", adr),
