@@ -185,6 +185,19 @@ MARTS: dict[str, dict[str, str]] = {
 }
 
 
+KPI_WINDOW_COLUMNS: dict[str, str] = {
+    "currency_code": "Currency of the revenue columns (of the selling distribution channel).",
+    "nights_available": "Supply nights of every unit in the window (all currencies).",
+    "nights_sold": "Nights sold in the window, all currencies.",
+    "occupancy": "nights_sold / nights_available.",
+    "room_revenue": "Room revenue of the window in this currency.",
+    "currency_nights_sold": "Nights sold in this currency.",
+    "adr": "room_revenue / currency_nights_sold, to the cent.",
+    "revpar": "room_revenue / nights_available, to the cent: the RevPAR when one currency "
+    "sells, that currency's contribution to it when several do.",
+}
+
+
 def column_docs(qualified: str) -> dict[str, str]:
     """Column comments of one model (empty for models without dictionary entries)."""
     return MARTS.get(qualified, {})
@@ -219,6 +232,20 @@ def render_markdown() -> str:
         ]
         out += [f"| `{c}` | {text.replace('|', '/')} |" for c, text in columns.items()]
         out.append("")
+    out += [
+        "## `marts.kpi_window(lo, hi)`",
+        "",
+        "A table macro published with the marts: the headline KPIs over the nights `lo` to `hi` "
+        "(both included), one row per currency that sold in the window (one row with a null "
+        "currency when none did). The run summary and the dashboard read it; use it rather than "
+        "averaging daily ratios. Example: `select * from marts.kpi_window(date '2026-10-01', "
+        "date '2026-10-31')`.",
+        "",
+        "| column | definition |",
+        "|---|---|",
+    ]
+    out += [f"| `{c}` | {text} |" for c, text in KPI_WINDOW_COLUMNS.items()]
+    out.append("")
     return "\n".join(out)
 
 

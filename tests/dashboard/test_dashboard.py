@@ -176,3 +176,36 @@ def test_a_missing_warehouse_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(DashboardError, match="reservoir run"):
         build_dashboard(tmp_path / "nope.duckdb", tmp_path / "d.html", today=TODAY)
     assert not (tmp_path / "nope.duckdb").exists()
+
+
+def test_channel_mix_table_shows_each_channels_own_nights(page: str, warehouse: Path) -> None:
+    """Nights and revenue per channel in the table equal the mart's sums for the months shown
+    (a loop variable once replaced the column, and every channel showed the same nights)."""
+    section = page.split('<section id="channels"', 1)[1].split("</section>", 1)[0]
+    table = section.split("<table", 1)[1]
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        months = re.search(r"Stay months (\w+ \d{4}) – (\w+ \d{4})", table)
+        assert months is not None
+        rows = con.execute(
+            "select distribution_channel_code, currency_code, sum(nights_sold), "
+            "sum(room_revenue) from marts.channel_mix_monthly "
+            "where strftime(month_start, '%b %Y') in (?, ?) or month_start between "
+            "strptime(?, '%b %Y') and strptime(?, '%b %Y') group by all",
+            [months[1], months[2], months[1], months[2]],
+        ).fetchall()
+    finally:
+        con.close()
+    assert len({n for _c, _cur, n, _r in rows}) > 1  # the channels differ
+    cells = re.findall(r"<tr>(.*?)</tr>", table, re.S)
+    shown = {
+        re.sub(r"<[^>]+>", "", c.split("</td>")[0]).strip(): [
+            re.sub(r"<[^>]+>", "", x).strip() for x in c.split("</td>")
+        ]
+        for c in cells
+        if "<td" in c
+    }
+    for code, currency, nights, revenue in rows:
+        row = shown[code]
+        assert f"{nights:,}" in row, (code, row)
+        assert _money(Decimal(revenue), currency) in row, (code, row)

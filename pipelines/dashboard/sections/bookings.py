@@ -147,9 +147,9 @@ def _channel_mix(ctx: _Ctx) -> str:
     )
     nights: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     channels: dict[str, float] = defaultdict(float)
-    for month, channel, _c, sold, _r in found:
-        nights[_month(_as_date(month))][str(channel)] += float(sold or 0)
-        channels[str(channel)] += float(sold or 0)
+    for month, channel, _c, month_nights, _r in found:
+        nights[_month(_as_date(month))][str(channel)] += float(month_nights or 0)
+        channels[str(channel)] += float(month_nights or 0)
     keys = sorted(channels, key=lambda k: -channels[k])
     colours = {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(keys)}
     chart = _share_bars(
