@@ -112,3 +112,17 @@ def test_the_cli_exits_non_zero_when_an_error_check_fails(tmp_path: Path, home: 
     bad = runner.invoke(app, ["run", "--quiet"], env=env)
     assert bad.exit_code != 0
     assert "failed: lake/units unique_keys" in bad.output
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_every_check_passes_on_other_worlds(tmp_path: Path, home: None, seed: int) -> None:
+    """The data checks hold on sandbox worlds other than the default one, after the bootstrap
+    and after an incremental run a day later."""
+    settings = Settings(data_dir=tmp_path)
+    with run_sandbox(SandboxSettings(seed=seed, scale="small")) as handle:
+        first = _run(settings, handle)
+        handle.world.advance(hours=24)
+        second = _run(settings, handle)
+    for summary in (first, second):
+        failing = [(c.asset, c.name, c.outcome) for c in summary.checks if c.outcome != "passed"]
+        assert failing == [], (seed, summary.mode)
