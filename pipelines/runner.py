@@ -91,14 +91,37 @@ def service_target(settings: Settings, *, scale: str, seed: int) -> Iterator[Ser
         yield ServiceTarget.from_sandbox(handle)
 
 
+SECRET_ENV = "RESERVOIR_CLIENT_SECRET"
+
+
+@contextlib.contextmanager
+def secret_in_environment(secret: str) -> Iterator[None]:
+    """The run's client secret in `RESERVOIR_CLIENT_SECRET` for the duration of the run.
+
+    Resources take the secret as `dg.EnvVar`, resolved when the run starts: a literal value
+    would be written into the job snapshot in Dagster's run storage. Against the real service the
+    variable already holds it; for the embedded sandbox it is set here and restored after.
+    """
+    saved = os.environ.get(SECRET_ENV)
+    os.environ[SECRET_ENV] = secret
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(SECRET_ENV, None)
+        else:
+            os.environ[SECRET_ENV] = saved
+
+
 def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]:
+    """The run's resources; the secret stays a `dg.EnvVar` (see `secret_in_environment`)."""
     from pipelines.resources import LakeResource, ReservationServiceResource
 
     resources: dict[str, Any] = {
         "service": ReservationServiceResource(
             base_url=target.base_url,
             client_id=target.client_id,
-            client_secret=target.client_secret,
+            client_secret=dg.EnvVar(SECRET_ENV),
             scope=target.scope,
             max_concurrency=settings.max_concurrency,
         ),
@@ -259,6 +282,7 @@ def run_pipeline(
         if target is None:
             target = stack.enter_context(service_target(settings, scale=scale, seed=seed))
         preflight(settings, target)
+        stack.enter_context(secret_in_environment(target.client_secret))
         resources = build_resources(settings, target)
         job_name, run_mode = choose_job(settings, mode, select)
         lake_mode = "full" if run_mode == "full" else "auto"

@@ -2,15 +2,18 @@
 
 The sandbox is started with a canary secret and the pipeline is pointed at it through the
 RESERVOIR_* variables, as in production. Afterwards the canary (and its base64 forms) must not
-appear in the run's stdout/stderr, in Python logging at DEBUG, or in the raw bytes of any file
-under the data directory (Parquet, DuckDB, Dagster's run and event storage).
+appear in the run's stdout/stderr, in Python logging at DEBUG, or in any file under the data
+directory (Parquet, DuckDB, Dagster's run and event storage, its compressed snapshots included).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
 import secrets
+import sqlite3
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,9 +41,40 @@ def leaks(data: bytes, secret: str) -> bool:
     return any(n in data for n in needles(secret))
 
 
+def _sqlite_values(path: Path) -> Iterator[bytes]:
+    """Every text and blob value of a SQLite file, blobs also zlib-decompressed (Dagster stores
+    job and execution-plan snapshots compressed, where a raw byte scan cannot see a secret)."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        tables = [r[0] for r in con.execute("select name from sqlite_master where type='table'")]
+    except sqlite3.DatabaseError:
+        return
+    try:
+        for table in tables:
+            for row in con.execute(f'select * from "{table}"'):
+                for value in row:
+                    if isinstance(value, str):
+                        yield value.encode()
+                    elif isinstance(value, bytes):
+                        yield value
+                        with contextlib.suppress(zlib.error):
+                            yield zlib.decompress(value)
+    finally:
+        con.close()
+
+
+def file_leaks(path: Path, secret: str) -> bool:
+    data = path.read_bytes()
+    if leaks(data, secret):
+        return True
+    if data.startswith(b"SQLite format 3"):
+        return any(leaks(v, secret) for v in _sqlite_values(path))
+    return False
+
+
 def scan(root: Path, secret: str) -> tuple[int, list[Path]]:
     files = [p for p in root.rglob("*") if p.is_file()]
-    return len(files), [p for p in files if leaks(p.read_bytes(), secret)]
+    return len(files), [p for p in files if file_leaks(p, secret)]
 
 
 @pytest.fixture
