@@ -13,6 +13,8 @@ bootstrap when no cursor), `webhook` (refetch the reservations of pending webhoo
 mark those pushes processed), `sweep` (the nightly reconciliation).
 """
 
+import os
+import socket
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any, Literal
@@ -44,6 +46,8 @@ from pipelines.resources import LakeResource, ReservationServiceResource
 
 LAKE_OP = "lake"
 MODE_TAG = "reservoir/lake_mode"  # a job's mode; the run config's `mode` overrides it
+PID_TAG = "reservoir/pid"  # the process executing the run (a dead one is failed by the sensors)
+HOST_TAG = "reservoir/host"
 Mode = Literal["full", "auto", "incremental", "webhook", "sweep"]
 MODES: tuple[Mode, ...] = ("full", "auto", "incremental", "webhook", "sweep")
 
@@ -241,6 +245,9 @@ def build_lake_assets() -> dg.AssetsDefinition:
         service: ReservationServiceResource,
         lake: LakeResource,
     ) -> Iterator[dg.MaterializeResult]:
+        context.instance.add_run_tags(
+            context.run.run_id, {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
+        )
         selected = {k.path[-1] for k in context.selected_asset_keys}
         report = land(context, config, service, lake, selected)
         context.log.info(

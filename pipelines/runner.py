@@ -32,6 +32,13 @@ DAGSTER_YAML = """\
 # Written by `reservoir run` when missing. Runs launched by the CLI and by `make dev` share it.
 telemetry:
   enabled: false
+# The daemon fails runs that never start (a full disk, a launcher that died) so that the
+# sensors, which skip while a run of their job is in progress, do not wait forever. A run whose
+# process died after it started is failed by the sensors themselves (pipelines/sensors.py).
+run_monitoring:
+  enabled: true
+  start_timeout_seconds: 180
+  poll_interval_seconds: 60
 """
 
 

@@ -20,6 +20,9 @@ Every run lands through the `lake` asset; the run config names the mode (`run_co
 from __future__ import annotations
 
 import hashlib
+import os
+import socket
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +30,7 @@ import dagster as dg
 
 from lake.state import read_cursor
 from pipelines.jobs import INCREMENTAL_JOB, WEBHOOK_JOB
-from pipelines.lake_assets import run_config
+from pipelines.lake_assets import HOST_TAG, PID_TAG, run_config
 from pipelines.resources import LakeResource, ReservationServiceResource
 
 FEED_INTERVAL_SECONDS = (
@@ -35,6 +38,9 @@ FEED_INTERVAL_SECONDS = (
 )
 WEBHOOK_INTERVAL_SECONDS = 15
 WEBHOOK_BATCH = 500
+WEBHOOK_BATCH_TAG = "reservoir/webhook_batch"  # digest of the pushes a run refreshes
+WEBHOOK_RETRY_BASE_SECONDS = 30.0
+WEBHOOK_RETRY_MAX_SECONDS = 3600.0
 
 ACTIVE_STATUSES = [
     dg.DagsterRunStatus.QUEUED,
@@ -45,12 +51,47 @@ ACTIVE_STATUSES = [
 ]
 
 
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def abandoned(run: dg.DagsterRun) -> bool:
+    """A run left in progress by a process that no longer exists on this host (SIGKILL, OOM, a
+    full disk): the lake asset tags every run with the process that executes it."""
+    pid, host = run.tags.get(PID_TAG), run.tags.get(HOST_TAG)
+    if not pid or not pid.isdigit() or host != socket.gethostname():
+        return False
+    return not process_alive(int(pid))
+
+
 def active_run_ids(instance: dg.DagsterInstance, job_name: str) -> list[str]:
-    """Runs of `job_name` that are queued or in progress."""
+    """Runs of `job_name` that are queued or in progress.
+
+    A run whose process died is marked failed here (with a message saying so) and does not
+    count: otherwise it would stay STARTED and the sensors would skip forever.
+    """
     records = instance.get_run_records(
-        filters=dg.RunsFilter(job_name=job_name, statuses=ACTIVE_STATUSES), limit=5
+        filters=dg.RunsFilter(job_name=job_name, statuses=ACTIVE_STATUSES), limit=20
     )
-    return [r.dagster_run.run_id for r in records]
+    active = []
+    for record in records:
+        run = record.dagster_run
+        if abandoned(run):
+            instance.report_run_failed(
+                run,
+                f"the process that ran it (pid {run.tags[PID_TAG]}) no longer exists; marked "
+                "failed so that automation goes on (its landing was not committed, or was "
+                "committed whole: the lake holds no half batch)",
+            )
+            continue
+        active.append(run.run_id)
+    return active[:5]
 
 
 def feed_decision(cursor: int | None, high_water: int | None) -> dg.RunRequest | dg.SkipReason:
@@ -102,18 +143,59 @@ def event_feed_sensor(
     return feed_decision(cursor.event_id if cursor else None, high_water)
 
 
-def webhook_run_request(notifications: Sequence[Any]) -> dg.RunRequest | dg.SkipReason:
-    """Pure decision of the webhook sensor for a snapshot of pending notifications."""
+def webhook_run_request(
+    notifications: Sequence[Any], failures: int = 0
+) -> dg.RunRequest | dg.SkipReason:
+    """Pure decision of the webhook sensor for a snapshot of pending notifications.
+
+    The run key is the snapshot's digest; after `failures` failed runs of the same snapshot it
+    gets an attempt suffix, since Dagster never starts a second run with a key it has seen.
+    """
     if not notifications:
         return dg.SkipReason("no pending webhook notifications")
     webhook_ids = sorted({str(n.webhook_id) for n in notifications})
     reservation_ids = sorted({int(n.reservation_id) for n in notifications})
     digest = hashlib.sha256("\n".join(webhook_ids).encode()).hexdigest()[:16]
     return dg.RunRequest(
-        run_key=f"webhooks-{digest}",
+        run_key=f"webhooks-{digest}" + (f"-retry{failures}" if failures else ""),
         run_config=run_config("webhook", reservation_ids=reservation_ids, webhook_ids=webhook_ids),
-        tags={"reservoir/mode": "webhook", "reservoir/notifications": str(len(webhook_ids))},
+        tags={
+            "reservoir/mode": "webhook",
+            "reservoir/notifications": str(len(webhook_ids)),
+            WEBHOOK_BATCH_TAG: digest,
+        },
     )
+
+
+def retry_wait(failures: int) -> float:
+    """Seconds to wait after the `failures`-th failed refresh of one snapshot before the next."""
+    return min(WEBHOOK_RETRY_BASE_SECONDS * 2 ** (failures - 1), WEBHOOK_RETRY_MAX_SECONDS)
+
+
+def webhook_decision(
+    instance: dg.DagsterInstance, notifications: Sequence[Any], now: float
+) -> dg.RunRequest | dg.SkipReason:
+    """The run for this snapshot: a new key after each failure, with backoff between them."""
+    first = webhook_run_request(notifications)
+    if not isinstance(first, dg.RunRequest):
+        return first
+    digest = first.tags[WEBHOOK_BATCH_TAG]
+    failed = instance.get_run_records(
+        filters=dg.RunsFilter(
+            tags={WEBHOOK_BATCH_TAG: digest},
+            statuses=[dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED],
+        )
+    )
+    if not failed:
+        return first
+    last = max((r.end_time or r.create_timestamp.timestamp()) for r in failed)
+    wait = retry_wait(len(failed)) - (now - last)
+    if wait > 0:
+        return dg.SkipReason(
+            f"the refresh of these {len(notifications)} pushes failed {len(failed)} time(s); "
+            f"retrying in {wait:.0f} s"
+        )
+    return webhook_run_request(notifications, failures=len(failed))
 
 
 @dg.sensor(
@@ -130,7 +212,7 @@ def webhook_sensor(
     if busy:
         return dg.SkipReason(f"{WEBHOOK_JOB} is already queued or running ({busy[0]})")
     inbox = WebhookInbox(lake.data_dir)
-    return webhook_run_request(inbox.pending(limit=WEBHOOK_BATCH))
+    return webhook_decision(context.instance, inbox.pending(limit=WEBHOOK_BATCH), time.time())
 
 
 SENSORS = [event_feed_sensor, webhook_sensor]

@@ -23,6 +23,7 @@ from pipelines.sensors import (
     webhook_sensor,
 )
 from pipelines.webhook_inbox import Notification, WebhookInbox
+from tests.assets import fake_service as fakes_module
 from tests.incremental.fakes import DATA, IncrementalFakeResource, event, fixture, opener
 from tests.incremental.helpers import execute_job
 
@@ -224,3 +225,121 @@ def test_incremental_job_takes_the_overlap_window_as_config(
 
     ok = execute_job(incremental_job, run_config=config(0), resources=resources, instance=instance)
     assert ok.success and read_cursor(lake).event_id == 3  # type: ignore[union-attr]
+
+
+_HANGING_RUN = """
+import sys, time
+import dagster as dg
+from pipelines.jobs import incremental_job
+from pipelines.resources import LakeResource
+from tests.incremental import fakes
+from tests.incremental.helpers import execute_job
+
+
+class Hanging(fakes.IncrementalFakeService):
+    async def latest_event(self, up_to_event_id=None):
+        print("RUNNING", flush=True)
+        time.sleep(600)  # killed here, inside the run
+
+
+class HangingResource(fakes.IncrementalFakeResource):
+    def open_client(self):
+        return Hanging(fakes.fixture())
+
+
+instance = dg.DagsterInstance.get()
+execute_job(
+    incremental_job,
+    {"lake": LakeResource(data_dir=sys.argv[1], availability_start="2026-06-01"),
+     "service": HangingResource()},
+    instance=instance,
+)
+"""
+
+
+def test_a_killed_run_does_not_block_the_sensor(
+    resources: dict, data: dict[str, Any], tmp_path: Path
+) -> None:
+    """SIGKILL a real run in another process: Dagster leaves it STARTED; the feed sensor's next
+    tick marks it failed (saying why) and asks for a new run instead of skipping forever."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "PYTHONPATH": str(Path.cwd())}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _HANGING_RUN, str(tmp_path / "other")],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "RUNNING"
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    with dg.instance_for_test(temp_dir=str(home)) as instance:
+        (record,) = instance.get_run_records()
+        assert record.dagster_run.status == dg.DagsterRunStatus.STARTED  # what SIGKILL leaves
+        _bootstrap(resources, data)
+        data["events"].append(event(3, "RESERVATION_EVENT", 1))
+        result = _tick(event_feed_sensor, instance, resources)
+        assert isinstance(result, dg.RunRequest), result
+        run = instance.get_run_by_id(record.dagster_run.run_id)
+        assert run is not None and run.status == dg.DagsterRunStatus.FAILURE
+
+
+def test_a_failed_webhook_refresh_is_retried_with_a_new_key_after_a_backoff(
+    resources: dict, data: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from pipelines import sensors
+
+    _bootstrap(resources, data)
+    inbox = WebhookInbox(tmp_path)
+    _notify(inbox, "msg_1", 1)
+    _notify(inbox, "msg_2", 2)
+    instance = dg.DagsterInstance.ephemeral()
+    request = _tick(webhook_sensor, instance, resources)
+    assert isinstance(request, dg.RunRequest)
+
+    class Down(IncrementalFakeResource):  # the service fails while the refresh reads
+        def open_client(self):  # type: ignore[no-untyped-def]
+            data["fail_on"] = {"reservation_details"}
+            return super().open_client()
+
+    monkeypatch.setattr(fakes_module, "PAGE_SIZE", 1)  # two pages: the second one fails
+    down = {**resources, "service": Down(fixture=resources["service"].fixture)}
+    failed = execute_job(
+        webhook_refresh_job,
+        down,
+        run_config=request.run_config,
+        instance=instance,
+        tags=request.tags,
+        raise_on_error=False,
+    )
+    assert not failed.success
+    assert len(inbox.pending()) == 2  # nothing marked processed
+
+    again = _tick(webhook_sensor, instance, resources)
+    assert isinstance(again, dg.SkipReason) and "retrying in" in (again.skip_message or "")
+    data["fail_on"] = set()
+    later = sensors.webhook_decision(
+        instance, inbox.pending(limit=sensors.WEBHOOK_BATCH), time.time() + 31
+    )
+    assert isinstance(later, dg.RunRequest)
+    assert later.run_key == f"{request.run_key}-retry1" != request.run_key
+    ok = execute_job(
+        webhook_refresh_job,
+        resources,
+        run_config=later.run_config,
+        instance=instance,
+        tags=later.tags,
+    )
+    assert ok.success and inbox.pending() == []
