@@ -168,10 +168,12 @@ def iter_pages(
         async with asyncio.TaskGroup() as group:
             for number in range(1, first.total_pages):
                 group.create_task(read(number))
-        tail = last_page.get(first.total_pages - 1)
+        # The data decides where the list ends: a last page (by the total) that is full means
+        # the list grew, or the total was wrong; either way reading goes on in order.
+        tail = first if first.total_pages <= 1 else last_page.get(first.total_pages - 1)
         if tail is not None and not tail.ends_list(size_):
             # The list grew while we read it: continue in order from where the total ended.
-            await _sequential(emit, first.total_pages, size_)
+            await _sequential(emit, max(first.total_pages, 1), size_)
 
     async def _sequential(emit: Emit, start: int, size_: int) -> None:
         number = start
@@ -264,6 +266,9 @@ def iter_keyset(
             return
         gap_count = top.total_elements - len(top.content)
         if gap_count <= 0:
+            # The total says nothing lies between the two ends; a service whose totals are
+            # wrong would lose those records, so one read checks (an empty page when true).
+            await chain(emit, Gap(low, high, 0), size_, stop_short=False)
             return
         parts = min(parallel, gap_count // (2 * size_))
         if parts <= 1:
@@ -302,10 +307,10 @@ def iter_keyset(
             del page
             if ended:
                 return None
-            if left is None:
+            if left is None or left <= 0:
+                # A full page whose total says nothing is left: the data decides (the next
+                # page is empty or short when the total was right).
                 continue
-            if left <= 0:
-                return None
             if stop_short and left < size_:
                 return Gap(cursor, gap.high, left)
 

@@ -1,0 +1,104 @@
+"""Paging trusts the data, not the service's totals.
+
+A service whose `totalElements` / `totalPages` are wrong (equal to the page's own count, capped,
+negative, zero) must not make a read stop early: every record comes back exactly once, at the
+cost of at most a request or two more than with right totals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+from service.paging import Page, iter_keyset, iter_pages
+
+RECORDS = [{"id": i, "name": f"r{i}"} for i in range(1, 1001)]
+Lie = Callable[[int, int], int]  # (true total, records on this page) -> total reported
+
+LIES: dict[str, Lie] = {
+    "own count": lambda total, n: n,
+    "capped at 250": lambda total, n: min(total, 250),
+    "negative": lambda total, n: -1,
+    "zero": lambda total, n: 0,
+    "true": lambda total, n: total,
+}
+
+
+def _keyset_fetch(lie: Lie, calls: list[dict[str, Any]]) -> Any:
+    async def fetch(
+        path: str,
+        *,
+        params: Mapping[str, Any],
+        template: str,
+        lazy: bool = True,
+        key: str | None = None,
+    ) -> Page:
+        calls.append(dict(params))
+        records = RECORDS
+        for f in params.get("filter", []):
+            if m := re.fullmatch(r"id>(\d+)", f):
+                records = [r for r in records if r["id"] > int(m[1])]
+            elif m := re.fullmatch(r"id<(\d+)", f):
+                records = [r for r in records if r["id"] < int(m[1])]
+            else:
+                raise AssertionError(f"unexpected filter {f}")
+        desc = params["sort"].endswith("desc")
+        records = sorted(records, key=lambda r: r["id"], reverse=desc)
+        size = params["size"]
+        content = records[:size]
+        return Page(content=content, size=size, total_elements=lie(len(records), len(content)))
+
+    return fetch
+
+
+def _paged_fetch(lie: Lie, calls: list[dict[str, Any]]) -> Any:
+    async def fetch(
+        path: str,
+        *,
+        params: Mapping[str, Any],
+        template: str,
+        lazy: bool = True,
+        key: str | None = None,
+    ) -> Page:
+        calls.append(dict(params))
+        page, size = params["page"], params["size"]
+        content = RECORDS[page * size : (page + 1) * size]
+        total = lie(len(RECORDS), len(content))
+        return Page(
+            content=content,
+            size=size,
+            number=page,
+            total_elements=total,
+            total_pages=max(total, 0) // size + (1 if max(total, 0) % size else 0),
+        )
+
+    return fetch
+
+
+async def _drain(pages: Any) -> list[int]:
+    return [r["id"] async for page in pages for r in page]
+
+
+@pytest.mark.parametrize("lie", LIES, ids=list(LIES))
+@pytest.mark.parametrize("ordered", [False, True])
+def test_keyset_reads_every_record_once_whatever_the_totals_say(lie: str, ordered: bool) -> None:
+    calls: list[dict[str, Any]] = []
+    fetch = _keyset_fetch(LIES[lie], calls)
+    pages = iter_keyset(fetch, "/things", "id", page_size=100, parallel=4, ordered=ordered)
+    ids = asyncio.run(_drain(pages))
+    assert sorted(ids) == [r["id"] for r in RECORDS]
+    assert len(ids) == len(set(ids))
+    assert len(calls) <= 10 + 6  # ten pages of data; range splits and checks add a few
+
+
+@pytest.mark.parametrize("lie", LIES, ids=list(LIES))
+def test_page_numbers_read_every_record_once_whatever_the_totals_say(lie: str) -> None:
+    calls: list[dict[str, Any]] = []
+    pages = iter_pages(_paged_fetch(LIES[lie], calls), "/things", page_size=100, parallel=4)
+    ids = asyncio.run(_drain(pages))
+    assert sorted(ids) == [r["id"] for r in RECORDS]
+    assert len(ids) == len(set(ids))
