@@ -203,10 +203,27 @@ class ChangeRun:
         if not refresh and not delete:
             return None
         landing = self.landing(name)
+        missing: set[int] = set()
         if refresh:
             spec = self.catalogue.by_name[name]
             await self._fill(landing, by_ids(self.service, spec, sorted(refresh)))
-        missing = refresh if not landing.report.quarantined else set()
+            missing = {i for i in refresh if (i,) not in landing.seen}
+            if missing:
+                # Asked once more before anything is removed: a record briefly missing (an
+                # answer with no content, a replica behind) is not a deleted one.
+                await self._fill(landing, by_ids(self.service, spec, sorted(missing)))
+                missing = {i for i in refresh if (i,) not in landing.seen}
+            if missing and len(missing) == len(refresh) and len(refresh) > 1:
+                note = (
+                    f"{name}: none of the {len(refresh)} records asked for by id came back, "
+                    "twice; none was removed (the service may have answered with no content). "
+                    "The nightly sweep checks them against the service's full list."
+                )
+                log.warning(note)
+                self.report.notes.append(note)
+                missing = set()
+        if landing.report.quarantined:
+            missing = set()  # a quarantined record is not a deleted one
         landing.add_tombstones([(i,) for i in sorted(delete | missing)])
         return self._done(name, landing)
 
