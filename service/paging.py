@@ -233,6 +233,18 @@ def iter_keyset(
             )
         return valid
 
+    def advanced(before: int, after: int) -> int:
+        """The keyset cursor must move past every id read; a service that ignores the id filter
+        would otherwise be asked for the same page without end."""
+        if after <= before:
+            raise ServiceError(
+                f"{template}: asked for {id_field} > {before}, the service answered with "
+                f"records up to {id_field} {after}: it does not apply the keyset filter, so "
+                "reading would never end; nothing of this list was landed",
+                endpoint=template,
+            )
+        return after
+
     async def get(filters: list[str], direction: str, size_: int) -> Page:
         return await fetch(
             path,
@@ -299,7 +311,7 @@ def iter_keyset(
             page = await get(filters, "asc", size_)
             ended = page.ends_list(size_)
             if not ended:
-                cursor = max(ids_of(page.content))
+                cursor = advanced(cursor, max(ids_of(page.content)))
             left = None if page.total_elements is None else page.total_elements - len(page.content)
             await emit(page.content)
             # Not held while the next page is read: the consumer frees it when done with it,
@@ -325,7 +337,7 @@ def iter_keyset(
                 await emit(page.content)
                 if page.ends_list(size_):
                     return
-                cursor = max(ids_of(page.content))
+                cursor = advanced(min(g.low for g in gaps), max(ids_of(page.content)))
                 gaps = [
                     Gap(max(g.low, cursor), g.high, g.count) for g in gaps if g.high - 1 > cursor
                 ]

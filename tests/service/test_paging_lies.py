@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from service.errors import ServiceError
 from service.paging import Page, iter_keyset, iter_pages
 
 RECORDS = [{"id": i, "name": f"r{i}"} for i in range(1, 1001)]
@@ -102,3 +103,18 @@ def test_page_numbers_read_every_record_once_whatever_the_totals_say(lie: str) -
     ids = asyncio.run(_drain(pages))
     assert sorted(ids) == [r["id"] for r in RECORDS]
     assert len(ids) == len(set(ids))
+
+
+def test_a_service_that_ignores_the_keyset_filter_is_refused_not_read_forever() -> None:
+    calls: list[dict[str, Any]] = []
+
+    async def fetch(
+        path: str, *, params: Mapping[str, Any], template: str, lazy: bool = True, key: Any = None
+    ) -> Page:
+        calls.append(dict(params))  # every answer is the first page, whatever the filter
+        return Page(content=RECORDS[:100], size=100, total_elements=len(RECORDS))
+
+    pages = iter_keyset(fetch, "/things", "id", page_size=100, parallel=4, ordered=True)
+    with pytest.raises(ServiceError, match="does not apply the keyset filter"):
+        asyncio.run(_drain(pages))
+    assert len(calls) <= 3
