@@ -12,6 +12,7 @@ envelope disagrees with its content. Jittered exponential backoff via stamina, b
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import urllib.parse
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -32,6 +33,7 @@ from service.errors import (
 from service.gctune import relax_gc, restore_gc
 from service.paging import Page, iter_keyset, iter_pages
 from service.responses import (
+    TRANSIENT_ERRORS,
     QueryParams,
     Transient,
     clean_params,
@@ -41,6 +43,7 @@ from service.responses import (
     raise_for_status,
     raise_if_transient,
     retrying,
+    transient_failure,
 )
 from service.secrets import CLIENT_LOGGERS, Secret, install_log_redaction
 from service.stats import RequestStats, endpoint_template
@@ -349,14 +352,12 @@ class ServiceClient:
             request_headers["Authorization"] = authorization.reveal()
         async with self.limiter.slot():
             self.stats.count_request(template)
+            request = self._build_request(method, path, params, request_headers, json, form)
             try:
-                response = await self._exchange(
-                    self._build_request(method, path, params, request_headers, json, form)
-                )
-            except httpx.TimeoutException as exc:
-                raise Transient(f"timeout ({type(exc).__name__})") from None
-            except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                raise Transient(f"connection dropped ({type(exc).__name__})") from None
+                async with asyncio.timeout(self.config.request_deadline):
+                    response = await self._exchange(request)
+            except (TimeoutError, *TRANSIENT_ERRORS) as exc:
+                raise transient_failure(exc, self.config.request_deadline) from None
         self.stats.count_response(response.status_code, len(response.content))
         if retry_statuses:
             raise_if_transient(response)

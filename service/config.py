@@ -23,6 +23,9 @@ DEFAULT_PAGE_SIZE = 1000
 # request at 15 in flight. Smaller pages keep the read latency-bound (docs/benchmarks.md).
 DEFAULT_DETAILS_PAGE_SIZE = 100
 DEFAULT_TIMEOUT = 30.0  # seconds, per request
+# Seconds one request may take from sending to its whole body, however slowly the bytes come
+# (the timeout above applies to each read, so a body dripped byte by byte never hits it).
+DEFAULT_REQUEST_DEADLINE = 120.0
 DEFAULT_MAX_RETRIES = 8  # transient retries per request after the first attempt
 DEFAULT_MAX_RETRY_SECONDS = 120.0  # wall-clock budget for one request including backoff
 DEFAULT_EVENTS_PATH = "/events"
@@ -56,6 +59,7 @@ class ServiceConfig:
     page_size: int = DEFAULT_PAGE_SIZE
     details_page_size: int = DEFAULT_DETAILS_PAGE_SIZE  # capped by page_size
     timeout: float = DEFAULT_TIMEOUT
+    request_deadline: float = DEFAULT_REQUEST_DEADLINE
     max_retries: int = DEFAULT_MAX_RETRIES
     max_retry_seconds: float = DEFAULT_MAX_RETRY_SECONDS
     events_path: str = DEFAULT_EVENTS_PATH
@@ -97,6 +101,8 @@ class ServiceConfig:
             yield "details_page_size must be at least 1"
         if self.timeout <= 0:
             yield "timeout must be positive"
+        if self.request_deadline <= 0:
+            yield "request_deadline must be positive"
         if self.max_retries < 0 or self.max_retry_seconds <= 0:
             yield "max_retries must be >= 0 and max_retry_seconds > 0"
         if self.auth_style not in ("camel", "snake"):

@@ -194,3 +194,16 @@ async def log_response(response: httpx.Response) -> None:
     if log.isEnabledFor(logging.DEBUG):
         request = response.request
         log.debug("<- %s %s %s", response.status_code, request.method, request.url)
+
+
+# Transport failures worth another attempt (not e.g. an unsupported URL scheme).
+TRANSIENT_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+def transient_failure(exc: BaseException, deadline: float) -> Transient:
+    """What a request that got no whole answer failed of: the deadline, a timeout, a drop."""
+    if isinstance(exc, TimeoutError):
+        return Transient(f"no whole answer within {deadline:g} s")
+    if isinstance(exc, httpx.TimeoutException):
+        return Transient(f"timeout ({type(exc).__name__})")
+    return Transient(f"connection dropped ({type(exc).__name__})")

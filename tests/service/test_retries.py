@@ -113,3 +113,27 @@ def test_writes_are_never_retried(fake: FakeService, limiter) -> None:
     with pytest.raises(ServiceUnavailable):
         run(main())
     assert len(fake.data_requests("/reservations")) == 1
+
+
+class _Drip(httpx.AsyncByteStream):
+    """A body that arrives a byte at a time: each read is quick, the whole never ends in time."""
+
+    async def __aiter__(self):  # type: ignore[no-untyped-def]
+        import asyncio
+
+        for byte in b'{"content": [{"unitId": 1}]}' * 100:
+            await asyncio.sleep(0.05)
+            yield bytes([byte])
+
+
+def test_a_dripped_body_hits_the_request_deadline(units: FakeService, limiter) -> None:
+    """The per-read timeout never fires on a body dripped byte by byte; the deadline for the
+    whole answer does, and the request is retried, then refused, naming the reason."""
+    units.scripts.append(fail_times(1000, lambda r: httpx.Response(200, stream=_Drip()), "/units"))
+
+    async def main() -> None:
+        async with client_for(units, limiter, max_retries=1, request_deadline=0.3) as client:
+            await drain(client.iter_keyset("/units", "unitId"))
+
+    with pytest.raises(ServiceUnavailable, match=r"no whole answer within 0.3 s"):
+        run(main())
