@@ -239,7 +239,8 @@ class WebhookInbox:
                     else notification.type,
                     int(notification.reservation_id),
                     notification.notification_id,
-                    json.dumps(notification.data, ensure_ascii=False, separators=(",", ":")),
+                    # ASCII: a lone surrogate (valid in JSON, not in UTF-8) is stored escaped.
+                    json.dumps(notification.data, ensure_ascii=True, separators=(",", ":")),
                     None if notification.processed_at is None else _iso(notification.processed_at),
                 ),
             )

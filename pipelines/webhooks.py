@@ -281,13 +281,23 @@ def create_webhook_app(
 # -- running it -------------------------------------------------------------------------------
 
 
+MAX_HEADER_BYTES = 32 * 1024  # a push's headers are a few hundred bytes
+MAX_CONNECTIONS = 100  # beyond this the receiver answers 503 at once
+KEEP_ALIVE_SECONDS = 5
+
+
 def _uvicorn_config(app: Starlette, **kwargs: Any) -> uvicorn.Config:
+    """The server's own limits: header size (h11 refuses more), connections, idle keep-alive."""
     return uvicorn.Config(
         app,
         lifespan="off",
         server_header=False,
         proxy_headers=False,
         timeout_graceful_shutdown=10,
+        http="h11",
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        limit_concurrency=MAX_CONNECTIONS,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         **kwargs,
     )
 

@@ -167,3 +167,38 @@ def test_acknowledged_pushes_survive_a_killed_receiver_process(tmp_path: Path) -
         if process.stderr:
             process.stderr.close()
     assert [n.webhook_id for n in WebhookInbox(tmp_path).pending()] == accepted
+
+
+def test_oversized_headers_are_refused_by_the_server(receiver: RunningReceiver) -> None:
+    """Headers beyond the server's limit are refused before the app sees them (no memory grows
+    with them), and the receiver keeps serving."""
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(receiver.base_url)
+    body = encode(payload(103))
+    headers = "".join(f"{k}: {v}\r\n" for k, v in signed_headers(body).items())
+    request = (
+        (
+            f"POST /webhooks/reservations HTTP/1.1\r\nHost: x\r\n{headers}"
+            f"Content-Length: {len(body)}\r\nX-Big: "
+        ).encode()
+        + b"a" * (1024 * 1024)
+        + b"\r\n\r\n"
+        + body
+    )
+    with socket.create_connection((where.hostname, where.port), timeout=10) as sock:
+        answer = b""
+        try:
+            sock.sendall(request)
+            while chunk := sock.recv(4096):
+                answer += chunk
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+    # A valid push but for its headers' size: without the limit it would be accepted (202).
+    assert not answer.startswith(b"HTTP/1.1 202")
+    assert receiver.inbox.reservation_ids_pending() == []
+    body = encode(payload(102))
+    with httpx.Client(timeout=10) as client:
+        ok = client.post(receiver.url, content=body, headers=signed_headers(body))
+    assert ok.status_code == 202

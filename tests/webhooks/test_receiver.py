@@ -494,3 +494,17 @@ def test_inbox_failure_is_503_so_the_sender_retries(tmp_path: Path) -> None:
     client = AppClient(create_webhook_app(secret=SECRET, inbox=BrokenInbox(tmp_path)))
     body = encode(payload(1))
     _assert_error(post(client, body, signed_headers(body)), 503, "INBOX_UNAVAILABLE")
+
+
+def test_a_push_with_a_lone_surrogate_is_stored_not_refused_forever(
+    client: AppClient, inbox: WebhookInbox
+) -> None:
+    """JSON may carry "\\ud800" (a lone UTF-16 surrogate); the inbox stores it escaped instead of
+    failing with 503 on every redelivery."""
+    message = payload(4712)
+    message["data"]["note"] = "\ud800 broken"
+    body = json.dumps(message).encode()  # ASCII-escaped, as the sender's JSON encoder writes
+    response = post(client, body, signed_headers(body, msg_id="msg_surrogate"))
+    assert response.status_code == 202, response.text
+    (stored,) = inbox.pending()
+    assert stored.data["note"] == "\ud800 broken"
