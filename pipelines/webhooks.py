@@ -149,26 +149,29 @@ def _verify_and_parse(
     if not verifier.body_only(body, signature):
         reject(401, "INVALID_SIGNATURE", "no webhook-signature entry matches")
     payload = parse_json(decode_text(body))
-    # Prefer the signed body fields: the headers are not covered by a body-only signature, so a
-    # captured body re-sent with a fresh webhook-id or timestamp must still count as a replay.
+    # Only the signed body counts: the headers are not covered by a body-only signature, so a
+    # captured body re-sent with a fresh webhook-id or timestamp would pass as new. A body
+    # without its own id and time is refused (each replay of it would count as new).
     body_id = payload.get("notificationId")
-    if body_id is not None:
-        if isinstance(body_id, bool) or not isinstance(body_id, str | int):
-            reject(400, "INVALID_FIELD", "field notificationId must be a string")
-        msg_id = check_id(str(body_id), "field notificationId")
-    else:
-        header_id = single_header(request, "webhook-id", required=False)
-        if header_id is None:
-            reject(400, "MISSING_FIELD", "missing field notificationId (or header webhook-id)")
-        msg_id = check_id(header_id, "header webhook-id")
+    if body_id is None:
+        reject(
+            400,
+            "MISSING_FIELD",
+            "missing field notificationId: a body-only signature covers the body alone, so its "
+            "id must be inside it (the webhook-id header is not signed)",
+        )
+    if isinstance(body_id, bool) or not isinstance(body_id, str | int):
+        reject(400, "INVALID_FIELD", "field notificationId must be a string")
+    msg_id = check_id(str(body_id), "field notificationId")
     sent = payload.get("sentDate")
-    if sent is not None:
-        sent_at = parse_service_datetime(sent, "sentDate").timestamp()
-    else:
-        header_ts = single_header(request, "webhook-timestamp", required=False)
-        if header_ts is None:
-            reject(400, "MISSING_FIELD", "missing field sentDate (or header webhook-timestamp)")
-        sent_at = float(parse_timestamp_header(header_ts))
+    if sent is None:
+        reject(
+            400,
+            "MISSING_FIELD",
+            "missing field sentDate: a body-only signature covers the body alone, so its time "
+            "must be inside it (the webhook-timestamp header is not signed)",
+        )
+    sent_at = parse_service_datetime(sent, "sentDate").timestamp()
     check_fresh(sent_at, now, settings.tolerance_seconds)
     return build_notification(payload, webhook_id=msg_id, received_at=received_at)
 

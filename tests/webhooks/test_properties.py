@@ -118,7 +118,8 @@ def test_correctly_signed_arbitrary_documents_never_cause_a_server_error(
     """Signed bodies get past the signature check, so every field check is exercised."""
     body = json.dumps(document).encode()
     if body_only:
-        # No sentDate: the (unsigned) header timestamp and id are the fallbacks in this mode.
+        # Headers are not signed in this mode: without notificationId and sentDate in the
+        # body the push is refused (400), never a server error.
         headers = {
             "webhook-signature": body_only_signature(body),
             "webhook-timestamp": str(int(time.time()) + skew),
