@@ -19,6 +19,29 @@ from lake.store import Lake
 CURSOR_STATE = "event_cursor"
 SWEEP_STATE = "sweep_mark"
 PENDING_STATE = "warehouse_pending"
+SOURCE_STATE = "source"
+
+
+class SourceMismatch(RuntimeError):
+    """The lake was built from another service (or sandbox world) than this run's."""
+
+
+def check_source(lake: Lake, source: str, batch_id: str) -> None:
+    """One source per data directory: the first run records it, later runs must match it.
+
+    Mixing two sources in one lake (another service, another concern, another sandbox world)
+    would run "incremental" and join one world's units with the other's reservations.
+    """
+    row = lake.read_state(SOURCE_STATE)
+    if row is None:
+        lake.write_state(SOURCE_STATE, batch_id, {"source": source, "batch_id": batch_id})
+        return
+    if row.get("source") != source:
+        raise SourceMismatch(
+            f"this data directory ({lake.root.parent}) holds data from {row.get('source')}, "
+            f"not from {source}; nothing was written. Point RESERVOIR_DATA_DIR at another "
+            "directory for this source, or delete this one to start it afresh"
+        )
 
 
 @dataclass(frozen=True)

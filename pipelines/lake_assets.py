@@ -34,6 +34,7 @@ from assets.settings import (
     DEFAULT_MAX_EVENTS,
     IngestSettings,
 )
+from lake.state import SourceMismatch, check_source
 from pipelines.lake_metadata import (
     KINDS,
     QUARANTINE_RATE,
@@ -177,6 +178,10 @@ def land(
     store = lake.lake()
     batch_id = lake.batch_id_for(context)
     mode = run_mode(context, config)
+    try:
+        check_source(store, lake.source or service.source_id(), batch_id)
+    except SourceMismatch as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
     if mode == "full":
         specs = [s for s in SPECS if selected & {t.name for t in s.tables}]
         failures: dict[str, Exception] = {}

@@ -60,6 +60,10 @@ class ReservationServiceResource(dg.ConfigurableResource):
             show_archived=self.show_archived,
         )
 
+    def source_id(self) -> str:
+        """Which service and concern this is (never the credentials): recorded with the lake."""
+        return f"the service at {self.base_url} (scope {self.scope or '-'})"
+
     def open_client(self) -> AbstractAsyncContextManager[Any]:
         """A fresh `ReservationService` (async context manager); one per asset execution."""
         from service.api import ReservationService
@@ -87,6 +91,9 @@ class LakeResource(dg.ConfigurableResource):
     # Worker processes that decode and normalise the pages of big streams, so the process that
     # talks HTTP only fetches: None = one per core (at most 4; none on one core), 0 = never.
     normalise_workers: int | None = None
+    # The source this lake belongs to, as recorded in its run state; None = the service
+    # resource's URL and scope (`reservoir run` names the embedded sandbox by seed and scale).
+    source: str | None = None
 
     def lake(self) -> Lake:
         return Lake(Path(self.data_dir) / "lake")

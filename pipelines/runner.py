@@ -66,6 +66,14 @@ class ServiceTarget:
     today: str | None  # the service's "today" (the sandbox has its own clock)
     sandbox: Any = None  # the sandbox handle when embedded
 
+    @property
+    def source(self) -> str:
+        """What the lake records as its source (the embedded sandbox by its world)."""
+        if self.sandbox is not None:
+            world = self.sandbox.settings
+            return f"the embedded sandbox (seed {world.seed}, scale {world.scale})"
+        return f"the service at {self.base_url} (scope {self.scope or '-'})"
+
     @classmethod
     def from_sandbox(cls, handle: Any) -> ServiceTarget:
         """A running sandbox (`sandbox.runner.SandboxHandle`) as the run's service."""
@@ -133,7 +141,9 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
             max_concurrency=settings.max_concurrency,
         ),
         "lake": LakeResource(
-            data_dir=str(settings.data_dir.resolve()), availability_start=target.today
+            data_dir=str(settings.data_dir.resolve()),
+            availability_start=target.today,
+            source=target.source,
         ),
     }
     from pipelines.warehouse_assets import WarehouseResource

@@ -126,3 +126,20 @@ def test_every_check_passes_on_other_worlds(tmp_path: Path, home: None, seed: in
     for summary in (first, second):
         failing = [(c.asset, c.name, c.outcome) for c in summary.checks if c.outcome != "passed"]
         assert failing == [], (seed, summary.mode)
+
+
+def test_a_second_source_in_the_same_data_directory_is_refused(tmp_path: Path, home: None) -> None:
+    """Pointing a data directory built from one source at another (here: another sandbox
+    world) exits with a message saying what to do, and lands nothing."""
+    settings = Settings(data_dir=tmp_path)
+    with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
+        _run(settings, handle)
+    lake = settings.lake_dir
+    before = sorted(str(p.relative_to(lake)) for p in lake.rglob("*.parquet"))
+    with (
+        run_sandbox(SandboxSettings(seed=11, scale="small")) as other,
+        pytest.raises(RunError, match=r"holds data from the embedded sandbox \(seed 7") as info,
+    ):
+        _run(settings, other)
+    assert "RESERVOIR_DATA_DIR" in str(info.value)
+    assert sorted(str(p.relative_to(lake)) for p in lake.rglob("*.parquet")) == before
