@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pipelines.lake_assets import SOURCE_ENV
 from pipelines.runner import prepare_instance, service_target
 from pipelines.settings import Settings
 
@@ -36,6 +37,7 @@ def run_dev(settings: Settings, *, port: int, scale: str, seed: int) -> int:
                 "RESERVOIR_CLIENT_ID": target.client_id,
                 "RESERVOIR_CLIENT_SECRET": target.client_secret,
                 "RESERVOIR_SCOPE": target.scope,
+                SOURCE_ENV: target.source,
             },
         )
         if target.sandbox is not None:

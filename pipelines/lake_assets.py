@@ -49,6 +49,9 @@ LAKE_OP = "lake"
 MODE_TAG = "reservoir/lake_mode"  # a job's mode; the run config's `mode` overrides it
 PID_TAG = "reservoir/pid"  # the process executing the run (a dead one is failed by the sensors)
 HOST_TAG = "reservoir/host"
+# The lake's source when the service resource's URL does not name it (`reservoir dev` sets it to
+# the embedded sandbox's world, whose URL has a new port every time).
+SOURCE_ENV = "RESERVOIR_SOURCE"
 Mode = Literal["full", "auto", "incremental", "webhook", "sweep"]
 MODES: tuple[Mode, ...] = ("full", "auto", "incremental", "webhook", "sweep")
 
@@ -179,7 +182,8 @@ def land(
     batch_id = lake.batch_id_for(context)
     mode = run_mode(context, config)
     try:
-        check_source(store, lake.source or service.source_id(), batch_id)
+        source = lake.source or os.environ.get(SOURCE_ENV) or service.source_id()
+        check_source(store, source, batch_id)
     except SourceMismatch as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     if mode == "full":

@@ -22,6 +22,7 @@ ENV_VARS: dict[str, str] = {
     "RESERVOIR_DATA_DIR": "where lake/ and warehouse.duckdb live (default ./data)",
     "RESERVOIR_MAX_CONCURRENCY": "requests in flight for the whole run (default 15)",
     "RESERVOIR_WEBHOOK_SECRET": "secret of the webhook receiver (whsec_...)",
+    "RESERVOIR_SOURCE": "name under which the lake records its source (default: URL and scope)",
 }
 
 
