@@ -8,12 +8,20 @@ like an Authorization header, a bearer token or a credential form field.
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import re
 import threading
+from functools import lru_cache
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 REDACTED = "***"
+# A run of this many characters of a registered secret (in any encoding below) is scrubbed: a
+# service that echoes part of a secret, or a message cut in the middle of one, leaks no part
+# long enough to guess the rest from. Secrets shorter than twice this are scrubbed whole only.
+PARTIAL_RUN = 8
 
 # Values scrubbed from every log record that passes the filter. Registered by Secret.reveal
 # users (config and token manager); kept as a set of plain strings under a lock.
@@ -25,8 +33,9 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1" + REDACTED),
     (
         re.compile(
-            r"(?i)((?:client_?secret|clientSecret|access_token|accessToken|secret|password)"
-            r"['\"]?\s*[:=]\s*['\"]?)([^&'\",}\s]+)"
+            r"(?i)((?:client(?:_|%5F)?secret|access(?:_|%5F)?token|secret|password)"
+            r"(?:['\"]|%22|%27)?\s*(?:[:=]|%3A|%3D)\s*(?:['\"]|%22|%27)?)"
+            r"((?:[^&'\",}\s%]|%[0-9A-Fa-f]{2})+)"
         ),
         r"\1" + REDACTED,
     ),
@@ -89,13 +98,58 @@ def forget_secret(value: str | None) -> None:
             _known.discard(value)
 
 
+def _encodings(value: str) -> set[str]:
+    """The forms a secret takes when a URL, a form body, JSON or Basic auth carries it."""
+    forms = {value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1]}
+    forms.add(quote(quote(value, safe=""), safe=""))  # encoded twice by a proxy or a redirect
+    forms.add(base64.b64encode(value.encode()).decode().rstrip("="))
+    return {form for form in forms if form}
+
+
+@lru_cache(maxsize=256)
+def _secret_pattern(value: str) -> re.Pattern[str]:
+    """Any form of `value` and, for long secrets, any run of PARTIAL_RUN of its characters."""
+    pieces: set[str] = set()
+    for form in _encodings(value):
+        pieces.add(form)
+        if len(value) >= 2 * PARTIAL_RUN:
+            pieces.update(form[i : i + PARTIAL_RUN] for i in range(len(form) - PARTIAL_RUN + 1))
+    return re.compile("|".join(re.escape(p) for p in sorted(pieces, key=len, reverse=True)))
+
+
+def _scrub(text: str, value: str) -> str:
+    """Replace each stretch of `text` covered by pieces of `value` with one ***.
+
+    Pieces overlap ("abcdefghij" is "abcdefgh" and "cdefghij"), so matches are searched from
+    every start position and merged; a leaked stretch becomes one *** however long it was.
+    """
+    pattern = _secret_pattern(value)
+    spans: list[list[int]] = []
+    match = pattern.search(text)
+    while match is not None:
+        start, end = match.span()
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+        match = pattern.search(text, start + 1)
+    if not spans:
+        return text
+    out, last = [], 0
+    for start, end in spans:
+        out += [text[last:start], REDACTED]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
 def redact(text: str) -> str:
-    """`text` with registered secrets and credential-looking fragments replaced by ***."""
+    """`text` with registered secrets (whole, encoded or in part) and credential-looking
+    fragments replaced by ***."""
     with _known_lock:
         known = sorted(_known, key=len, reverse=True)
     for value in known:
-        if value in text:
-            text = text.replace(value, REDACTED)
+        text = _scrub(text, value)
     for pattern, repl in _PATTERNS:
         text = pattern.sub(repl, text)
     return text

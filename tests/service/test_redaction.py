@@ -88,3 +88,50 @@ def test_secret_wrapper() -> None:
         import pickle
 
         pickle.dumps(s)
+
+
+def _echoes() -> list[str]:
+    from urllib.parse import quote, quote_plus
+
+    return [
+        f"bad credential {quote(SECRET, safe='')}",
+        f"bad credential {quote_plus(SECRET)}",
+        f"bad credential {quote(quote(SECRET, safe=''), safe='')}",
+        f"bad credential starting {SECRET[:10]}",
+        f"bad credential ending {SECRET[-9:]}",
+        f"clientSecret%3D{quote(SECRET, safe='')}%26scope%3DX",
+    ]
+
+
+@pytest.mark.parametrize("echo", _echoes(), ids=["quote", "plus", "twice", "head", "tail", "form"])
+def test_secret_echoed_encoded_or_in_part_is_scrubbed(
+    fake: FakeService, limiter, caplog, echo: str
+) -> None:
+    """A service that echoes the secret back URL-encoded or cut short leaks none of it."""
+    fake.add_list("/units", "unitId", records("unitId", [1]))
+    fake.scripts.append(fail_times(99, lambda r: _error(422, "E", echo), "/units"))
+    caplog.set_level(logging.DEBUG)
+
+    async def main() -> None:
+        async with client_for(fake, limiter) as client:
+            await client.get_json("/units")
+
+    with pytest.raises(Exception) as info:
+        run(main())
+    texts = [str(info.value), repr(info.value), caplog.text]
+    assert any(REDACTED in text for text in texts)  # the echo reached the message, scrubbed
+    for text in texts:
+        for piece in (SECRET[i : i + 8] for i in range(len(SECRET) - 7)):
+            assert piece not in text
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        pytest.param("client%5Fsecret%3Dabc%2Fdef&scope=1", "&scope=1", id="encoded-key"),
+        pytest.param("access_token%22%3A%22abc.def%22", "", id="encoded-json"),
+    ],
+)
+def test_redact_encoded_credential_fields(text: str, kept: str) -> None:
+    out = redact(text)
+    assert "abc" not in out and REDACTED in out and out.endswith(kept)
