@@ -13,6 +13,7 @@ from assets.settings import IngestSettings, OpenClient
 from lake.locks import writer_lock
 from lake.state import mark_warehouse_pending, next_batch_id
 from lake.store import Lake
+from service.streams import leaf_error
 
 
 def full_snapshot(
@@ -59,7 +60,7 @@ def full_snapshot(
             except Exception as exc:
                 if failures is None:
                     raise
-                failures[spec.name] = exc
+                failures[spec.name] = _single(exc)
                 failed.update(t.name for t in spec.tables)
                 continue
             rep.seconds = time.perf_counter() - started
@@ -91,3 +92,9 @@ def land_full(
         mark_warehouse_pending(lake, batch_id, report.tables)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _single(error: Exception) -> Exception:
+    """The exception that says what went wrong, out of the task groups that raised it."""
+    leaf = leaf_error(error)
+    return leaf if isinstance(leaf, Exception) else error

@@ -44,6 +44,8 @@ from pipelines.lake_metadata import (
     results,
 )
 from pipelines.resources import LakeResource, ReservationServiceResource
+from service.errors import RequestBudgetExceeded, ServiceError
+from service.streams import leaf_error
 
 LAKE_OP = "lake"
 MODE_TAG = "reservoir/lake_mode"  # a job's mode; the run config's `mode` overrides it
@@ -222,6 +224,12 @@ def land(
         )
     except QuarantineRateExceeded as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    except BaseExceptionGroup as group:  # concurrent requests failing alike: say it once
+        leaf = leaf_error(group)
+        if not isinstance(leaf, ServiceError):
+            raise
+        retry = not isinstance(leaf, RequestBudgetExceeded)
+        raise dg.Failure(description=str(leaf), allow_retries=retry) from group
 
 
 def _fail(
@@ -234,7 +242,7 @@ def _fail(
     first = next(iter(failures.values()))
     raise dg.Failure(
         description="; ".join(lines),
-        allow_retries=not isinstance(first, QuarantineRateExceeded),
+        allow_retries=not isinstance(first, QuarantineRateExceeded | RequestBudgetExceeded),
     ) from first
 
 

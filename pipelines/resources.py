@@ -19,6 +19,8 @@ from lake.store import Lake
 
 DEFAULT_MAX_CONCURRENCY = 15  # the service caps concurrent calls per IP address at 15
 DEFAULT_PAGE_SIZE = 1000
+DEFAULT_MAX_REQUESTS = 20_000  # the client's default; below the 25,000 free requests a day
+DEFAULT_MAX_RESPONSE_MB = 64.0
 
 
 class ReservationServiceResource(dg.ConfigurableResource):
@@ -34,6 +36,10 @@ class ReservationServiceResource(dg.ConfigurableResource):
     scope: str = ""
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     page_size: int = DEFAULT_PAGE_SIZE
+    # Requests one run may send (0 = no limit) and the largest body read: a run against a
+    # service that repeats its pages or sends a runaway record stops with a message.
+    max_requests: int = DEFAULT_MAX_REQUESTS
+    max_response_mb: float = DEFAULT_MAX_RESPONSE_MB
     events_path: str = "/events"
     # Archived units, types and channels still count for the nights before they were archived,
     # so the lake keeps them: history needs them even when the service hides them by default.
@@ -56,6 +62,8 @@ class ReservationServiceResource(dg.ConfigurableResource):
             scope=self.scope,
             max_concurrency=self.max_concurrency,
             page_size=self.page_size,
+            max_requests=self.max_requests,
+            max_response_bytes=round(self.max_response_mb * 1024 * 1024),
             events_path=self.events_path,
             show_archived=self.show_archived,
         )

@@ -139,6 +139,8 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
             client_secret=dg.EnvVar(SECRET_ENV),
             scope=target.scope,
             max_concurrency=settings.max_concurrency,
+            max_requests=settings.max_requests,
+            max_response_mb=settings.max_response_mb,
         ),
         "lake": LakeResource(
             data_dir=str(settings.data_dir.resolve()),

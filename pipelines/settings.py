@@ -7,9 +7,12 @@ command line, which must explain a missing or wrong setting in one line before a
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
+
+Number = TypeVar("Number", int, float)
 
 DEFAULT_DATA_DIR = "./data"
 DEFAULT_MAX_CONCURRENCY = 15
@@ -23,7 +26,11 @@ ENV_VARS: dict[str, str] = {
     "RESERVOIR_MAX_CONCURRENCY": "requests in flight for the whole run (default 15)",
     "RESERVOIR_WEBHOOK_SECRET": "secret of the webhook receiver (whsec_...)",
     "RESERVOIR_SOURCE": "name under which the lake records its source (default: URL and scope)",
+    "RESERVOIR_MAX_REQUESTS": "requests one run may send, 0 = no limit (default 20000)",
+    "RESERVOIR_MAX_RESPONSE_MB": "largest response body read, in MiB (default 64)",
 }
+DEFAULT_MAX_REQUESTS = 20_000  # below the service's 25,000 free requests a day
+DEFAULT_MAX_RESPONSE_MB = 64.0
 
 
 class SettingsError(Exception):
@@ -40,6 +47,8 @@ class Settings:
     client_secret: str | None = field(default=None, repr=False)
     scope: str | None = None
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    max_requests: int = DEFAULT_MAX_REQUESTS
+    max_response_mb: float = DEFAULT_MAX_RESPONSE_MB
     webhook_secret: str | None = field(default=None, repr=False)
 
     @property
@@ -79,6 +88,8 @@ class Settings:
                 f"RESERVOIR_MAX_CONCURRENCY must be between 1 and 15 (the service caps concurrent "
                 f"calls per address at 15), got {max_conc}."
             )
+        max_requests = _number(get, "RESERVOIR_MAX_REQUESTS", int, DEFAULT_MAX_REQUESTS, 0)
+        max_mb = _number(get, "RESERVOIR_MAX_RESPONSE_MB", float, DEFAULT_MAX_RESPONSE_MB, 0.0625)
         settings = cls(
             data_dir=Path(get("RESERVOIR_DATA_DIR") or DEFAULT_DATA_DIR).expanduser(),
             base_url=get("RESERVOIR_BASE_URL"),
@@ -86,6 +97,8 @@ class Settings:
             client_secret=get("RESERVOIR_CLIENT_SECRET"),
             scope=get("RESERVOIR_SCOPE"),
             max_concurrency=max_conc,
+            max_requests=max_requests,
+            max_response_mb=max_mb,
             webhook_secret=get("RESERVOIR_WEBHOOK_SECRET"),
         )
         settings.validate()
@@ -123,3 +136,26 @@ class Settings:
                 f"RESERVOIR_DATA_DIR {str(self.data_dir)!r} is not writable ({exc.strerror}); "
                 "point it at a directory you can write to."
             ) from None
+
+
+def _number(
+    get: Callable[[str], str | None],
+    name: str,
+    kind: Callable[[str], Number],
+    default: Number,
+    least: Number,
+) -> Number:
+    """A numeric setting, or a SettingsError that names it, its default and its lower bound."""
+    raw = get(name)
+    if raw is None:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or value < least:
+        raise SettingsError(
+            f"{name} must be a number of at least {least}, got {raw!r}; unset it to use the "
+            f"default of {default}."
+        )
+    return value

@@ -21,9 +21,7 @@ from typing import Any
 import httpx
 import orjson
 
-from service.auth import (
-    TokenManager,
-)
+from service.auth import TokenManager
 from service.config import ServiceConfig
 from service.errors import (
     TEST_REFRESH_HINT,
@@ -42,6 +40,7 @@ from service.responses import (
     log_response,
     raise_for_status,
     raise_if_transient,
+    read_capped,
     retrying,
     transient_failure,
 )
@@ -68,7 +67,8 @@ class ServiceClient:
         install_log_redaction(*CLIENT_LOGGERS)
         self.config = config
         self.limiter = limiter or limiter_for(config.base_url, config.max_concurrency)
-        self.stats = RequestStats(used_today=used_today, daily_free=config.daily_free_requests)
+        daily_free, budget = config.daily_free_requests, config.max_requests
+        self.stats = RequestStats(used_today=used_today, daily_free=daily_free, max_requests=budget)
         self.auth = TokenManager(self.config, lambda: request_token(self))
         headers: dict[str, str] = {"accept": "application/json"}
         if config.locale:
@@ -78,19 +78,18 @@ class ServiceClient:
         pool = max(config.max_concurrency, self.limiter.limit)
         self._http = httpx.AsyncClient(
             base_url=config.base_url + "/",
-            transport=transport or ServiceTransport(pool, base_url=config.base_url),
+            transport=transport
+            or ServiceTransport(pool, base_url=config.base_url, max_body=config.max_response_bytes),
             headers=headers,
             timeout=httpx.Timeout(config.timeout),
             limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
             event_hooks={"request": [log_request], "response": [log_response]},
             follow_redirects=False,
         )
-        # Requests are built here and handed to the transport directly: `AsyncClient.request`
-        # re-parses and merges the URL three times, copies headers and walks the auth, redirect
-        # and cookie machinery, none of which this client uses (no redirects, no cookies, the
-        # token is a header); that was ~35 % of the client's CPU per GET. The AsyncClient still
-        # owns the transport and supplies the default headers, so what goes on the wire is
-        # unchanged (`tests/service/test_request_building.py`).
+        # Requests are built here and handed to the transport directly: `AsyncClient.request`'s
+        # URL merging, header copies and auth/redirect/cookie machinery (none used here) were
+        # ~35 % of the client's CPU per GET. The AsyncClient still owns the transport and the
+        # default headers: the wire is unchanged (`tests/service/test_request_building.py`).
         self._transport = self._http._transport
         self._base_url = config.base_url.rstrip("/") + "/"
         self._default_headers = dict(self._http.headers)
@@ -392,7 +391,7 @@ class ServiceClient:
         response = await self._transport.handle_async_request(request)
         response.request = request
         try:
-            await response.aread()
+            await read_capped(response, self.config.max_response_bytes)
         except BaseException:
             await response.aclose()
             raise

@@ -30,6 +30,13 @@ DEFAULT_MAX_RETRIES = 8  # transient retries per request after the first attempt
 DEFAULT_MAX_RETRY_SECONDS = 120.0  # wall-clock budget for one request including backoff
 DEFAULT_EVENTS_PATH = "/events"
 DEFAULT_DAILY_FREE_REQUESTS = 25_000  # production requests per day that cost nothing
+# Requests one run may send (0 = no limit): a run stops with a message before it alone can use
+# up the free daily quota, e.g. against a service that ignores a filter and repeats its pages.
+# A full read of a large park group (~1M reservations) takes ~16,000 (docs/benchmarks.md).
+DEFAULT_MAX_REQUESTS = 20_000
+# Largest response body read (decompressed): pages are well under 10 MiB; a body past this is a
+# fault (a record with a 100 MB string took a run from 290 MB to 1.6 GB of memory).
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_URL_LENGTH = 1800  # stay well below the 2k limit of common proxies
 DEFAULT_AVAILABILITY_WINDOW_DAYS = 31  # the availability endpoint answers 400 beyond 31 arrivals
 
@@ -45,6 +52,10 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _mebibytes(raw: str) -> int:
+    return int(float(raw) * 1024 * 1024)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +78,8 @@ class ServiceConfig:
     locale: str | None = None
     show_archived: bool = False
     daily_free_requests: int = DEFAULT_DAILY_FREE_REQUESTS
+    max_requests: int = DEFAULT_MAX_REQUESTS
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     max_url_length: int = DEFAULT_MAX_URL_LENGTH
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     # List pages arrive as `LazyRecords`: counted and keyed by a skim, decoded where used
@@ -109,6 +122,10 @@ class ServiceConfig:
             yield "auth_style must be 'camel' or 'snake'"
         if not self.events_path.startswith("/"):
             yield "events_path must start with '/'"
+        if self.max_requests < 0:
+            yield "max_requests must be 0 (no limit) or more (RESERVOIR_MAX_REQUESTS)"
+        if self.max_response_bytes < 64 * 1024:
+            yield "max_response_bytes must be at least 64 KiB (RESERVOIR_MAX_RESPONSE_MB)"
         if self.max_url_length < 256:
             yield "max_url_length must be at least 256"
 
@@ -141,6 +158,8 @@ class ServiceConfig:
             "RESERVOIR_PAGE_SIZE": ("page_size", int),
             "RESERVOIR_DETAILS_PAGE_SIZE": ("details_page_size", int),
             "RESERVOIR_TIMEOUT": ("timeout", float),
+            "RESERVOIR_MAX_REQUESTS": ("max_requests", int),
+            "RESERVOIR_MAX_RESPONSE_MB": ("max_response_bytes", _mebibytes),
         }
         for var, (name, conv) in numeric.items():
             raw = opt(var)

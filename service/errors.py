@@ -8,7 +8,9 @@ One tree so callers can catch what they can act on::
     ├── PermissionDenied              403: the API user may not read this resource
     ├── NotFound                      404: the resource does not exist
     ├── BadRequest                    400: the server rejected the request (its message included)
-    └── ServiceUnavailable            transient failures outlived the retry budget
+    ├── ServiceUnavailable            transient failures outlived the retry budget
+    ├── RequestBudgetExceeded         the run used its request budget (max_requests)
+    └── ResponseTooLarge              a response body passed max_response_bytes
 
 Messages never contain secrets: the client only puts endpoint templates, status codes and the
 server's own error message into them.
@@ -78,3 +80,15 @@ class ServiceUnavailable(ServiceError):
     ):
         super().__init__(message, endpoint=endpoint, status=status)
         self.attempts = attempts
+
+
+class RequestBudgetExceeded(ServiceError):
+    """The run has sent `max_requests` requests: it stops before it can use up the daily quota.
+
+    A run that needs that many is either very large (raise the budget) or stuck asking a service
+    that ignores a filter for the same pages (the endpoint named in the message)."""
+
+
+class ResponseTooLarge(ServiceError):
+    """A response body passed `max_response_bytes`; it was not read further (nor retried: a
+    record that big comes back the same)."""

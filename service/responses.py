@@ -21,11 +21,13 @@ from service.errors import (
     BadRequest,
     NotFound,
     PermissionDenied,
+    ResponseTooLarge,
     ServiceError,
     ServiceUnavailable,
 )
 from service.lazy import loads, skim
 from service.secrets import redact, redact_headers
+from service.stats import endpoint_template
 
 log = logging.getLogger("service.client")
 
@@ -207,3 +209,36 @@ def transient_failure(exc: BaseException, deadline: float) -> Transient:
     if isinstance(exc, httpx.TimeoutException):
         return Transient(f"timeout ({type(exc).__name__})")
     return Transient(f"connection dropped ({type(exc).__name__})")
+
+
+async def read_capped(response: httpx.Response, limit: int) -> bytes:
+    """Read the whole (decoded) body like `aread`, refusing one larger than `limit` bytes.
+
+    The declared length is checked first; the count while reading catches a body without one
+    and a compressed body that inflates past the limit.
+    """
+    template = endpoint_template(response.request.url.path) if response.request else "?"
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(template, int(declared), limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(template, size, limit)
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    response._content = body  # what `Response.aread` stores; `.content` reads it
+    return body
+
+
+def _too_large(template: str, size: int, limit: int) -> ResponseTooLarge:
+    return ResponseTooLarge(
+        f"GET {template}: the response body passed {size:,} bytes, above the limit of "
+        f"{limit:,} (RESERVOIR_MAX_RESPONSE_MB = {limit / 1048576:g}). Pages of this service "
+        "are normally under 10 MiB, so a record in it is probably damaged; nothing from this "
+        "table was landed. If the service really sends pages this big, lower the page size "
+        "(RESERVOIR_PAGE_SIZE) or raise RESERVOIR_MAX_RESPONSE_MB.",
+        endpoint=template,
+    )

@@ -11,6 +11,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from service.errors import RequestBudgetExceeded
+
 log = logging.getLogger("service.stats")
 
 WARN_FRACTION = 0.9  # warn once the day's projected use reaches 90 % of the free quota
@@ -29,6 +31,7 @@ class RequestStats:
 
     used_today: int = 0
     daily_free: int = 25_000
+    max_requests: int = 0  # 0 = no limit; else `count_request` refuses the one past it
     requests: int = 0
     retries: int = 0
     bytes_received: int = 0
@@ -39,7 +42,10 @@ class RequestStats:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def count_request(self, template: str) -> None:
+        """Count a request about to be sent; raise `RequestBudgetExceeded` past the budget."""
         with self._lock:
+            if self.max_requests and self.requests >= self.max_requests:
+                raise self._over_budget(template)
             self.requests += 1
             self.by_endpoint[template] += 1
             projected = self.used_today + self.requests
@@ -78,6 +84,19 @@ class RequestStats:
                 "retries_by_reason": dict(sorted(self.retries_by_reason.items())),
                 "projection": self.projection(),
             }
+
+    def _over_budget(self, template: str) -> RequestBudgetExceeded:
+        busiest, count = self.by_endpoint.most_common(1)[0] if self.by_endpoint else (template, 0)
+        return RequestBudgetExceeded(
+            f"this run has sent {self.requests} requests, its limit (RESERVOIR_MAX_REQUESTS, "
+            f"max_requests); the service's free quota is {self.daily_free} a day. The run "
+            f"stopped before sending GET {template}: tables already landed stay, the rest are "
+            f"read again by the next run. Most requests went to {busiest} ({count}); if that "
+            "is more than its data needs, the service may be repeating pages (a filter it "
+            "ignores) - see the paging log. If the run really needs more, raise "
+            "RESERVOIR_MAX_REQUESTS (0 = no limit).",
+            endpoint=template,
+        )
 
     def _check_quota(self, projected: int) -> None:
         if self.daily_free <= 0:

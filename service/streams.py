@@ -24,10 +24,10 @@ class _Failed:
 _DONE = object()
 
 
-def _leaf(error: BaseException) -> BaseException:
+def leaf_error(error: BaseException) -> BaseException:
     """The most useful single exception inside (nested) exception groups."""
     if isinstance(error, BaseExceptionGroup):
-        leaves = [_leaf(e) for e in error.exceptions]
+        leaves = [leaf_error(e) for e in error.exceptions]
         for leaf in leaves:
             if isinstance(leaf, ServiceError):
                 return leaf
@@ -59,7 +59,7 @@ async def stream(
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            await queue.put(_Failed(_leaf(exc)))
+            await queue.put(_Failed(leaf_error(exc)))
         else:
             await queue.put(_DONE)
 

@@ -109,17 +109,36 @@ class _WholeBody(httpx.AsyncByteStream):
     it the body at once.
     """
 
-    def __init__(self, inner: AiohttpResponseStream, request: httpx.Request) -> None:
+    def __init__(
+        self, inner: AiohttpResponseStream, request: httpx.Request, max_body: int | None
+    ) -> None:
         self._inner = inner
         self._request = request
+        self._max_body = max_body
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         try:
-            body = await self._inner._aiohttp_response.read()
+            body = await self._read()
         except (httpx.TransportError, aiohttp.ClientError) as exc:
             _raise_remapped(exc, self._request)
         if body:
             yield body
+
+    async def _read(self) -> bytes:
+        """The whole (decompressed) body; stops reading once it passes `max_body` bytes and
+        hands what it has on, so the client's own count refuses it without holding more."""
+        response = self._inner._aiohttp_response
+        if self._max_body is None:
+            return await response.read()
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.content.iter_any():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > self._max_body:
+                response.close()  # the connection is not reused for the rest of the body
+                break
+        return b"".join(chunks)
 
     async def aclose(self) -> None:
         try:
@@ -131,8 +150,11 @@ class _WholeBody(httpx.AsyncByteStream):
 class ServiceTransport(AiohttpTransport):
     """`AiohttpTransport` with a session sized to the concurrency cap and honest error mapping."""
 
-    def __init__(self, connections: int, *, base_url: str | None = None) -> None:
+    def __init__(
+        self, connections: int, base_url: str | None = None, max_body: int | None = None
+    ) -> None:
         self.connections = connections
+        self.max_body = max_body
         proxy = environment_proxy(base_url) if base_url else None
         super().__init__(verify=tls_context(), client=self._new_session, proxy=proxy)
 
@@ -156,5 +178,5 @@ class ServiceTransport(AiohttpTransport):
             _raise_remapped(exc, request)
         stream = response.stream
         assert isinstance(stream, AiohttpResponseStream)
-        response.stream = _WholeBody(stream, request)
+        response.stream = _WholeBody(stream, request, self.max_body)
         return response
