@@ -80,6 +80,9 @@ class EndpointSpec:
     by_ids: ByIds | None = None
     type_scoped: bool = False
     reference: bool = False  # re-read in full and compared on a new business date and nightly
+    # A full read covers only the root keys whose `window` column lies within the values it read
+    # (availability: the arrival dates of the horizon); the removal guard looks only there.
+    window: str | None = None
 
     @property
     def tables(self) -> tuple[Table, ...]:
@@ -288,6 +291,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         events=("AVAILABILITY_EVENT",),
         by_ids=ByIds("/accommodationtypes/availability", "resourceId"),
         type_scoped=True,
+        window="arrival_date",
     ),
 )
 

@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from assets import progress, workers
 from assets.catalogue import EndpointSpec
+from assets.guard import check_removals, guard_columns
 from assets.normalise import Normaliser
 from assets.settings import EVENTS_SOURCE, IngestSettings, Record
 from assets.workers import NormaliseWorkerDied, PageResult, normalise_page
@@ -152,6 +153,7 @@ class Landing:
         self.seen: set[tuple[Any, ...]] = set()  # root keys received (held landings)
         self.buffer: dict[str, list[pa.Table]] = {t.name: [] for t in spec.tables}
         self._tombstones: list[pa.Table] = []
+        self._root_keys: list[pa.Table] = []  # for the removal guard of a full batch
         self._writers = {
             t.name: lake.writer(
                 t, batch_id, include_pii=settings.include_pii, flush_rows=settings.flush_rows
@@ -240,6 +242,8 @@ class Landing:
         for name, table in result.tables.items():
             if not table.num_rows:
                 continue
+            if name == self.root.name and self.kind == "full":
+                self._root_keys.append(table.select(guard_columns(self.spec)))
             if self.hold:
                 self.buffer[name].append(table)
             else:
@@ -325,6 +329,15 @@ class Landing:
         if report.quarantined and kind == "full":
             kind = "delta"  # a full batch missing records would drop their keys
         report.batch_kind = kind
+        if kind == "full":
+            try:
+                check_removals(
+                    self.lake, self.spec, self._root_keys, self.settings.max_removed_share
+                )
+            except BaseException:
+                for w in self._writers.values():
+                    w.abort()
+                raise
         for name, parts in self.buffer.items():
             for part in parts:
                 self._writers[name].add(part)

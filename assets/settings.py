@@ -20,6 +20,9 @@ DEFAULT_SWEEP_OVERLAP = timedelta(hours=1)  # datetimes have ms precision; order
 DEFAULT_EVENT_OVERLAP = timedelta(minutes=5)
 AVAILABILITY_FULL_SHARE = 0.25  # refetch the whole horizon once this share of types changed
 DEFAULT_QUARANTINE_THRESHOLD = 0.05
+# A full batch may remove at most this share of its table's current keys (assets/guard.py);
+# 1.0 confirms any removal.
+DEFAULT_REMOVAL_GUARD = 0.5
 DEFAULT_HORIZON_DAYS = 90
 DEFAULT_EVERY_DAYS = 1  # reconcile reservation ids on every nightly sweep; 0 = off
 
@@ -42,6 +45,9 @@ class IngestSettings:
     flush_rows: int = DEFAULT_FLUSH_ROWS
     # A stream whose share of quarantined records is above this is not committed.
     quarantine_threshold: float = DEFAULT_QUARANTINE_THRESHOLD
+    # A full batch that would remove more than this share of its table's current records is
+    # not landed (the run fails saying which table); 1.0 lands any removal.
+    max_removed_share: float = DEFAULT_REMOVAL_GUARD
     # Worker processes that decode and normalise the pages of big streams: None = automatic (one
     # per core on 2 or more cores, at most 4), 0 = always in the run's own thread.
     normalise_workers: int | None = None

@@ -24,6 +24,7 @@ from pydantic import Field
 
 from assets.catalogue import CHILD_DESCRIPTIONS, SPECS
 from assets.full import land_full
+from assets.guard import RemovalRefused
 from assets.landing import QuarantineRateExceeded
 from assets.modes import apply_changes, refresh_reservations, sweep
 from assets.reconcile import DEFAULT_MAX_REMOVED_SHARE
@@ -86,6 +87,12 @@ class LakeRun(dg.Config):
         default=DEFAULT_MAX_REMOVED_SHARE,
         description="sweep: refuse (fail the run, tombstone nothing) when the id read would "
         "remove more than this share of the lake's reservations.",
+    )
+    max_removed_share: float | None = Field(
+        default=None,
+        description="Refuse a full batch (fail the run, land nothing of that table) that would "
+        "remove more than this share of a table's current records; 1.0 confirms a real mass "
+        "deletion. Default: the lake resource's setting (RESERVOIR_MAX_REMOVED_SHARE, 0.5).",
     )
     id_page_size: int | None = Field(
         default=None,
@@ -164,6 +171,9 @@ def _settings(lake: LakeResource, config: LakeRun) -> IngestSettings:
         include_pii=lake.include_customer_pii,
         flush_rows=lake.flush_rows,
         quarantine_threshold=lake.quarantine_threshold,
+        max_removed_share=(
+            lake.max_removed_share if config.max_removed_share is None else config.max_removed_share
+        ),
         max_events=config.max_events,
         event_overlap=timedelta(seconds=config.event_overlap_seconds),
         id_reconcile_every_days=config.id_reconcile_every_days,
@@ -222,7 +232,7 @@ def land(
             id_max_removed_share=config.id_reconcile_max_share,
             id_page_size=config.id_page_size,
         )
-    except QuarantineRateExceeded as exc:
+    except (QuarantineRateExceeded, RemovalRefused) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     except BaseExceptionGroup as group:  # concurrent requests failing alike: say it once
         leaf = leaf_error(group)
@@ -230,6 +240,10 @@ def land(
             raise
         retry = not isinstance(leaf, RequestBudgetExceeded)
         raise dg.Failure(description=str(leaf), allow_retries=retry) from group
+
+
+# Failures a retry would repeat: the run stops and says what to change.
+REFUSALS = (QuarantineRateExceeded, RemovalRefused, RequestBudgetExceeded)
 
 
 def _fail(
@@ -242,7 +256,7 @@ def _fail(
     first = next(iter(failures.values()))
     raise dg.Failure(
         description="; ".join(lines),
-        allow_retries=not isinstance(first, QuarantineRateExceeded | RequestBudgetExceeded),
+        allow_retries=not isinstance(first, REFUSALS),
     ) from first
 
 

@@ -13,7 +13,11 @@ from typing import Any
 
 import dagster as dg
 
-from assets.settings import DEFAULT_HORIZON_DAYS, DEFAULT_QUARANTINE_THRESHOLD
+from assets.settings import (
+    DEFAULT_HORIZON_DAYS,
+    DEFAULT_QUARANTINE_THRESHOLD,
+    DEFAULT_REMOVAL_GUARD,
+)
 from lake.parts import DEFAULT_FLUSH_ROWS, new_batch_id
 from lake.store import Lake
 
@@ -84,6 +88,9 @@ class LakeResource(dg.ConfigurableResource):
 
     data_dir: str = "./data"
     quarantine_threshold: float = DEFAULT_QUARANTINE_THRESHOLD
+    # A full batch that would remove more than this share of a table's current records is not
+    # landed (assets/guard.py); 1.0 confirms a real mass deletion.
+    max_removed_share: float = DEFAULT_REMOVAL_GUARD
     include_customer_pii: bool = False
     flush_rows: int = DEFAULT_FLUSH_ROWS
     availability_horizon_days: int = DEFAULT_HORIZON_DAYS

@@ -146,6 +146,7 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
             data_dir=str(settings.data_dir.resolve()),
             availability_start=target.today,
             source=target.source,
+            max_removed_share=settings.max_removed_share,
         ),
     }
     from pipelines.warehouse_assets import WarehouseResource

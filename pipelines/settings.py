@@ -28,9 +28,11 @@ ENV_VARS: dict[str, str] = {
     "RESERVOIR_SOURCE": "name under which the lake records its source (default: URL and scope)",
     "RESERVOIR_MAX_REQUESTS": "requests one run may send, 0 = no limit (default 20000)",
     "RESERVOIR_MAX_RESPONSE_MB": "largest response body read, in MiB (default 64)",
+    "RESERVOIR_MAX_REMOVED_SHARE": "largest share of a table one full read may remove (0.5)",
 }
 DEFAULT_MAX_REQUESTS = 20_000  # below the service's 25,000 free requests a day
 DEFAULT_MAX_RESPONSE_MB = 64.0
+DEFAULT_MAX_REMOVED_SHARE = 0.5  # assets.settings.DEFAULT_REMOVAL_GUARD
 
 
 class SettingsError(Exception):
@@ -49,6 +51,7 @@ class Settings:
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     max_requests: int = DEFAULT_MAX_REQUESTS
     max_response_mb: float = DEFAULT_MAX_RESPONSE_MB
+    max_removed_share: float = DEFAULT_MAX_REMOVED_SHARE
     webhook_secret: str | None = field(default=None, repr=False)
 
     @property
@@ -90,6 +93,12 @@ class Settings:
             )
         max_requests = _number(get, "RESERVOIR_MAX_REQUESTS", int, DEFAULT_MAX_REQUESTS, 0)
         max_mb = _number(get, "RESERVOIR_MAX_RESPONSE_MB", float, DEFAULT_MAX_RESPONSE_MB, 0.0625)
+        removed = _number(get, "RESERVOIR_MAX_REMOVED_SHARE", float, DEFAULT_MAX_REMOVED_SHARE, 0.0)
+        if removed > 1:
+            raise SettingsError(
+                f"RESERVOIR_MAX_REMOVED_SHARE is a share between 0 and 1, got {removed}; 1 lands "
+                "any removal."
+            )
         settings = cls(
             data_dir=Path(get("RESERVOIR_DATA_DIR") or DEFAULT_DATA_DIR).expanduser(),
             base_url=get("RESERVOIR_BASE_URL"),
@@ -99,6 +108,7 @@ class Settings:
             max_concurrency=max_conc,
             max_requests=max_requests,
             max_response_mb=max_mb,
+            max_removed_share=removed,
             webhook_secret=get("RESERVOIR_WEBHOOK_SECRET"),
         )
         settings.validate()

@@ -33,6 +33,8 @@ from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import orjson
+
 from service.errors import BadRequest, ServiceError
 from service.lazy import LazyRecords
 from service.ranges import Gap, Packer, pack_gaps, split_range, union_filters
@@ -77,7 +79,7 @@ class Page:
         if status == 204 or body is None:
             return cls(content=[], last=True, total_elements=0, total_pages=0)
         if isinstance(body, list | LazyRecords):  # a bare array, decoded or skimmed
-            return cls(content=body, last=True, total_elements=len(body))
+            return cls(content=body)  # no envelope: the data decides where the list ends
         if not isinstance(body, dict):
             raise ServiceError(f"unexpected page body of type {type(body).__name__}")
         content = body.get("content")
@@ -105,7 +107,22 @@ class Page:
         return asked
 
     def ends_list(self, size: int) -> bool:
-        return not self.content or self.last is True or len(self.content) < size
+        """An empty or short page ends a list; a full one only when `last` and the total agree
+        with it. A full page marked last whose total says more (or a bare array) is read on,
+        at the cost of one empty page when the list really ends on a full one."""
+        if not self.content or len(self.content) < size:
+            return True
+        told = self.total_elements
+        return self.last is True and told is not None and 0 <= told <= len(self.content)
+
+    def signature(self) -> tuple[int, bytes]:
+        """Tells a page from the one before it when a service ignores the page number."""
+        content = self.content
+        if isinstance(content, LazyRecords):
+            return len(content), content.fingerprint()
+        if not content:
+            return 0, b""
+        return len(content), orjson.dumps([content[0], content[-1]])
 
 
 def _base(params: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
@@ -153,7 +170,7 @@ def iter_pages(
         if first.ends_list(size_):
             return
         if first.total_pages is None:
-            await _sequential(emit, 1, size_)
+            await _sequential(emit, 1, size_, first.signature())
             return
         window = asyncio.Semaphore(parallel * QUEUE_PAGES_PER_SLOT)
         last_page: dict[int, Page] = {}
@@ -175,13 +192,23 @@ def iter_pages(
             # The list grew while we read it: continue in order from where the total ended.
             await _sequential(emit, max(first.total_pages, 1), size_)
 
-    async def _sequential(emit: Emit, start: int, size_: int) -> None:
+    async def _sequential(
+        emit: Emit, start: int, size_: int, before: tuple[int, bytes] | None = None
+    ) -> None:
         number = start
         while True:
             page = await fetch(path, params=query(number, size_), template=template, lazy=lazy)
+            if page.content and page.signature() == before:
+                # The service ignores the page number (it sent the same page again): what it
+                # sent is all it has; reading on would repeat it without end.
+                log.warning(
+                    "%s: page %d repeats page %d; the list ends there", template, number, number - 1
+                )
+                return
             await emit(page.content)
             if page.ends_list(size_):
                 return
+            before = page.signature()
             number += 1
 
     return stream(run, maxsize=parallel * QUEUE_PAGES_PER_SLOT)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from assets.guard import RemovalRefused
 from assets.modes import apply_changes, sweep
 from assets.run import ChangeRun
 from assets.settings import IngestSettings
@@ -123,13 +124,16 @@ def test_an_empty_type_list_on_a_day_roll_keeps_every_rate(tmp_path: Path) -> No
     lake = Lake(tmp_path / "lake")
     data = fixture()
     apply_changes(lake, opener(data), SETTINGS)
-    before = {t: lake.current(t).num_rows for t in ("accommodation_types", "rates")}
+    tables = ("accommodation_types", "rates", "availability")
+    before = {t: lake.current(t).num_rows for t in tables}
     assert all(before.values())
     data["accommodation_types"] = []
     next_day = IngestSettings(today=date(2026, 6, 2), horizon_days=3)
 
-    report = apply_changes(lake, opener(data), next_day)
+    # The type list is refused softly (kept, with a note); the availability read of the same
+    # day, empty for types that still exist, is refused by the removal guard: the run fails
+    # naming the table, and nothing is removed.
+    with pytest.raises(RemovalRefused, match="'availability'"):
+        apply_changes(lake, opener(data), next_day)
 
-    assert report.day_rolled
-    assert report.diffs["accommodation_types"]["refused"] == "empty read"
-    assert {t: lake.current(t).num_rows for t in ("accommodation_types", "rates")} == before
+    assert {t: lake.current(t).num_rows for t in tables} == before

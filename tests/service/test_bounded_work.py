@@ -4,6 +4,7 @@ without being held in memory, over a real socket (chunked, declared length, gzip
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 from typing import Any
 
@@ -66,10 +67,8 @@ def _respond(head: bytes, body: bytes) -> Any:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.readuntil(b"\r\n\r\n")
         writer.write(head + body)
-        try:
+        with contextlib.suppress(ConnectionError):
             await writer.drain()
-        except ConnectionError:
-            pass
         writer.close()
 
     return handler

@@ -24,9 +24,7 @@ def ids(rows: list[dict], field: str) -> list[int]:
         pytest.param(
             None, 204, Page(content=[], last=True, total_elements=0, total_pages=0), id="204"
         ),
-        pytest.param(
-            [{"a": 1}], 200, Page(content=[{"a": 1}], last=True, total_elements=1), id="bare-array"
-        ),
+        pytest.param([{"a": 1}], 200, Page(content=[{"a": 1}]), id="bare-array"),
         pytest.param(
             {"content": [], "size": 5, "totalElements": None, "last": None},
             200,

@@ -118,3 +118,34 @@ def test_a_service_that_ignores_the_keyset_filter_is_refused_not_read_forever() 
     with pytest.raises(ServiceError, match="does not apply the keyset filter"):
         asyncio.run(_drain(pages))
     assert len(calls) <= 3
+
+
+@pytest.mark.parametrize("count", [1000, 1500], ids=["exactly-a-page", "more-than-asked"])
+def test_a_bare_array_that_ignores_the_page_number_is_read_once(count: int) -> None:
+    """No envelope and no paging: every page is the whole list. It is read once, not forever."""
+    calls: list[dict[str, Any]] = []
+
+    async def fetch(path: str, *, params: Mapping[str, Any], template: str, **_: Any) -> Page:
+        calls.append(dict(params))
+        return Page.from_body(
+            [dict(r) for r in RECORDS[:count]]
+            if count <= 1000
+            else [{"id": i} for i in range(1, count + 1)]
+        )
+
+    got = asyncio.run(_drain(iter_pages(fetch, "/x", page_size=1000, parallel=4)))
+    assert sorted(got) == list(range(1, count + 1))
+    assert len(calls) == 2  # the page, and the repeat that shows it was all
+
+
+def test_a_full_page_marked_last_is_read_on_when_the_total_says_more() -> None:
+    calls: list[dict[str, Any]] = []
+
+    async def fetch(path: str, *, params: Mapping[str, Any], template: str, **_: Any) -> Page:
+        calls.append(dict(params))
+        page, size = params["page"], params["size"]
+        content = RECORDS[page * size : (page + 1) * size]
+        return Page(content=content, size=size, number=page, total_elements=len(RECORDS), last=True)
+
+    got = asyncio.run(_drain(iter_pages(fetch, "/x", page_size=100, parallel=4)))
+    assert sorted(got) == [r["id"] for r in RECORDS]

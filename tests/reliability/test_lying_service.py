@@ -1,0 +1,76 @@
+"""The service lies; the lake does not.
+
+Full extractions through `lying_proxy` (a real HTTP proxy in front of the sandbox): wrong totals
+and envelopes lose nothing (the lake equals the fault-free load); a list that silently ends
+early is refused by the removal guard against a loaded lake, which keeps every row.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from assets.guard import RemovalRefused
+from sandbox.runner import SandboxHandle
+from tests.reliability.conftest import Figures
+from tests.reliability.harness import Snapshot, Target, compare, run_extraction, snapshot
+from tests.reliability.lying_proxy import DATA_LIES, LIES, lying_proxy
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("reliability")]
+
+CI_LIES = ("own-count", "bare-array")
+
+
+def _lies() -> list[object]:
+    return [
+        pytest.param(name, marks=() if name in CI_LIES else pytest.mark.chaos, id=name)
+        for name in LIES
+    ]
+
+
+@pytest.mark.parametrize("lie", _lies())
+def test_wrong_totals_and_envelopes_lose_nothing(
+    lie: str, sandbox: SandboxHandle, reference: Snapshot, tmp_path: Path, figures: Figures
+) -> None:
+    sandbox.faults.configure({})
+    with lying_proxy(sandbox.base_url, LIES[lie]) as (url, counts):
+        target = Target(url, sandbox.client_id, sandbox.client_secret, sandbox.scope)
+        run_extraction(target, tmp_path / "data")
+    assert counts.get("lies", 0) > 0  # the proxy did lie
+    result = compare(snapshot(tmp_path / "data"), reference)
+    figures.add_run(
+        f"lying proxy: {lie}",
+        result,
+        faults={f"lie:{lie}": 1.0},
+        injected={f"lie:{lie}": counts["lies"]},
+    )
+    assert result.ok, result.summary()
+
+
+@pytest.mark.parametrize("lie", list(DATA_LIES))
+def test_a_list_that_ends_early_is_refused_against_a_loaded_lake(
+    lie: str,
+    sandbox: SandboxHandle,
+    reference_dir: Path,
+    reference: Snapshot,
+    tmp_path: Path,
+    figures: Figures,
+) -> None:
+    sandbox.faults.configure({})
+    data = tmp_path / "data"
+    shutil.copytree(reference_dir, data)
+    with lying_proxy(sandbox.base_url, DATA_LIES[lie]) as (url, counts):
+        target = Target(url, sandbox.client_id, sandbox.client_secret, sandbox.scope)
+        with pytest.raises(RemovalRefused, match="reservations"):
+            run_extraction(target, data)
+    assert counts.get("lies", 0) > 0
+    result = compare(snapshot(data), reference)
+    figures.add_run(
+        f"lying proxy: {lie} (refused)",
+        result,
+        faults={f"lie:{lie}": 1.0},
+        injected={f"lie:{lie}": counts["lies"]},
+    )
+    assert result.ok, result.summary()
