@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 from assets import reconcile
 from assets.catalogue import CATALOGUE, Catalogue
 from assets.diff import diff_against_lake
-from assets.fetch import run_sync
+from assets.fetch import by_ids, run_sync
 from assets.full import full_snapshot
 from assets.landing import keys_of
 from assets.pages import service_requests
@@ -346,6 +346,10 @@ def sweep(
                     landing = run.landing("reservations")
                     window = since - settings.sweep_overlap if since else None
                     await run._fill(landing, service.reservation_details(modified_since=window))
+                    spec = run.catalogue.by_name["reservations"]
+                    report.diffs["recent_tombstones"] = await reconcile.revalidate_tombstones(
+                        run, landing, lambda ids: run._fill(landing, by_ids(service, spec, ids))
+                    )
                     fetched = landing.fresh()
                     keys = set(keys_of(fetched, ["reservation_id"]))
                     seen = pc.max(fetched.column("modified_date")).as_py() if keys else None

@@ -41,8 +41,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Protocol
 
 from assets.pages import service_requests
@@ -57,6 +58,8 @@ ID_FIELD = "reservationId"
 DEFAULT_MAX_REMOVED_SHARE = 0.2  # refuse to tombstone more than this share of the lake
 DEFAULT_ID_PAGE_SIZE = 2000  # asked for; the server clamps to its maximum and says so
 SAMPLE = 10
+RECHECK_DAYS = 7  # the sweep asks again about reservations tombstoned this recently
+RECHECK_MAX = 5_000  # at most this many per sweep (a few by-id requests)
 
 
 class Settings(Protocol):
@@ -312,6 +315,33 @@ async def _reconcile(
     result.removed = {(i,) for i in sorted(gone)}
     if gone:
         log.info("reservation id reconciliation: %d reservations deleted at the source", len(gone))
+
+
+async def revalidate_tombstones(
+    run: ChangeRun, landing: Landing, refill: Callable[[list[int]], Awaitable[None]]
+) -> dict[str, int]:
+    """Ask the service again for reservations tombstoned in the last `RECHECK_DAYS`.
+
+    A deletion believed on a bad day (a by-id answer with no content, a list read that missed
+    records) would otherwise stay for good: the feed sends no event for a record that never
+    went away. `refill(ids)` reads them by id into the sweep's reservations landing; those the
+    service returns land again (new to the lake's current state, so the diff keeps them).
+    """
+    since = datetime.now(UTC) - timedelta(days=RECHECK_DAYS)
+    recent = [k for k in run.lake.recent_tombstones("reservations", since) if k not in landing.seen]
+    ids = sorted(int(k[0]) for k in recent)[:RECHECK_MAX]
+    if ids:
+        await refill(ids)
+    back = [i for i in ids if (i,) in landing.seen]
+    if back:
+        note = (
+            f"{len(back)} reservations tombstoned in the last {RECHECK_DAYS} days were returned "
+            f"by the service when asked again (e.g. {back[:SAMPLE]}) and are live again: a "
+            "deletion had been believed on a bad answer."
+        )
+        log.warning(note)
+        run.report.notes.append(note)
+    return {"asked": len(ids), "back": len(back)}
 
 
 def tombstone_into(landing: Landing, result: IdReconcile) -> set[tuple[int]]:

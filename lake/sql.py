@@ -84,3 +84,21 @@ def current_state_sql(table: Table, raw: str, parent_current: str | None = None)
     semi join {parent_current} as p
         on {join} and t._batch_id = p._batch_id"""
     return _latest_per_key(candidates, list(table.key), "c._extracted_at desc nulls last")
+
+
+def recent_tombstones_sql(table: Table, raw: str) -> str:
+    """Keys whose latest row (from the last full batch on) is a tombstone extracted at or after
+    `$since`: what the sweep asks the service about again before believing the deletion."""
+    cols = ", ".join(quote_ident(k) for k in table.key)
+    return f"""
+select {cols} from (
+    select t.*, row_number() over (
+        partition by {cols} order by t._batch_id desc, t._extracted_at desc nulls last
+    ) as _row_rank
+    from {raw} as t
+    where t._batch_id >= coalesce(
+        (select max(_batch_id) from {raw} where _batch_kind = 'full'), ''
+    )
+)
+where _row_rank = 1 and _is_deleted and _extracted_at >= $since
+order by {cols}"""

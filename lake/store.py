@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from lake.parts import (
     sweep_tmp,
 )
 from lake.schema import QUARANTINE_SCHEMA, Table
-from lake.sql import current_state_sql, quote_ident
+from lake.sql import current_state_sql, quote_ident, recent_tombstones_sql
 from lake.tables import TABLES
 
 
@@ -172,6 +173,18 @@ class Lake:
                 params,
             ).fetchall()
         return [r[0] for r in rows]
+
+    def recent_tombstones(self, table: str, since: datetime) -> list[tuple[Any, ...]]:
+        """Keys of a top-level table deleted (latest row a tombstone) since `since` (UTC)."""
+        files = self.files(table)
+        if not files:
+            return []
+        raw = "read_parquet($files, union_by_name = true)"
+        with connect() as con:
+            return con.execute(
+                recent_tombstones_sql(TABLES[table], raw),
+                {"files": [str(f) for f in files], "since": since},
+            ).fetchall()
 
     def duplicate_keys(self, table: str) -> int:
         """Keys with more than one row in their latest batch: the current state is ambiguous."""

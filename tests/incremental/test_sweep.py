@@ -137,3 +137,33 @@ def test_an_empty_type_list_on_a_day_roll_keeps_every_rate(tmp_path: Path) -> No
         apply_changes(lake, opener(data), next_day)
 
     assert {t: lake.current(t).num_rows for t in tables} == before
+
+
+def test_the_sweep_asks_again_about_recent_tombstones(tmp_path: Path) -> None:
+    """A reservation tombstoned on a bad answer (missing from a by-id refetch, twice) is asked
+    for again by the next sweep and is live again when the service returns it."""
+    from assets.modes import refresh_reservations
+
+    lake = Lake(tmp_path / "lake")
+    data = fixture()
+    data["reservation_details"] = [  # modified long before the sweep's window
+        {**r, "modifiedDate": "2025-11-01T00:00:00.000"} if r["reservationId"] == 1 else r
+        for r in data["reservation_details"]
+    ]
+    apply_changes(lake, opener(data), SETTINGS)
+    full = list(data["reservation_details"])
+    data["reservation_details"] = [r for r in full if r["reservationId"] != 1]
+    refresh_reservations(lake, opener(data), SETTINGS, [1, 2])  # 1 does not come back
+    assert 1 not in lake.current_ids("reservations", "reservation_id")
+    children = lake.current("bill_lines").num_rows
+
+    data["reservation_details"] = full  # the service had it all along
+    report = sweep(lake, opener(data), SETTINGS)
+
+    assert report.diffs["recent_tombstones"] == {"asked": 1, "back": 1}
+    assert 1 in lake.current_ids("reservations", "reservation_id")
+    assert lake.current("bill_lines").num_rows > children  # with its children
+    assert any("live again" in note for note in report.notes)
+
+    again = sweep(lake, opener(data), SETTINGS)  # nothing tombstoned recently any more
+    assert again.diffs["recent_tombstones"] == {"asked": 0, "back": 0}
