@@ -20,6 +20,7 @@ DEFAULT_SWEEP_OVERLAP = timedelta(hours=1)  # datetimes have ms precision; order
 DEFAULT_EVENT_OVERLAP = timedelta(minutes=5)
 AVAILABILITY_FULL_SHARE = 0.25  # refetch the whole horizon once this share of types changed
 DEFAULT_QUARANTINE_THRESHOLD = 0.05
+DEFAULT_QUARANTINE_FLOOR = 5  # a table may always quarantine this many records (small tables)
 DEFAULT_HORIZON_DAYS = 90
 DEFAULT_EVERY_DAYS = 1  # reconcile reservation ids on every nightly sweep; 0 = off
 
@@ -42,6 +43,8 @@ class IngestSettings:
     flush_rows: int = DEFAULT_FLUSH_ROWS
     # A stream whose share of quarantined records is above this is not committed.
     quarantine_threshold: float = DEFAULT_QUARANTINE_THRESHOLD
+    # ...unless it quarantined at most this many records (`assets.quarantine.allowed`).
+    quarantine_floor: int = DEFAULT_QUARANTINE_FLOOR
     # Worker processes that decode and normalise the pages of big streams: None = automatic (one
     # per core on 2 or more cores, at most 4), 0 = always in the run's own thread.
     normalise_workers: int | None = None

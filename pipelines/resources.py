@@ -13,7 +13,11 @@ from typing import Any
 
 import dagster as dg
 
-from assets.settings import DEFAULT_HORIZON_DAYS, DEFAULT_QUARANTINE_THRESHOLD
+from assets.settings import (
+    DEFAULT_HORIZON_DAYS,
+    DEFAULT_QUARANTINE_FLOOR,
+    DEFAULT_QUARANTINE_THRESHOLD,
+)
 from lake.parts import DEFAULT_FLUSH_ROWS, new_batch_id
 from lake.store import Lake
 
@@ -75,7 +79,10 @@ class LakeResource(dg.ConfigurableResource):
     """Where the lake lives and the rules for what lands in it."""
 
     data_dir: str = "./data"
+    # A table fails when it quarantines more than max(threshold x records, floor) records; the
+    # lake run config and RESERVOIR_QUARANTINE_MAX_SHARE / _FLOOR override these.
     quarantine_threshold: float = DEFAULT_QUARANTINE_THRESHOLD
+    quarantine_floor: int = DEFAULT_QUARANTINE_FLOOR
     include_customer_pii: bool = False
     flush_rows: int = DEFAULT_FLUSH_ROWS
     availability_horizon_days: int = DEFAULT_HORIZON_DAYS
