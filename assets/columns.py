@@ -32,7 +32,15 @@ _RAW_LIMIT = 60
 
 @dataclass
 class Normalised:
-    """The result of one page: typed tables, quarantine rows and drift counters."""
+    """The result of one page: typed tables, quarantine rows and drift counters.
+
+    `tables` hold the records that are good throughout. A quarantined record whose root row is
+    good and only some child rows are bad leaves its good rows in `partial` (per table), and
+    the key and parent link of each bad child row in `lost` (per child table, null where
+    unreadable); a bad record of a stream whose root is itself a child table leaves its key and
+    parent link in `lost` too. The landing decides with the lake whether those records can land
+    with the last good version of what is bad (`assets.lastgood`).
+    """
 
     tables: dict[str, pa.Table]
     quarantine: pa.Table
@@ -41,6 +49,8 @@ class Normalised:
     unknown_fields: Counter[str] = field(default_factory=Counter)
     dropped_pii_fields: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
+    partial: dict[str, pa.Table] = field(default_factory=dict)
+    lost: dict[str, pa.Table] = field(default_factory=dict)
 
 
 class _Bad:

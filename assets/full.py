@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from assets.catalogue import SPECS, EndpointSpec
 from assets.extract import run_spec
-from assets.landing import LandReport
+from assets.land_report import LandReport
 from assets.run import RunReport
 from assets.settings import IngestSettings, OpenClient
 from lake.locks import writer_lock

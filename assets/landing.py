@@ -5,7 +5,10 @@ brought `WORKER_MIN_BYTES` of undecoded JSON) and tombstones, and commits the st
 with one set of rules:
 
 * **quarantine**: bad records go to `lake/_quarantine/<table>/` (kept even when the landing
-  fails: they are evidence); above `quarantine_threshold` nothing of the stream is committed;
+  fails: they are evidence); above the larger of `quarantine_threshold` x records and
+  `quarantine_floor` records nothing of the stream is committed (`assets.quarantine`);
+* **last good version**: what is bad stays current as it was; a record with bad children lands
+  with those children at their last good version, or not at all (`assets.lastgood`);
 * **full -> delta**: a full batch missing quarantined records would make the current-state rule
   drop their keys, so it lands as a delta instead, keeping their last good version;
 * **children first**: until the parent commits, new children are not current, so a reader never
@@ -29,7 +32,6 @@ from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,7 +40,10 @@ import pyarrow as pa
 from assets import progress, workers
 from assets.catalogue import EndpointSpec
 from assets.guard import check_removals, guard_columns
+from assets.land_report import LandReport
+from assets.lastgood import keep_last_good, keys_of
 from assets.normalise import Normaliser
+from assets.quarantine import QuarantineRateExceeded, allowed, exceeded_message
 from assets.settings import EVENTS_SOURCE, IngestSettings, Record
 from assets.workers import NormaliseWorkerDied, PageResult, normalise_page
 from lake.schema import Table
@@ -49,13 +54,6 @@ from service.lazy import LazyRecords
 
 def data_columns(schema: pa.Schema) -> list[str]:
     return [n for n in schema.names if not n.startswith("_")]
-
-
-def keys_of(table: pa.Table, columns: Sequence[str]) -> list[tuple[Any, ...]]:
-    if table.num_rows == 0:
-        return []
-    cols = [table.column(c).to_pylist() for c in columns]
-    return list(zip(*cols, strict=True))
 
 
 def tombstones(
@@ -93,39 +91,6 @@ WORKER_MIN_BYTES = 32 * 2**20
 INFLIGHT_PER_WORKER = 2  # pages sent to the pool and not yet applied, per worker
 
 
-class QuarantineRateExceeded(Exception):
-    """Too many bad records in one table: the batch is not committed (quarantine is kept)."""
-
-
-@dataclass
-class LandReport:
-    """What one landing wrote: rows per table, tombstones, records and quarantine; the same
-    report in every run mode."""
-
-    spec: str
-    batch_kind: str
-    records: int = 0
-    quarantined: int = 0
-    tombstones: int = 0
-    rows: dict[str, int] = field(default_factory=dict)
-    skipped: bool = False  # compared equal to the lake: nothing written
-    requests: int = 0  # this stream's own requests (full extracts; 0 when only run-level)
-    seconds: float = 0.0
-    calls: int = 0
-    normalise_workers: int = 0  # worker processes that normalised its pages (0: this process)
-    reasons: dict[str, int] = field(default_factory=dict)
-    dropped_pii_fields: dict[str, int] = field(default_factory=dict)
-    bytes_written: dict[str, int] = field(default_factory=dict)
-    files: dict[str, list[str]] = field(default_factory=dict)
-    unknown_fields: dict[str, dict[str, int]] = field(default_factory=dict)
-    quarantine_files: list[str] = field(default_factory=list)
-    cursor: Any = None  # the largest `cursor_field` value seen (streams that keep one)
-
-    @property
-    def quarantine_rate(self) -> float:
-        return self.quarantined / self.records if self.records else 0.0
-
-
 class Landing:
     """One stream's writers in the run's batch: pages and tombstones in, children committed first.
 
@@ -152,6 +117,9 @@ class Landing:
         self.report = LandReport(spec.name, kind)
         self.seen: set[tuple[Any, ...]] = set()  # root keys received (held landings)
         self.buffer: dict[str, list[pa.Table]] = {t.name: [] for t in spec.tables}
+        # Good rows of records with bad children, and the keys of what is bad (`assets.lastgood`).
+        self._partial: dict[str, list[pa.Table]] = {t.name: [] for t in spec.tables}
+        self._lost: dict[str, list[pa.Table]] = {t.name: [] for t in spec.tables}
         self._tombstones: list[pa.Table] = []
         self._root_keys: list[pa.Table] = []  # for the removal guard of a full batch
         self._writers = {
@@ -248,10 +216,17 @@ class Landing:
                 self.buffer[name].append(table)
             else:
                 self._writers[name].add(table)
+        for name, table in result.partial.items():
+            if table.num_rows:
+                self._partial[name].append(table)
+        for name, table in result.lost.items():
+            self._lost[name].append(table)
         if result.quarantine.num_rows:
             self._quarantine.add(result.quarantine)
         if self.hold:
             self.seen.update(keys_of(result.tables[self.root.name], self.root.key))
+            if self.root.name in result.partial:  # served; only some children are bad
+                self.seen.update(keys_of(result.partial[self.root.name], self.root.key))
         progress.report(self.root.name, result.records, result.quarantined)
 
     # -- held rows --------------------------------------------------------------------------
@@ -259,7 +234,7 @@ class Landing:
     def fresh(self, name: str | None = None) -> pa.Table:
         """Rows held so far for one of the spec's tables (the root by default)."""
         table = TABLES[name or self.root.name]
-        parts = self.buffer[table.name]
+        parts = self.buffer[table.name] + self._partial[table.name]
         schema = table.arrow_schema(self.settings.include_pii)
         return pa.concat_tables(parts).cast(schema) if parts else schema.empty_table()
 
@@ -275,11 +250,14 @@ class Landing:
                 cols = list(table.parent_key) if table.parent == self.root.name else []
             if not cols:
                 continue
-            kept = []
-            for part in self.buffer[table.name]:
-                mask = [k in keys for k in keys_of(part, cols)]
-                kept.append(part.filter(pa.array(mask, type=pa.bool_())))
-            self.buffer[table.name] = [p for p in kept if p.num_rows]
+            for held in (self.buffer, self._partial, self._lost):
+                kept = []
+                for part in held[table.name]:
+                    # a bad row whose link cannot be read is kept: it may be any root's
+                    unread = held is self._lost
+                    mask = [k in keys or (unread and None in k) for k in keys_of(part, cols)]
+                    kept.append(part.filter(pa.array(mask, type=pa.bool_())))
+                held[table.name] = [p for p in kept if p.num_rows]
 
     def add_tombstones(self, keys: Iterable[tuple[Any, ...]], source: str = EVENTS_SOURCE) -> None:
         keys = sorted(set(keys) - self.seen)
@@ -321,10 +299,22 @@ class Landing:
         report.reasons = dict(self._reasons.most_common())
         report.dropped_pii_fields = dict(self._dropped)
         report.quarantine_files = [p.name for p in self._quarantine.commit()]
-        if report.quarantine_rate > self.settings.quarantine_threshold:
+        share, floor = self.settings.quarantine_threshold, self.settings.quarantine_floor
+        report.quarantine_allowed = allowed(report.records, share, floor)
+        if report.quarantined > report.quarantine_allowed:
             for w in self._writers.values():
                 w.abort()
-            raise QuarantineRateExceeded(self._threshold_message())
+            raise QuarantineRateExceeded(
+                exceeded_message(
+                    self.root.name,
+                    report.quarantined,
+                    report.records,
+                    share,
+                    floor,
+                    report.reasons,
+                    self.lake.quarantine_dir(self.root.name),
+                )
+            )
         kind = self.kind
         if report.quarantined and kind == "full":
             kind = "delta"  # a full batch missing records would drop their keys
@@ -344,6 +334,7 @@ class Landing:
         for t in self._tombstones:
             self._writers[self.root.name].add(t)
         try:
+            self._keep_last_good()
             for table in reversed(self.spec.tables):
                 w = self._writers[table.name]
                 files = w.commit(kind if kind != self.kind else None)
@@ -358,13 +349,21 @@ class Landing:
         progress.report(self.root.name, 0, 0, done=True)
         return report
 
-    def _threshold_message(self) -> str:
-        report, threshold = self.report, self.settings.quarantine_threshold
-        top = "; ".join(f"{reason} x{n}" for reason, n in list(report.reasons.items())[:5])
-        return (
-            f"table {self.root.name!r}: {report.quarantined} of {report.records} records "
-            f"({report.quarantine_rate:.1%}) failed validation, above the quarantine threshold of "
-            f"{threshold:.1%}; nothing was committed for this table. "
-            f"Most common reasons: {top}. "
-            f"Bad records with reasons: {self.lake.quarantine_dir(self.root.name)}"
+    def _keep_last_good(self) -> None:
+        """Records with bad children, and bad children of another stream's parents: keep what
+        is bad at its last good version (`assets.lastgood`)."""
+        if not any((*self._partial.values(), *self._lost.values())):
+            return
+        kept = keep_last_good(
+            self.lake,
+            self.spec,
+            (self.batch_id, self.kind),
+            self.settings.include_pii,
+            self._partial,
+            self._lost,
+            lambda name, columns: self._writers[name].columns(columns),
         )
+        for name, parts in kept.tables.items():
+            for part in parts:
+                self._writers[name].add(part)
+        self.report.partial, self.report.carried = kept.records, dict(kept.carried)

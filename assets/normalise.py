@@ -9,7 +9,9 @@ non-object record or child item, is read column by column instead (`map(itemgett
 rows share one key set, else `dict.get`), each column through its converter; a property test
 (tests/assets/test_normalise_paths.py) holds the two paths to the same result. The unit of
 quarantine is the source record: when a child row is bad, the whole record (header and children)
-goes to quarantine, so a reservation is never landed with a partial bill.
+goes to quarantine, so a reservation is never landed with a partial bill. Its good rows and the
+keys of its bad children are handed on (`Normalised.partial`, `.lost`): the landing lands them
+only when every bad child can stay at its last good version (`assets.lastgood`).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from assets.columns import (
     wire_struct,
 )
 from assets.convert import _ARROW_ERRORS, CONVERTERS
-from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP
+from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Table
 
 Record = dict[str, Any]
 Columns = dict[str, list[Any]]
@@ -141,12 +143,40 @@ class Normaliser:
             tables[name] = self._table(
                 name, child.arrays, extras[name], m, keep[parent_idx], extracted_at
             )
+        # Records whose header is good and only some children are bad: their good rows, and
+        # which children are bad, so that the landing can keep those at their last good version.
+        partly = bad_record & ~conv.bad
+        partial: dict[str, pa.Table] = {}
+        lost: dict[str, pa.Table] = {}
+        if partly.any():
+            partial[root.name] = self._table(
+                root.name, conv.arrays, extras[root.name], n, partly, extracted_at
+            )
+            for name, (child, parent_idx, m) in children.items():
+                mine = partly[parent_idx]
+                partial[name] = self._table(
+                    name, child.arrays, extras[name], m, mine & ~child.bad, extracted_at
+                )
+                if (mine & child.bad).any():
+                    lost[name] = _links(self._plans[name].table, child.arrays, mine & child.bad)
+        if root.parent is not None and conv.bad.any():  # a child table read as its own stream
+            lost[root.name] = _links(root, conv.arrays, conv.bad)
         quarantine = self._quarantine(records, bad_record, reasons, extracted_at)
         counted: Counter[str] = Counter()
         for i in np.flatnonzero(bad_record):
             for r in reasons[int(i)]:
                 counted[r.split(" (", 1)[0]] += 1
-        return Normalised(tables, quarantine, n, int(bad_record.sum()), unknown, dropped, counted)
+        return Normalised(
+            tables,
+            quarantine,
+            n,
+            int(bad_record.sum()),
+            unknown,
+            dropped,
+            counted,
+            partial,
+            lost,
+        )
 
     def _wire_page(self, records: Sequence[Record]) -> WirePage | None:
         """The whole page (root and child lists) read in one Arrow conversion; None when any
@@ -313,6 +343,13 @@ class Normaliser:
             for i in idx
         ]
         return pa.Table.from_pylist(rows, schema=QUARANTINE_SCHEMA)
+
+
+def _links(table: Table, arrays: dict[str, pa.Array], rows: np.ndarray) -> pa.Table:
+    """Key and parent-link columns of some rows of a child table (null where unreadable)."""
+    names = list(dict.fromkeys((*table.key, *table.parent_key)))
+    mask = pa.array(rows)
+    return pa.table({c: arrays[c].filter(mask) for c in names})
 
 
 def lists_of(records: Sequence[Record], name: str) -> list[Any]:

@@ -23,6 +23,7 @@ DEFAULT_QUARANTINE_THRESHOLD = 0.05
 # A full batch may remove at most this share of its table's current keys (assets/guard.py);
 # 1.0 confirms any removal.
 DEFAULT_REMOVAL_GUARD = 0.5
+DEFAULT_QUARANTINE_FLOOR = 5  # a table may always quarantine this many records (small tables)
 DEFAULT_HORIZON_DAYS = 90
 DEFAULT_EVERY_DAYS = 1  # reconcile reservation ids on every nightly sweep; 0 = off
 
@@ -48,6 +49,8 @@ class IngestSettings:
     # A full batch that would remove more than this share of its table's current records is
     # not landed (the run fails saying which table); 1.0 lands any removal.
     max_removed_share: float = DEFAULT_REMOVAL_GUARD
+    # ...unless it quarantined at most this many records (`assets.quarantine.allowed`).
+    quarantine_floor: int = DEFAULT_QUARANTINE_FLOOR
     # Worker processes that decode and normalise the pages of big streams: None = automatic (one
     # per core on 2 or more cores, at most 4), 0 = always in the run's own thread.
     normalise_workers: int | None = None

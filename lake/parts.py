@@ -112,6 +112,13 @@ class PartWriter:
         self._pending.append(tmp)
         self.rows += data.num_rows
 
+    def columns(self, names: list[str]) -> pa.Table:
+        """Some columns of every row added so far (written parts and the buffer)."""
+        parts = [pq.read_table(tmp, columns=names) for tmp in self._pending]
+        parts += [t.select(names) for t in self._buffer]
+        schema = pa.schema([self.schema.field(n) for n in names])
+        return pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
+
     def commit(self, kind: str | None = None) -> list[Path]:
         """Make the batch visible; `kind` rewrites `_batch_kind` (a full batch downgraded)."""
         self._flush()

@@ -125,22 +125,28 @@ class Lake:
 
     # -- current state ---------------------------------------------------------------------
 
-    def current_sql(self, table: str, params: dict[str, Any]) -> str | None:
+    def current_sql(
+        self, table: str, params: dict[str, Any], *, before: str | None = None
+    ) -> str | None:
         """The current-state rule (`lake.sql.current_state_sql`) over this lake's files, as a
         parenthesised relation; its file lists are added to `params`. None when the table (or,
-        for a child, its parent) has no files."""
+        for a child, its parent) has no files. `before`: the state as it was before that batch
+        (its rows and any later ones left out), e.g. the last good version a run keeps."""
         files = self.files(table)
         if not files:
             return None
         spec = TABLES[table]
         parent = None
         if spec.parent is not None:
-            parent = self.current_sql(spec.parent, params)
+            parent = self.current_sql(spec.parent, params, before=before)
             if parent is None:
                 return None
         name = f"files_{table}"
         params[name] = [str(f) for f in files]
         raw = f"read_parquet(${name}, union_by_name = true)"
+        if before is not None:
+            params["before_batch"] = before
+            raw = f"(select * from {raw} where _batch_id < $before_batch)"
         return f"({current_state_sql(spec, raw, parent)})"
 
     def _schema(self, table: str) -> pa.Schema:

@@ -45,6 +45,7 @@ from pipelines.lake_metadata import (
     results,
 )
 from pipelines.resources import LakeResource, ReservationServiceResource
+from pipelines.settings import SettingsError, quarantine_limits
 from service.errors import RequestBudgetExceeded, ServiceError
 from service.streams import leaf_error
 
@@ -98,6 +99,18 @@ class LakeRun(dg.Config):
         default=None,
         description="sweep: page size asked for by the id read; default: the larger of the "
         "client's page size and 2000 (the service clamps it to its maximum).",
+    )
+    quarantine_max_share: float | None = Field(
+        default=None,
+        description="A table whose quarantined records exceed the larger of this share of its "
+        "records and quarantine_floor lands nothing. Default: RESERVOIR_QUARANTINE_MAX_SHARE, "
+        "else the lake resource's quarantine_threshold (0.05).",
+    )
+    quarantine_floor: int | None = Field(
+        default=None,
+        description="Records any table may quarantine whatever its size (see "
+        "quarantine_max_share). Default: RESERVOIR_QUARANTINE_FLOOR, else the lake resource's "
+        "quarantine_floor (5).",
     )
 
 
@@ -159,21 +172,46 @@ def _check_specs() -> list[dg.AssetCheckSpec]:
     return checks
 
 
+def _quarantine_limits(lake: LakeResource, config: LakeRun) -> tuple[float, int]:
+    """The run config, else the environment (read now, at run time), else the resource."""
+    try:
+        env_share, env_floor = quarantine_limits()
+    except SettingsError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
+    share = next(
+        v
+        for v in (config.quarantine_max_share, env_share, lake.quarantine_threshold)
+        if v is not None
+    )
+    floor = next(
+        v for v in (config.quarantine_floor, env_floor, lake.quarantine_floor) if v is not None
+    )
+    if not 0 <= share <= 1 or floor < 0:
+        raise dg.Failure(
+            description=f"the quarantine share must lie between 0 and 1 (got {share}) and the "
+            f"floor must be 0 or more (got {floor})",
+            allow_retries=False,
+        )
+    return share, floor
+
+
 def _settings(lake: LakeResource, config: LakeRun) -> IngestSettings:
     if config.event_overlap_seconds < 0:
         raise dg.Failure(
             "event_overlap_seconds must be 0 (no overlap window) or more, "
             f"not {config.event_overlap_seconds}"
         )
+    share, floor = _quarantine_limits(lake, config)
     return IngestSettings(
         today=lake.today(),
         horizon_days=lake.availability_horizon_days,
         include_pii=lake.include_customer_pii,
         flush_rows=lake.flush_rows,
-        quarantine_threshold=lake.quarantine_threshold,
         max_removed_share=(
             lake.max_removed_share if config.max_removed_share is None else config.max_removed_share
         ),
+        quarantine_threshold=share,
+        quarantine_floor=floor,
         max_events=config.max_events,
         event_overlap=timedelta(seconds=config.event_overlap_seconds),
         id_reconcile_every_days=config.id_reconcile_every_days,

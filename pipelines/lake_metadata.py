@@ -10,7 +10,7 @@ import dagster as dg
 import pyarrow.parquet as pq
 
 from assets.catalogue import SPECS, EndpointSpec
-from assets.landing import LandReport
+from assets.land_report import LandReport
 from assets.run import RunReport
 from lake.schema import Table
 from pipelines.resources import LakeResource
@@ -73,6 +73,9 @@ def _table_metadata(
         "batch_kind": landed.batch_kind if landed else "none",
         "tombstones": landed.tombstones if landed and root else 0,
         "quarantined_records": landed.quarantined if landed and root else 0,
+        # rows of a last good version kept current instead of a bad one (`assets.lastgood`)
+        "last_good_rows_kept": landed.carried.get(table.name, 0) if landed else 0,
+        "records_landed_with_last_good_children": landed.partial if landed and root else 0,
         "source_records": landed.records if landed and root else 0,
         # Every table of a stream carries the stream's requests (`stream` names it); requests
         # not made by one stream (event reads, refetch plans) sit once in `run_requests`.
@@ -140,8 +143,9 @@ def results(
                         severity=dg.AssetCheckSeverity.WARN,
                         metadata={
                             "quarantine_rate": quarantined / records if records else 0.0,
-                            "threshold": lake.quarantine_threshold,
                             "quarantined": quarantined,
+                            # what the run could have quarantined before failing the table
+                            "allowed": landed.quarantine_allowed if landed else 0,
                         },
                     )
                 )

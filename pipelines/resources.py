@@ -15,6 +15,7 @@ import dagster as dg
 
 from assets.settings import (
     DEFAULT_HORIZON_DAYS,
+    DEFAULT_QUARANTINE_FLOOR,
     DEFAULT_QUARANTINE_THRESHOLD,
     DEFAULT_REMOVAL_GUARD,
 )
@@ -87,10 +88,13 @@ class LakeResource(dg.ConfigurableResource):
     """Where the lake lives and the rules for what lands in it."""
 
     data_dir: str = "./data"
+    # A table fails when it quarantines more than max(threshold x records, floor) records; the
+    # lake run config and RESERVOIR_QUARANTINE_MAX_SHARE / _FLOOR override these.
     quarantine_threshold: float = DEFAULT_QUARANTINE_THRESHOLD
     # A full batch that would remove more than this share of a table's current records is not
     # landed (assets/guard.py); 1.0 confirms a real mass deletion.
     max_removed_share: float = DEFAULT_REMOVAL_GUARD
+    quarantine_floor: int = DEFAULT_QUARANTINE_FLOOR
     include_customer_pii: bool = False
     flush_rows: int = DEFAULT_FLUSH_ROWS
     availability_horizon_days: int = DEFAULT_HORIZON_DAYS

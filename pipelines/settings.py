@@ -29,6 +29,8 @@ ENV_VARS: dict[str, str] = {
     "RESERVOIR_MAX_REQUESTS": "requests one run may send, 0 = no limit (default 20000)",
     "RESERVOIR_MAX_RESPONSE_MB": "largest response body read, in MiB (default 64)",
     "RESERVOIR_MAX_REMOVED_SHARE": "largest share of a table one full read may remove (0.5)",
+    "RESERVOIR_QUARANTINE_MAX_SHARE": "share of a table's records it may quarantine (default 0.05)",
+    "RESERVOIR_QUARANTINE_FLOOR": "records any table may quarantine, whatever its size (default 5)",
 }
 DEFAULT_MAX_REQUESTS = 20_000  # below the service's 25,000 free requests a day
 DEFAULT_MAX_RESPONSE_MB = 64.0
@@ -37,6 +39,33 @@ DEFAULT_MAX_REMOVED_SHARE = 0.5  # assets.settings.DEFAULT_REMOVAL_GUARD
 
 class SettingsError(Exception):
     """A setting is missing or invalid; the message says which one and what to do."""
+
+
+def quarantine_limits(env: Mapping[str, str] | None = None) -> tuple[float | None, int | None]:
+    """RESERVOIR_QUARANTINE_MAX_SHARE and RESERVOIR_QUARANTINE_FLOOR (None when unset), read
+    when called (a run reads them when it starts); `assets.quarantine` says how they combine."""
+    env = os.environ if env is None else env
+    share_text = env.get("RESERVOIR_QUARANTINE_MAX_SHARE", "").strip()
+    floor_text = env.get("RESERVOIR_QUARANTINE_FLOOR", "").strip()
+    share = floor = None
+    if share_text:
+        try:
+            share = float(share_text)
+        except ValueError:
+            share = -1.0
+        if not 0 <= share <= 1:
+            raise SettingsError(
+                f"RESERVOIR_QUARANTINE_MAX_SHARE must be a share between 0 and 1 (0.05 = 5 %), "
+                f"got {share_text!r}; unset it to use the default of 0.05."
+            )
+    if floor_text:
+        if not floor_text.isdigit():
+            raise SettingsError(
+                f"RESERVOIR_QUARANTINE_FLOOR must be a whole number of records (0 or more), got "
+                f"{floor_text!r}; unset it to use the default of 5."
+            )
+        floor = int(floor_text)
+    return share, floor
 
 
 @dataclass(frozen=True)
@@ -99,6 +128,7 @@ class Settings:
                 f"RESERVOIR_MAX_REMOVED_SHARE is a share between 0 and 1, got {removed}; 1 lands "
                 "any removal."
             )
+        quarantine_limits(env)  # explained here, before anything starts
         settings = cls(
             data_dir=Path(get("RESERVOIR_DATA_DIR") or DEFAULT_DATA_DIR).expanduser(),
             base_url=get("RESERVOIR_BASE_URL"),

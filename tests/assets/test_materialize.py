@@ -138,15 +138,17 @@ def _bad_fixture(name: str) -> str:
 
 
 def test_quarantine_rate_over_threshold_fails_with_a_clear_message(tmp_path: Path) -> None:
-    resource = _lake_resource(tmp_path)
+    resource = _lake_resource(tmp_path, quarantine_floor=0)  # 1 of 5 is under the default floor
     result = _materialize(
         spec_keys("reservations"), resource, _bad_fixture("bad1"), raise_on_error=False
     )
     assert not result.success
     (failure,) = [e for e in result.all_events if e.is_step_failure]
     message = failure.step_failure_data.user_failure_data.description
-    assert "table 'reservations'" in message and "20.0%" in message
-    assert "threshold of 5.0%" in message and "reservations.status: unknown code" in message
+    assert "table 'reservations': 1 of 5 records (20.0%)" in message
+    assert "more than the 0 allowed (the larger of 5.0% of its records and 0 records)" in message
+    assert "reservations.status: unknown code" in message
+    assert "RESERVOIR_QUARANTINE_FLOOR" in message
     lake = resource.lake()
     assert lake.files("reservations") == [] and lake.files("bill_lines") == []
     assert len(lake.quarantine_files("reservations")) == 1

@@ -87,6 +87,28 @@ def test_bad_child_row_quarantines_its_whole_record() -> None:
     assert row["reason"] == "bill_lines.total: not an amount ('abc')"
     assert out.tables["reservations"].num_rows == 1
     assert out.tables["reserved_resources"].column("reservation_id").to_pylist() == [1]
+    # handed on for the landing to keep the bad line at its last good version (assets.lastgood)
+    assert out.partial["reservations"].column("reservation_id").to_pylist() == [2]
+    assert len(out.partial["bill_lines"]) == 4  # five lines, one bad
+    assert out.lost["bill_lines"].to_pylist() == [
+        {"reservation_bill_line_id": 204, "reservation_id": 2}
+    ]
+
+
+def test_a_bad_header_hands_nothing_on() -> None:
+    out = _normalise("reservations", [reservation(1), reservation(2, status=77)])
+    assert out.quarantined == 1 and out.partial == {} and out.lost == {}
+
+
+def test_a_bad_record_of_a_child_stream_names_its_key_and_parent() -> None:
+    entries = default_fixture()["journal_entries"](7)
+    entries[0]["mutationDate"] = None
+    entries[1]["journalEntryId"] = "x"
+    out = _normalise("journal_entries", entries)
+    assert out.lost["journal_entries"].to_pylist() == [
+        {"journal_entry_id": 700, "report_id": 7},
+        {"journal_entry_id": None, "report_id": 7},
+    ]
 
 
 def test_unknown_fields_land_in_extra_and_are_counted() -> None:
