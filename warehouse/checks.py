@@ -75,6 +75,30 @@ CHECKS: dict[str, CheckSpec] = {
             """,
         ),
         CheckSpec(
+            name="bill_vat_matches_vat_line",
+            model="core.fct_bill_lines",
+            description="Per reservation and payer with a VAT (60) line, the VAT the warehouse "
+            "allocates to the item lines (from their vatRate) adds up to that line, within the "
+            "rounding of half a cent per item line (a missing or wrong vatRate shows here).",
+            sql="""
+                with per_bill as (
+                    select
+                        reservation_id,
+                        payer_type,
+                        coalesce(sum(vat_cents) filter (where line_class = 'item'), 0)
+                            as item_vat_cents,
+                        sum(total_cents) filter (where bill_line_type = 60) as vat_line_cents,
+                        count(*) filter (where line_class = 'item') as item_lines,
+                    from core.fct_bill_lines
+                    group by reservation_id, payer_type
+                )
+                select * from per_bill
+                where vat_line_cents is not null
+                    and 2 * abs(item_vat_cents - vat_line_cents) > item_lines + 1
+                order by reservation_id, payer_type
+            """,
+        ),
+        CheckSpec(
             name="stay_nights_equal_stay_lengths",
             model="core.fct_stay_nights",
             description="Stay nights per reservation equal departure - arrival.",

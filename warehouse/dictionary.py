@@ -16,6 +16,15 @@ _NIGHT = "night D with arrival <= D < departure"
 _MONEY = "DECIMAL(18,2), in the row's currency_code"
 _DIV = "rounded half away from zero to the cent; null when the divisor is 0"
 _RATIO = "DOUBLE ratio; null when the divisor is 0; recompute from the counts, never average it"
+_VAT = (
+    "the VAT each bill line includes (line total x vatRate / (100 + vatRate), to the cent, half "
+    "away from zero, per line), spread over the line's nights like its total"
+)
+_REVPAR_SUM = (
+    "Over several nights, types or parks: sum the revenue and sum nights_available over the rows "
+    "of ONE currency, then divide; never average the daily figure"
+)
+_GROSS = "VAT included, as billed (like the list prices)"
 
 COMMON: dict[str, str] = {
     "date_day": "The night (stay night D) the row describes.",
@@ -51,23 +60,48 @@ MARTS: dict[str, dict[str, str]] = {
         "date_day": COMMON["date_day"],
         "location_id": COMMON["location_id"],
         "accommodation_type_id": COMMON["accommodation_type_id"],
-        "currency_code": COMMON["currency_code"],
-        "room_revenue": "Room (rent) revenue: bill item lines of type 10 with resource type "
-        "ACCOMMODATIONTYPE or SPECIAL (discounts) of " + _SOLD + ", allocated to nights in "
-        f"integer cents by the lines' own periods. Excludes VAT and tourist tax lines. {_MONEY}.",
-        "total_revenue": "Total revenue = room revenue + EXTRA item lines (types 10, 20), same "
-        f"allocation. {_MONEY}.",
-        "commission": "Commission lines (COMMISSION 100 + COMMISSION_VAT 110, agent bill) of the "
-        f"same reservations, same allocation. {_MONEY}.",
-        "net_room_revenue": f"room_revenue - commission. {_MONEY}.",
+        "currency_code": COMMON["currency_code"] + " Every night x location x accommodation "
+        "type has a row in every reporting currency (each location's company currency and every "
+        "currency sold), with zeros where that currency sold nothing.",
+        "room_revenue_gross": "Room (rent) revenue INCLUDING VAT, as billed: bill item lines of "
+        "type 10 with resource type ACCOMMODATIONTYPE or SPECIAL (discounts) of " + _SOLD + ", "
+        f"allocated to nights in integer cents by the lines' own periods. {_MONEY}.",
+        "room_revenue_net": "Room revenue EXCLUDING VAT (the metrics.md / USALI room revenue): "
+        f"room_revenue_gross less {_VAT}. {_MONEY}.",
+        "room_vat": f"room_revenue_gross - room_revenue_net: {_VAT}. {_MONEY}.",
+        "total_revenue_gross": "Total revenue including VAT = room_revenue_gross + EXTRA item "
+        f"lines (types 10, 20), same allocation; tourist tax (250) is never revenue. {_MONEY}.",
+        "total_revenue_net": f"Total revenue excluding VAT (same rule per line). {_MONEY}.",
+        "total_vat": f"total_revenue_gross - total_revenue_net. {_MONEY}.",
+        "commission_gross": "Commission including its VAT: COMMISSION 100 + COMMISSION_VAT 110 "
+        f"lines (agent bill) of the same reservations, same allocation. {_MONEY}.",
+        "commission_net": f"Commission excluding VAT: the COMMISSION 100 lines only. {_MONEY}.",
+        "room_revenue_after_commission_gross": "room_revenue_gross - commission_gross (the "
+        f"metrics.md 'net revenue' of commission, VAT included). {_MONEY}.",
+        "room_revenue_after_commission_net": "room_revenue_net - commission_net (after commission, "
+        f"VAT excluded). {_MONEY}.",
         "nights_sold": "Nights sold of the reservations in this currency.",
-        "nights_available": "Nights available of the location x accommodation type (repeated on "
-        "each currency row of the key: never sum across currencies).",
-        "adr": f"ADR = room_revenue / nights_sold, {_DIV}.",
-        "revpar": f"RevPAR = room_revenue / nights_available, {_DIV}.",
-        "trevpar": f"TRevPAR = total_revenue / nights_available, {_DIV}.",
-        "net_adr": f"Net ADR = net_room_revenue / nights_sold, {_DIV}.",
-        "net_revpar": f"Net RevPAR = net_room_revenue / nights_available, {_DIV}.",
+        "nights_available": "Nights available of the location x accommodation type, on every "
+        "currency's row of the key (never sum across currencies).",
+        "adr_gross": f"ADR including VAT = room_revenue_gross / nights_sold, {_DIV}.",
+        "adr_net": f"ADR excluding VAT = room_revenue_net / nights_sold, {_DIV}.",
+        "revpar_gross": f"RevPAR including VAT = room_revenue_gross / nights_available, {_DIV}. "
+        + _REVPAR_SUM,
+        "revpar_net": f"RevPAR excluding VAT = room_revenue_net / nights_available, {_DIV}. "
+        + _REVPAR_SUM,
+        "trevpar_gross": f"TRevPAR including VAT = total_revenue_gross / nights_available, {_DIV}. "
+        + _REVPAR_SUM,
+        "trevpar_net": f"TRevPAR excluding VAT = total_revenue_net / nights_available, {_DIV}. "
+        + _REVPAR_SUM,
+        "adr_after_commission_gross": "Net-of-commission ADR (metrics.md 'net ADR'), VAT "
+        f"included = room_revenue_after_commission_gross / nights_sold, {_DIV}.",
+        "adr_after_commission_net": "Net-of-commission ADR, VAT excluded = "
+        f"room_revenue_after_commission_net / nights_sold, {_DIV}.",
+        "revpar_after_commission_gross": "Net-of-commission RevPAR (metrics.md 'net RevPAR'), "
+        f"VAT included = room_revenue_after_commission_gross / nights_available, {_DIV}. "
+        + _REVPAR_SUM,
+        "revpar_after_commission_net": "Net-of-commission RevPAR, VAT excluded = "
+        f"room_revenue_after_commission_net / nights_available, {_DIV}. " + _REVPAR_SUM,
     },
     "marts.channel_mix_monthly": {
         "month_start": "Month of the stay nights.",
@@ -76,13 +110,16 @@ MARTS: dict[str, dict[str, str]] = {
         "channel_type": "DIRECT, RESELLER or TOUROPERATOR.",
         "currency_code": COMMON["currency_code"],
         "nights_sold": f"Nights sold (metrics.md) in the month: {_SOLD}.",
-        "room_revenue": f"Room revenue allocated to the month's nights. {_MONEY}.",
-        "total_revenue": f"Total revenue allocated to the month's nights. {_MONEY}.",
-        "commission": f"Commission allocated to the month's nights. {_MONEY}.",
+        "room_revenue_gross": f"Room revenue including VAT allocated to the month's nights. {_MONEY}.",
+        "room_revenue_net": f"Room revenue excluding VAT ({_VAT}). {_MONEY}.",
+        "total_revenue_gross": f"Total revenue including VAT. {_MONEY}.",
+        "total_revenue_net": f"Total revenue excluding VAT. {_MONEY}.",
+        "commission_gross": f"Commission including its VAT (lines 100 + 110). {_MONEY}.",
+        "commission_net": f"Commission excluding VAT (lines 100). {_MONEY}.",
         "nights_share": "Channel mix: share of the month's nights sold (all channels, all "
         f"currencies). {_RATIO}.",
-        "room_revenue_share": "Channel mix: share of the month's room revenue in this currency. "
-        f"{_RATIO}.",
+        "room_revenue_share": "Channel mix: share of the month's room_revenue_net in this "
+        f"currency. {_RATIO}.",
     },
     "marts.booking_pace": {
         "stay_date": "Stay night D.",
@@ -93,8 +130,9 @@ MARTS: dict[str, dict[str, str]] = {
         "otb_nights": "On the books as of A (metrics.md / contracts.md): stay nights D of guest "
         "stays with reservationDate <= A that are on the books now, plus cancelled ones with "
         "cancelDate > A.",
-        "otb_room_revenue": "Room revenue of those nights (today's bill-line allocation; the lake "
-        f"does not keep past prices of a still-current line set). {_MONEY}.",
+        "otb_room_revenue": f"Room revenue of those nights, {_GROSS} (today's bill-line "
+        "allocation; the lake does not keep past prices of a still-current line set). "
+        f"{_MONEY}.",
         "pickup_nights": "Pickup = OTB(A) - OTB(A - 7 days) for the same stay date.",
         "pickup_room_revenue": f"Pickup of room revenue vs the previous snapshot. {_MONEY}.",
         "stly_stay_date": "Same time last year: D - 364 days (weekday aligned).",
@@ -132,8 +170,8 @@ MARTS: dict[str, dict[str, str]] = {
         "list_price": "Nightly list price: value of the active rate with the highest priority "
         "valid on D for D's weekday (ties: highest rateId). " + _MONEY + ".",
         "nights_sold": f"Nights sold at this rate type: {_SOLD}.",
-        "room_revenue": f"Their room revenue. {_MONEY}.",
-        "realised_adr": f"Realised ADR = room_revenue / nights_sold, {_DIV}.",
+        "room_revenue": f"Their room revenue, {_GROSS}. {_MONEY}.",
+        "realised_adr": f"Realised ADR = room_revenue / nights_sold, {_GROSS}, {_DIV}.",
         "adr_vs_list_price": f"realised_adr - list_price. {_MONEY}.",
         "nights_available": "Nights available of the accommodation type on D (all locations).",
         "remaining_units": "Units left to sell on D = nights_available - nights sold - owner / "
@@ -174,7 +212,8 @@ MARTS: dict[str, dict[str, str]] = {
         "company_id": COMMON["company_id"],
         "month_start": "Month: booking month (bill side) and mutation month (journal side).",
         "currency_code": COMMON["currency_code"],
-        "bill_revenue": "Item lines (10, 20, 190, 250) of on-the-books reservations, by booking month.",
+        "bill_revenue": "Item lines (10, 20, 190, 250) of on-the-books reservations, by booking "
+        "month, VAT included (as the journal side).",
         "journal_revenue": "credit - debit VAT included on revenue ledgers (8xxx), by mutation month.",
         "journal_revenue_vat_excluded": "The same, VAT excluded (for reference).",
         "difference": "bill_revenue - journal_revenue (timing differences expected per month).",
@@ -190,12 +229,57 @@ KPI_WINDOW_COLUMNS: dict[str, str] = {
     "nights_available": "Supply nights of every unit in the window (all currencies).",
     "nights_sold": "Nights sold in the window, all currencies.",
     "occupancy": "nights_sold / nights_available.",
-    "room_revenue": "Room revenue of the window in this currency.",
+    "room_revenue_gross": "Room revenue of the window in this currency, VAT included.",
+    "room_revenue_net": "Room revenue of the window in this currency, VAT excluded.",
+    "total_revenue_gross": "Total revenue of the window in this currency, VAT included.",
+    "total_revenue_net": "Total revenue of the window in this currency, VAT excluded.",
     "currency_nights_sold": "Nights sold in this currency.",
-    "adr": "room_revenue / currency_nights_sold, to the cent.",
-    "revpar": "room_revenue / nights_available, to the cent: the RevPAR when one currency "
-    "sells, that currency's contribution to it when several do.",
+    "adr_gross": "room_revenue_gross / currency_nights_sold, to the cent.",
+    "adr_net": "room_revenue_net / currency_nights_sold, to the cent.",
+    "revpar_gross": "room_revenue_gross / nights_available, to the cent: the RevPAR when one "
+    "currency sells, that currency's contribution to it when several do.",
+    "revpar_net": "room_revenue_net / nights_available, to the cent (as revpar_gross).",
+    "trevpar_gross": "total_revenue_gross / nights_available, to the cent.",
+    "trevpar_net": "total_revenue_net / nights_available, to the cent.",
 }
+
+
+GUIDE: tuple[str, ...] = (
+    "## Gross and net of VAT",
+    "",
+    "The service's prices include VAT (a bill's VAT line, 60, is the VAT inside its item lines), "
+    "so revenue as billed is gross. metrics.md and USALI report room revenue net of taxes. Marts "
+    "that carry both name every revenue figure explicitly: `_gross` = VAT included (as billed), "
+    "`_net` = VAT excluded (`revenue_daily`, `channel_mix_monthly`, `marts.kpi_window`). The "
+    "unsuffixed names these marts had (`room_revenue`, `adr`, `revpar`, `trevpar`, `commission`, "
+    "`net_room_revenue`, `net_adr`, `net_revpar`) are gone rather than kept as aliases, so no "
+    "query silently keeps reading gross figures as if they were net; 'net' of commission is now "
+    "`*_after_commission_*`. Marts with a single basis (`booking_pace`, "
+    "`rate_availability_daily`, `revenue_reconciliation`) and the core tables keep unsuffixed "
+    "names and are gross (VAT included), as the list prices and the journals' VAT-included "
+    "side are; core's `*_net` columns are VAT excluded.",
+    "",
+    "VAT is allocated per bill line: VAT = line total x vatRate / (100 + vatRate), rounded to "
+    "the cent half away from zero (the check `bill_vat_matches_vat_line` compares their sum "
+    "with each bill's VAT line); the "
+    "line's net (total - VAT) is spread over its nights by the same integer-cent rule as its "
+    "total, and a night's VAT is gross - net. Worked example: 3 nights billed as one rent line "
+    "of 300.00 at 9 % VAT. VAT = 300.00 x 9 / 109 = 24.7706 -> 24.77; net = 275.23. Per night: "
+    "gross 100.00, 100.00, 100.00; net 91.75, 91.74, 91.74 (275.23 / 3, the first night takes "
+    "the spare cent); VAT 8.25, 8.26, 8.26. adr_gross = 100.00, adr_net = 275.23 / 3 = 91.74.",
+    "",
+    "## Aggregating RevPAR",
+    "",
+    "RevPAR over a window, a park or the portfolio is sum(room revenue) / sum(nights_available) "
+    "over the `revenue_daily` rows of one currency; never average daily RevPAR and never add "
+    "nights across currencies. Every night x location x accommodation type has a row in every "
+    "reporting currency, sold or not, so a currency's sum of nights_available is the full "
+    "supply. Example: a park of 10 units sells 3 GBP nights at 120.00 in a 30-night month: GBP "
+    "RevPAR = 360.00 / 300 = 1.20 (not 360.00 / 30 = 12.00, the supply of the three nights "
+    "alone). With several currencies, each currency's RevPAR is its contribution to the park's "
+    "RevPAR. `marts.kpi_window` applies the same rule.",
+    "",
+)
 
 
 def column_docs(qualified: str) -> dict[str, str]:
@@ -220,6 +304,7 @@ def render_markdown() -> str:
         "counts, never averaged. The nightly grain covers the reporting range: the earliest "
         "arrival to the night before the latest departure (or the build's `reporting_range`).",
         "",
+        *GUIDE,
     ]
     for qualified, columns in MARTS.items():
         out += [

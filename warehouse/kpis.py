@@ -1,8 +1,9 @@
 """Headline KPIs for the end of a run: a few numbers that show the warehouse answers questions.
 
-Occupancy over all units, and ADR / RevPAR per currency (never summed across currencies), for
-the 30 nights before the reference date and the 30 nights on the books after it, read from
-`marts.kpi_window`, the one definition the dashboard reads too.
+Occupancy over all units, and ADR / RevPAR excluding VAT (the metrics.md / USALI basis) per
+currency (never summed across currencies), for the 30 nights before the reference date and the
+30 nights on the books after it, read from `marts.kpi_window`, the one definition the dashboard
+reads too.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import duckdb
 WINDOW_DAYS = 30
 
 _WINDOW = """
-select currency_code, nights_available, occupancy, adr, revpar
+select currency_code, nights_available, occupancy, adr_net, revpar_net
 from marts.kpi_window($lo, $hi)
 """
 
@@ -34,7 +35,7 @@ def _window(
         # shown when one currency carries all revenue.
         if len(sales) == 1 and revpar is not None:
             value += f"  (RevPAR {currency} {revpar:,.2f})"
-        lines.append((f"ADR, {label}", value))
+        lines.append((f"ADR excl. VAT, {label}", value))
     return lines
 
 

@@ -16,6 +16,14 @@ MACROS: tuple[str, ...] = (
     "create or replace temp macro div_money(amount, n) as "
     "case when n is null or n = 0 or amount is null then null "
     "else from_cents(sign(to_cents(amount)) * ((abs(to_cents(amount)) * 2 + n) // (2 * n))) end",
+    # VAT contained in a VAT-inclusive amount of `cents` at `rate` percent (a line's vatRate):
+    # cents x rate / (100 + rate), rounded half away from zero to the cent, in integers (the rate
+    # taken to four decimals); 0 when the rate is null or not positive.
+    "create or replace temp macro vat_in_cents(cents, rate) as "
+    "case when cents is null or rate is null or rate <= 0 then 0 "
+    "else cast(sign(cents) * ((abs(cast(cents as hugeint)) * 2 * cast(round(rate * 10000) as bigint) "
+    "+ (1000000 + cast(round(rate * 10000) as bigint))) "
+    "// (2 * (1000000 + cast(round(rate * 10000) as bigint)))) as bigint) end",
     # ratio of two counts or amounts (not money itself): DOUBLE, null when the divisor is 0.
     "create or replace temp macro safe_ratio(a, b) as "
     "case when b is null or b = 0 then null else cast(a as double) / cast(b as double) end",
@@ -37,12 +45,25 @@ MACROS: tuple[str, ...] = (
 )
 
 
+def _per(amount: str, n: str) -> str:
+    """SQL for DECIMAL(18,2) `amount` / count `n` in integer cents, rounded half away from zero
+    to the cent, null when `n` is 0 (the persistent macro cannot call the build's temp macros)."""
+    c = f"cast({amount} * 100 as hugeint)"
+    return (
+        f"case when {n} > 0 then cast(cast(sign({c}) * ((abs({c}) * 2 + {n}) // (2 * {n})) "
+        f"as decimal(38, 0)) * 0.01 as decimal(18, 2)) end"
+    )
+
+
 # Published with the marts (a persistent macro, so analysts and every reader use the same one):
-# occupancy, ADR and RevPAR over any window of nights, per currency. Supply comes from
-# occupancy_daily (every unit's nights, whatever sold them); revenue and nights sold from
-# revenue_daily per currency. RevPAR in a currency is that currency's room revenue over every
-# night available: with one currency it is the RevPAR, with several each is its contribution.
-KPI_WINDOW = """
+# occupancy, ADR, RevPAR and TRevPAR over any window of nights, per currency, gross (VAT
+# included, as billed) and net (VAT excluded). Supply comes from occupancy_daily (every unit's
+# nights, whatever sold them); revenue and nights sold from revenue_daily per currency. RevPAR
+# in a currency is that currency's room revenue over every night available: with one currency
+# it is the RevPAR, with several each is its contribution. It equals sum(revenue) /
+# sum(nights_available) over the window's revenue_daily rows of that currency, as every
+# currency has a row for every night (revenue_daily).
+KPI_WINDOW = f"""
 create or replace macro marts.kpi_window(lo, hi) as table
 with supply as (
     select
@@ -52,7 +73,13 @@ with supply as (
     where date_day between lo and hi
 ),
 revenue as (
-    select currency_code, sum(room_revenue) as room_revenue, sum(nights_sold) as nights_sold
+    select
+        currency_code,
+        sum(room_revenue_gross) as room_revenue_gross,
+        sum(room_revenue_net) as room_revenue_net,
+        sum(total_revenue_gross) as total_revenue_gross,
+        sum(total_revenue_net) as total_revenue_net,
+        sum(nights_sold) as nights_sold,
     from marts.revenue_daily
     where date_day between lo and hi
     group by currency_code
@@ -63,12 +90,17 @@ select
     supply.nights_sold,
     case when supply.nights_available > 0
         then cast(supply.nights_sold as double) / supply.nights_available end as occupancy,
-    revenue.room_revenue,
+    cast(revenue.room_revenue_gross as decimal(18, 2)) as room_revenue_gross,
+    cast(revenue.room_revenue_net as decimal(18, 2)) as room_revenue_net,
+    cast(revenue.total_revenue_gross as decimal(18, 2)) as total_revenue_gross,
+    cast(revenue.total_revenue_net as decimal(18, 2)) as total_revenue_net,
     revenue.nights_sold as currency_nights_sold,
-    case when revenue.nights_sold > 0
-        then cast(revenue.room_revenue / revenue.nights_sold as decimal(18, 2)) end as adr,
-    case when supply.nights_available > 0
-        then cast(revenue.room_revenue / supply.nights_available as decimal(18, 2)) end as revpar,
+    {_per("revenue.room_revenue_gross", "revenue.nights_sold")} as adr_gross,
+    {_per("revenue.room_revenue_net", "revenue.nights_sold")} as adr_net,
+    {_per("revenue.room_revenue_gross", "supply.nights_available")} as revpar_gross,
+    {_per("revenue.room_revenue_net", "supply.nights_available")} as revpar_net,
+    {_per("revenue.total_revenue_gross", "supply.nights_available")} as trevpar_gross,
+    {_per("revenue.total_revenue_net", "supply.nights_available")} as trevpar_net,
 from supply
 left join revenue on revenue.nights_sold > 0
 order by revenue.currency_code

@@ -51,7 +51,8 @@ def render_dashboard(con: duckdb.DuckDBPyConnection, *, today: date, source: str
         f'<nav aria-label="Sections">{nav}</nav></header>'
         '<main><section id="kpis" aria-labelledby="kpis-h"><h2 id="kpis-h">Headline figures</h2>'
         '<p class="intro">Occupancy = nights sold / nights available; ADR = room revenue / '
-        "nights sold; RevPAR = room revenue / nights available. Money per currency.</p>"
+        "nights sold; RevPAR = room revenue / nights available. Money per currency, excluding "
+        "VAT unless marked as billed (list prices, booking pace).</p>"
         f"{kpis}</section>{''.join(sections)}</main>"
         "<footer>Figures follow the project's metric definitions: stay nights, on-the-books "
         "statuses, revenue allocated to nights, money kept per currency. Hover any chart "

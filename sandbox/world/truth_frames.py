@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,8 @@ DEFAULT_DURATIONS = (2, 3, 4, 7)
 PACE_WEEKS = 52  # snapshots reported besides as_of
 PACE_HORIZON = 365  # stay dates A .. A + 365
 STLY_DAYS = 364
+# the money of a reservation night, in cents: as billed, and without VAT
+MONEY_NIGHT = ("room", "extra", "commission", "room_net", "extra_net", "commission_net")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -51,6 +53,15 @@ def div_money(total_cents: int, n: int) -> Decimal | None:
     if 2 * r >= n:
         q += 1
     return money(sign * q)
+
+
+def vat_in(total_cents: int, rate: Any) -> int:
+    """The VAT inside a VAT-inclusive line of `total_cents` at `rate` percent: total x rate /
+    (100 + rate) to the cent, half away from zero; 0 without a positive rate."""
+    if rate is None or Decimal(str(rate)) <= 0:
+        return 0
+    r = Decimal(str(rate))
+    return int((Decimal(total_cents) * r / (100 + r)).quantize(Decimal(1), ROUND_HALF_UP))
 
 
 def ratio(a: Any, b: Any) -> float:
@@ -154,7 +165,8 @@ def reservations_of(world: World) -> pd.DataFrame:
 
 
 def lines_of(world: World, res: pd.DataFrame) -> pd.DataFrame:
-    """Item and commission bill lines with their class, cents and allocation period."""
+    """Item and commission bill lines with their class, cents, the VAT they include (item
+    lines from their vatRate; all of a COMMISSION_VAT 110 line) and allocation period."""
     periods = {
         rr["reservedResourceId"]: (rr["startDate"], rr["endDate"])
         for rr in world.records("reservedresources")
@@ -163,7 +175,7 @@ def lines_of(world: World, res: pd.DataFrame) -> pd.DataFrame:
         rid: (s, e)
         for rid, s, e in zip(res["reservation_id"], res["stay_start"], res["stay_end"], strict=True)
     }
-    rows: list[tuple[int, int, str, int, int, int]] = []
+    rows: list[tuple[int, int, str, int, int, int, int]] = []
     for ln in world.records("billlines"):
         kind = int(ln["billLineType"])
         if kind in COMMISSION_LINES:
@@ -190,31 +202,32 @@ def lines_of(world: World, res: pd.DataFrame) -> pd.DataFrame:
             else:
                 first, end = stay[rid]
         assert first is not None and end is not None
-        rows.append((rid, kind, cls, total, first, max(end - first, 1)))
+        vat = total if kind == 110 else vat_in(total, ln["vatRate"]) if kind in ITEM_LINES else 0
+        rows.append((rid, kind, cls, total, vat, first, max(end - first, 1)))
     return pd.DataFrame(
-        rows, columns=["reservation_id", "bill_line_type", "cls", "cents", "first", "nights"]
+        rows,
+        columns=["reservation_id", "bill_line_type", "cls", "cents", "vat", "first", "nights"],
     )
 
 
 def _allocated(lines: pd.DataFrame) -> pd.DataFrame:
-    """Line cents spread over nights: reservation_id, ord, room, extra, commission cents."""
+    """Line cents spread over nights: reservation_id, ord, room, extra, commission cents, as
+    billed and (`*_net`) without VAT: each line's net (cents - VAT) spread by the same rule."""
     lines = lines[lines["cls"].isin(["room", "extra", "commission"]) & (lines["cents"] != 0)]
-    rep, offs, val = allocate_many(
-        lines["cents"].to_numpy(dtype=np.int64), lines["nights"].to_numpy(dtype=np.int64)
-    )
+    gross = lines["cents"].to_numpy(dtype=np.int64)
+    nights = lines["nights"].to_numpy(dtype=np.int64)
+    rep, offs, val = allocate_many(gross, nights)
+    _rep, _offs, net = allocate_many(gross - lines["vat"].to_numpy(dtype=np.int64), nights)
     cls = lines["cls"].to_numpy()[rep]
     df = pd.DataFrame(
         {
             "reservation_id": lines["reservation_id"].to_numpy(dtype=np.int64)[rep],
             "ord": lines["first"].to_numpy(dtype=np.int64)[rep] + offs,
-            "room": np.where(cls == "room", val, 0),
-            "extra": np.where(cls == "extra", val, 0),
-            "commission": np.where(cls == "commission", val, 0),
+            **{c: np.where(cls == c, val, 0) for c in ("room", "extra", "commission")},
+            **{f"{c}_net": np.where(cls == c, net, 0) for c in ("room", "extra", "commission")},
         }
     )
-    return df.groupby(["reservation_id", "ord"], as_index=False)[
-        ["room", "extra", "commission"]
-    ].sum()
+    return df.groupby(["reservation_id", "ord"], as_index=False)[list(MONEY_NIGHT)].sum()
 
 
 def nights_of(res: pd.DataFrame, lines: pd.DataFrame) -> pd.DataFrame:
@@ -231,6 +244,6 @@ def nights_of(res: pd.DataFrame, lines: pd.DataFrame) -> pd.DataFrame:
     )
     nights = stay.merge(_allocated(lines), on=["reservation_id", "ord"], how="outer")
     nights["stay_night"] = nights["stay_night"].astype("boolean").fillna(False).astype(bool)
-    for c in ("room", "extra", "commission"):
+    for c in MONEY_NIGHT:
         nights[c] = nights[c].fillna(0).astype(np.int64)
     return nights.merge(res, on="reservation_id", how="inner")

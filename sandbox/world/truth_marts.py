@@ -13,7 +13,9 @@ the definitions of shared/spec/metrics.md, docs/contracts.md section 2 and docs/
   location's company, its currency the distribution channel's;
 - money in integer cents: bill item lines (10, 20, 190, 250) and commission lines (100, 110) are
   spread evenly over their own period (startDate..endDate), else their reserved resource's, else
-  the accommodation stay, the first `|total| mod nights` nights taking the extra cent;
+  the accommodation stay, the first `|total| mod nights` nights taking the extra cent; each
+  line's net of VAT (total - total x vatRate / (100 + vatRate) to the cent; a COMMISSION_VAT
+  line is all VAT) is spread the same way (`truth_revenue`);
 - the reporting range runs from the earliest arrival to the night before the latest departure of
   all reservations served.
 
@@ -40,20 +42,20 @@ from sandbox.world.truth_frames import (
     cents,
     dates_of,
     lines_of,
-    money,
     money_col,
     month_of,
     months,
     nights_of,
     ord_of,
-    ratio,
     reservations_of,
 )
 from sandbox.world.truth_pricing import (
     rate_availability,
 )
+from sandbox.world.truth_revenue import channel_mix, revenue_daily
 
 MARTS = (
+    "revenue_daily",
     "channel_mix_monthly",
     "booking_pace",
     "rate_availability_daily",
@@ -65,41 +67,6 @@ MARTS = (
 
 # ---------------------------------------------------------------------------------------------
 # the marts
-def _channel_mix(nights: pd.DataFrame, lo: int, hi: int) -> pd.DataFrame:
-    sold = nights[nights["sold"] & nights["ord"].between(lo, hi)].copy()
-    sold["month_start"] = months(sold["ord"])
-    sold["total"] = sold["room"] + sold["extra"]
-    keys = ["month_start", "channel_id", "channel_code", "channel_type", "currency_code"]
-    g = sold.groupby(keys, as_index=False, dropna=False).agg(
-        nights_sold=("stay_night", "sum"),
-        room=("room", "sum"),
-        total=("total", "sum"),
-        commission=("commission", "sum"),
-    )
-    month_nights = g.groupby("month_start")["nights_sold"].transform("sum")
-    month_room = g.groupby(["month_start", "currency_code"])["room"].transform("sum")
-    return pd.DataFrame(
-        {
-            "month_start": g["month_start"],
-            "distribution_channel_id": g["channel_id"].astype(np.int64),
-            "distribution_channel_code": g["channel_code"],
-            "channel_type": g["channel_type"],
-            "currency_code": g["currency_code"],
-            "nights_sold": g["nights_sold"].astype(np.int64),
-            "room_revenue": money_col(g["room"]),
-            "total_revenue": money_col(g["total"]),
-            "commission": money_col(g["commission"]),
-            "nights_share": [
-                ratio(a, b) for a, b in zip(g["nights_sold"], month_nights, strict=True)
-            ],
-            # DOUBLE of each money amount, then divided (the amounts are exact to the cent)
-            "room_revenue_share": [
-                ratio(money(a), money(b)) for a, b in zip(g["room"], month_room, strict=True)
-            ],
-        }
-    )
-
-
 def _booking_pace(nights: pd.DataFrame, as_of: date, lo: int, hi: int) -> pd.DataFrame:
     cand = nights[
         nights["stay_night"] & nights["guest"] & (nights["on_books"] | nights["cancelled"])
@@ -382,7 +349,8 @@ def mart_truth(
         nights = nights_of(res, lines)
         entries = _journal_entries(world)
         return {
-            "channel_mix_monthly": _channel_mix(nights, lo, hi),
+            "revenue_daily": revenue_daily(world, nights, lo, hi),
+            "channel_mix_monthly": channel_mix(nights, lo, hi),
             "booking_pace": _booking_pace(nights, as_of, lo, hi),
             "rate_availability_daily": rate_availability(
                 world, nights, lo, hi, availability_start, availability_days

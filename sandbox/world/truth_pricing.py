@@ -1,4 +1,8 @@
-"""The ground truth of the pricing marts: list prices per night and what was sellable, from the world's rates and availability."""
+"""The ground truth of the pricing marts: list prices per night and what was sellable, from the world's rates and availability.
+
+Money here is as billed (VAT included), as the list prices are; the supply per night and type
+(`supply`) also feeds the revenue marts' truth (`truth_revenue`).
+"""
 
 from __future__ import annotations
 
@@ -67,7 +71,7 @@ def _rate_nights(world: World, lo: int, hi: int) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def _supply(world: World, lo: int, hi: int) -> pd.DataFrame:
+def supply(world: World, lo: int, hi: int) -> pd.DataFrame:
     """Units available per (night, type): setupDate <= D and (archivedFrom null or > D)."""
     width = hi - lo + 1
     per_type: dict[int, np.ndarray] = {}
@@ -107,7 +111,7 @@ def rate_availability(
     stay = nights[nights["stay_night"] & in_range]
     taken_mask = stay["sold"] | stay["owner_hold"] | (stay["held"] & stay["guest"])
     taken = stay[taken_mask].groupby(["ord", "type_id"], as_index=False).size()
-    occupancy = _supply(world, lo, hi).merge(taken, on=["ord", "type_id"], how="outer")
+    occupancy = supply(world, lo, hi).merge(taken, on=["ord", "type_id"], how="outer")
     occupancy["available"] = occupancy["available"].fillna(0).astype(np.int64)
     occupancy["size"] = occupancy["size"].fillna(0).astype(np.int64)
     rows = rows.merge(occupancy, on=["ord", "type_id"], how="left")

@@ -28,15 +28,24 @@ DDL = {
     """,
     "marts.revenue_daily": """
         date_day date, location_id integer, accommodation_type_id integer, currency_code varchar,
-        room_revenue decimal(18, 2), total_revenue decimal(18, 2), commission decimal(18, 2),
-        net_room_revenue decimal(18, 2), nights_sold bigint, nights_available bigint,
-        adr decimal(18, 2), revpar decimal(18, 2), trevpar decimal(18, 2),
-        net_adr decimal(18, 2), net_revpar decimal(18, 2)
+        room_revenue_gross decimal(18, 2), room_revenue_net decimal(18, 2),
+        room_vat decimal(18, 2), total_revenue_gross decimal(18, 2),
+        total_revenue_net decimal(18, 2), total_vat decimal(18, 2),
+        commission_gross decimal(18, 2), commission_net decimal(18, 2),
+        room_revenue_after_commission_gross decimal(18, 2),
+        room_revenue_after_commission_net decimal(18, 2), nights_sold bigint,
+        nights_available bigint, adr_gross decimal(18, 2), adr_net decimal(18, 2),
+        revpar_gross decimal(18, 2), revpar_net decimal(18, 2), trevpar_gross decimal(18, 2),
+        trevpar_net decimal(18, 2), adr_after_commission_gross decimal(18, 2),
+        adr_after_commission_net decimal(18, 2), revpar_after_commission_gross decimal(18, 2),
+        revpar_after_commission_net decimal(18, 2)
     """,
     "marts.channel_mix_monthly": """
         month_start date, distribution_channel_id integer, distribution_channel_code varchar,
         channel_type varchar, currency_code varchar, nights_sold bigint,
-        room_revenue decimal(18, 2), total_revenue decimal(18, 2), commission decimal(18, 2),
+        room_revenue_gross decimal(18, 2), room_revenue_net decimal(18, 2),
+        total_revenue_gross decimal(18, 2), total_revenue_net decimal(18, 2),
+        commission_gross decimal(18, 2), commission_net decimal(18, 2),
         nights_share double, room_revenue_share double
     """,
     "marts.booking_pace": """
@@ -88,6 +97,11 @@ def eur_price(day: date) -> Decimal:
 
 
 GBP_PRICE = Decimal("85.25")
+
+
+def gross(net: Decimal) -> Decimal:
+    """A net amount with 9 % VAT on top (the marts' _gross figures; the dashboard shows net)."""
+    return (net * Decimal("1.09")).quantize(Decimal("0.01"))
 
 
 def days(first: date, last: date) -> Iterator[date]:
@@ -201,9 +215,13 @@ def _fill(con: duckdb.DuckDBPyConnection) -> None:
                         "date_day": d,
                         **key,
                         "currency_code": currency,
-                        "room_revenue": room,
-                        "total_revenue": room + 10,
-                        "commission": 0,
+                        # the dashboard shows net of VAT: gross carries 9 % on top
+                        "room_revenue_gross": gross(room),
+                        "room_revenue_net": room,
+                        "total_revenue_gross": gross(room + 10),
+                        "total_revenue_net": room + 10,
+                        "commission_gross": 0,
+                        "commission_net": 0,
                         "nights_sold": n,
                         "nights_available": capacity,
                     }
@@ -257,7 +275,8 @@ def _fill(con: duckdb.DuckDBPyConnection) -> None:
                 "distribution_channel_code": code,
                 "currency_code": cur,
                 "nights_sold": nights,
-                "room_revenue": Decimal(revenue_),
+                "room_revenue_gross": gross(Decimal(revenue_)),
+                "room_revenue_net": Decimal(revenue_),
             }
             for m in (4, 5, 6, 7)
             for ch_id, code, cur, nights, revenue_ in (

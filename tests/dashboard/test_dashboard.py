@@ -189,7 +189,7 @@ def test_channel_mix_table_shows_each_channels_own_nights(page: str, warehouse: 
         assert months is not None
         rows = con.execute(
             "select distribution_channel_code, currency_code, sum(nights_sold), "
-            "sum(room_revenue) from marts.channel_mix_monthly "
+            "sum(room_revenue_net) from marts.channel_mix_monthly "
             "where strftime(month_start, '%b %Y') in (?, ?) or month_start between "
             "strptime(?, '%b %Y') and strptime(?, '%b %Y') group by all",
             [months[1], months[2], months[1], months[2]],

@@ -75,9 +75,9 @@ def test_room_and_total_revenue_match_truth_to_the_cent(full_run: PipelineRun) -
     mart = _mart(
         full_run,
         "select date_day as date, location_id, accommodation_type_id, currency_code, "
-        "cast(room_revenue as varchar) as room_revenue, "
-        "cast(total_revenue as varchar) as total_revenue "
-        "from marts.revenue_daily where room_revenue <> 0 or total_revenue <> 0",
+        "cast(room_revenue_gross as varchar) as room_revenue, "
+        "cast(total_revenue_gross as varchar) as total_revenue "
+        "from marts.revenue_daily where room_revenue_gross <> 0 or total_revenue_gross <> 0",
     )
     # Exact comparison: DECIMAL travels as text, never through a float.
     mart["room_revenue"] = mart["room_revenue"].map(Decimal)

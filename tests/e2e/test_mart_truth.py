@@ -1,7 +1,8 @@
 """The remaining marts against ground truth computed in Python from the sandbox's served data.
 
-`sandbox.world.truth_marts.mart_truth` recomputes channel mix, booking pace, rate availability,
-the finance journal, cash clearances and the revenue reconciliation from the world's records,
+`sandbox.world.truth_marts.mart_truth` recomputes daily revenue (gross and net of VAT, on every
+currency's full supply), channel mix, booking pace, rate availability, the finance journal,
+cash clearances and the revenue reconciliation from the world's records,
 independently of the warehouse SQL. Every row and every column of each mart must match: keys
 both ways (no missing, no extra rows), money as exact Decimals to the cent, counts exactly, and
 ratios as the same DOUBLE division of the exact figures.
@@ -25,6 +26,7 @@ from tests.e2e.conftest import PipelineRun
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
 KEYS: dict[str, list[str]] = {
+    "revenue_daily": ["date_day", "location_id", "accommodation_type_id", "currency_code"],
     "channel_mix_monthly": ["month_start", "distribution_channel_id", "currency_code"],
     "booking_pace": ["stay_date", "as_of_date", "currency_code"],
     "rate_availability_daily": [
@@ -136,13 +138,27 @@ def _check(name: str, truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFr
     assert not bad, f"{name}: {len(bad)} differences over {len(truth[name])} rows:\n{shown}"
 
 
+def test_revenue_daily_matches_truth(
+    truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
+) -> None:
+    _check("revenue_daily", truth, marts)
+    t = truth["revenue_daily"]
+    assert set(t["currency_code"]) == {"EUR", "GBP"}
+    assert t["nights_sold"].sum() > 1000 and t["commission_net"].map(bool).any()
+    assert (t["room_vat"] > 0).sum() > 1000
+    # every currency carries every night's supply: the same total on each
+    assert t.groupby("currency_code")["nights_available"].sum().nunique() == 1
+
+
 def test_channel_mix_matches_truth(
     truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
 ) -> None:
     _check("channel_mix_monthly", truth, marts)
     t = truth["channel_mix_monthly"]
     assert set(t["currency_code"]) == {"EUR", "GBP"}
-    assert t["nights_sold"].sum() > 1000 and t["commission"].map(bool).any()
+    assert t["nights_sold"].sum() > 1000 and t["commission_gross"].map(bool).any()
+    assert (t["room_revenue_net"] <= t["room_revenue_gross"]).all()
+    assert (t["room_revenue_net"] < t["room_revenue_gross"]).any()
     assert t["distribution_channel_id"].nunique() >= 3
 
 
@@ -200,7 +216,9 @@ def test_the_comparison_catches_a_one_cent_or_one_night_change(
 ) -> None:
     """The comparison itself is not vacuous: one changed figure, or one row less, is found."""
     for name, column, delta in (
-        ("channel_mix_monthly", "room_revenue", Decimal("0.01")),
+        ("revenue_daily", "room_revenue_net", Decimal("0.01")),
+        ("revenue_daily", "nights_available", 1),
+        ("channel_mix_monthly", "room_revenue_net", Decimal("0.01")),
         ("booking_pace", "otb_nights", 1),
         ("rate_availability_daily", "remaining_units", 1),
         ("finance_journal_monthly", "credit_vat_included", Decimal("0.01")),

@@ -58,16 +58,22 @@ def test_window_kpis_have_one_definition(full_run: PipelineRun) -> None:
     try:
         today = full_run.handle.world.now.date()
         lo, hi = today - timedelta(days=30), today - timedelta(days=1)
-        rows = con.execute("select * from marts.kpi_window(?, ?)", [lo, hi]).fetchall()
+        rows = con.execute(
+            "select currency_code, nights_available, nights_sold, occupancy, room_revenue_net, "
+            "currency_nights_sold, adr_net, revpar_net, room_revenue_gross, revpar_gross "
+            "from marts.kpi_window(?, ?)",
+            [lo, hi],
+        ).fetchall()
         sold, available = con.execute(
             "select sum(nights_sold), sum(nights_available) from marts.occupancy_daily "
             "where date_day between ? and ?",
             [lo, hi],
         ).fetchone()
         revenue = dict(
-            (c, (r, n))
-            for c, r, n in con.execute(
-                "select currency_code, sum(room_revenue), sum(nights_sold) from marts.revenue_daily "
+            (c, (r, n, a, g))
+            for c, r, n, a, g in con.execute(
+                "select currency_code, sum(room_revenue_net), sum(nights_sold), "
+                "sum(nights_available), sum(room_revenue_gross) from marts.revenue_daily "
                 "where date_day between ? and ? group by 1",
                 [lo, hi],
             ).fetchall()
@@ -76,11 +82,15 @@ def test_window_kpis_have_one_definition(full_run: PipelineRun) -> None:
     finally:
         con.close()
     assert {r[0] for r in rows} == set(revenue) == {"EUR", "GBP"}
-    for currency, avail, nights, occupancy, room_revenue, c_nights, adr, revpar in rows:
+    cent = Decimal("0.01")
+    for currency, avail, nights, occupancy, net, c_nights, adr, revpar, gross, rp_gross in rows:
         assert (avail, nights) == (available, sold)
         assert occupancy == pytest.approx(sold / available)
-        assert (room_revenue, c_nights) == revenue[currency]
-        assert adr == (room_revenue / c_nights).quantize(Decimal("0.01"), ROUND_HALF_UP)
-        assert revpar == (room_revenue / available).quantize(Decimal("0.01"), ROUND_HALF_UP)
+        # every currency has a row for every night: its supply is all of it
+        assert (net, c_nights, available, gross) == revenue[currency]
+        assert 0 < net < gross
+        assert adr == (net / c_nights).quantize(cent, ROUND_HALF_UP)
+        assert revpar == (net / available).quantize(cent, ROUND_HALF_UP)
+        assert rp_gross == (gross / available).quantize(cent, ROUND_HALF_UP)
     occupancy_line = next(v for k, v in lines.items() if k.startswith("occupancy, last"))
     assert occupancy_line == f"{sold / available:.1%}"

@@ -53,6 +53,7 @@ def test_each_check_fails_on_a_bad_fixture(lake, tmp_path: Path) -> None:
     batch.reservation(1, "2025-01-01", "2025-01-03", unit_id=1000)
     batch.reservation(2, "2025-01-01", "2025-01-02", total_line="99.00")  # TOTAL != items
     batch.reservation(3, "2025-01-01", "2025-01-02", type_id=999)  # unknown accommodation type
+    batch.bill_line(1, bill_line_type=60, total="5.00")  # VAT line, but items carry no VAT
     batch.flush(lake, kind="full")
     _journal(lake, "50.00")  # journals far from the bills
     result = build_warehouse(tmp_path)
@@ -68,6 +69,15 @@ def test_each_check_fails_on_a_bad_fixture(lake, tmp_path: Path) -> None:
         assert not any(o.passed for o in outcomes.values())
         assert outcomes["occupancy_not_above_one"].rows[0]["nights_sold"] == 2
         assert [r["reservation_id"] for r in outcomes["bill_items_equal_total"].rows] == [2]
+        assert outcomes["bill_vat_matches_vat_line"].rows == [
+            {
+                "reservation_id": 1,
+                "payer_type": "CUSTOMER",
+                "item_vat_cents": 0,
+                "vat_line_cents": 500,
+                "item_lines": 1,
+            }
+        ]
         assert outcomes["stay_nights_equal_stay_lengths"].rows == [
             {"reservation_id": 1, "expected_nights": 2, "stay_nights": 3}
         ]

@@ -57,7 +57,7 @@ def test_available_occupancy_with_units_out_of_order(lake, query, tmp_path) -> N
 
 def _monthly_room_revenue(query) -> dict[str, Decimal]:
     rows = query(
-        "select strftime(date_day, '%Y-%m'), sum(room_revenue) from marts.revenue_daily "
+        "select strftime(date_day, '%Y-%m'), sum(room_revenue_gross) from marts.revenue_daily "
         "group by 1 order by 1"
     )
     return {m: v for m, v in rows}
@@ -161,8 +161,9 @@ def test_currencies_are_never_summed(lake, query, tmp_path) -> None:
     batch.flush(lake, kind="full")
     build_warehouse(tmp_path)
     rows = query(
-        "select currency_code, room_revenue, commission, net_room_revenue, nights_sold, "
-        "nights_available, adr, revpar, net_adr from marts.revenue_daily order by 1"
+        "select currency_code, room_revenue_gross, commission_gross, "
+        "room_revenue_after_commission_gross, nights_sold, nights_available, adr_gross, "
+        "revpar_gross, adr_after_commission_gross from marts.revenue_daily order by 1"
     )
     assert [tuple(str(x) for x in r) for r in rows] == [
         ("EUR", "100.00", "0.00", "100.00", "1", "10", "100.00", "10.00", "100.00"),
@@ -174,7 +175,8 @@ def test_currencies_are_never_summed(lake, query, tmp_path) -> None:
             "where table_schema = 'marts' and table_name = 'revenue_daily'"
         )
     )
-    assert all(types[c].startswith("DECIMAL") for c in ("room_revenue", "adr", "revpar"))
+    money = ("room_revenue_gross", "room_revenue_net", "adr_gross", "adr_net", "revpar_net")
+    assert all(types[c].startswith("DECIMAL") for c in money)
     mix = query(
         "select currency_code, nights_share, room_revenue_share from marts.channel_mix_monthly "
         "order by 1"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -133,3 +133,36 @@ def test_rows_read_twice_in_one_batch_keep_the_latest_and_single_tombstones_drop
     ]
     totals = query("select total from staging.stg_bill_lines where bill_line_id = 501")
     assert [str(t) for (t,) in totals] == ["9.00"]
+
+
+def test_customers_birth_year_never_reaches_the_warehouse(lake, query, tmp_path) -> None:
+    """Even when a lake file holds a birth year (landed before it was treated as PII)."""
+    Batch().reference(units=1).flush(lake, kind="full")
+    folder = lake.root / "customers"
+    folder.mkdir(parents=True)
+    batch = lake.new_batch_id()
+    table = pa.table(
+        {
+            "customer_id": [1, 2],
+            "country_code": ["NL", "GB"],
+            "language": ["nl", "en"],
+            "birth_year": [1970, 1985],
+            "_batch_id": [batch] * 2,
+            "_batch_kind": ["full"] * 2,
+            "_extracted_at": [datetime(2025, 1, 2, tzinfo=UTC)] * 2,
+            "_is_deleted": [False] * 2,
+        }
+    )
+    pq.write_table(table, folder / f"{batch}-00000.parquet")
+    build_warehouse(tmp_path, reporting_range=(date(2025, 6, 1), date(2025, 6, 30)))
+    assert query("select customer_id, country_code, language from staging.stg_customers") == [
+        (1, "NL", "nl"),
+        (2, "GB", "en"),
+    ]
+    assert (
+        query(
+            "select table_schema, table_name, column_name from information_schema.columns "
+            "where column_name ilike '%birth%' or column_name ilike '%age_band%'"
+        )
+        == []
+    )

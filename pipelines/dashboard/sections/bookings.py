@@ -119,7 +119,7 @@ def _pace(ctx: _Ctx) -> str:
     money = _table(
         ["Stay nights", "Currency", "Room revenue on the books", "Same time last year", "Change"],
         money_rows,
-        caption="Room revenue on the books, per currency",
+        caption="Room revenue on the books (incl. VAT, as billed), per currency",
         numeric_from=2,
     )
     return f'<div class="scroll">{chart}</div><div class="two">{nights}{money}</div>'
@@ -130,7 +130,7 @@ def _channel_mix(ctx: _Ctx) -> str:
     if mart is None:
         return _empty("marts.channel_mix_monthly is empty.")
     m, ch, cur = mart.q(*MONTH), mart.q(*CHANNEL), mart.q(*CURRENCY)
-    sold, room = mart.q("nights_sold"), mart.q("room_revenue")
+    sold, room = mart.q("nights_sold"), mart.q("room_revenue_net")
     months = [
         _as_date(r[0])
         for r in ctx.rows(
@@ -177,9 +177,9 @@ def _channel_mix(ctx: _Ctx) -> str:
             "Currency",
             "Nights sold",
             "Share of nights",
-            "Room revenue",
+            "Room revenue excl. VAT",
             "Share of revenue (in currency)",
-            "ADR",
+            "ADR excl. VAT",
         ],
         (
             [

@@ -1,4 +1,6 @@
-"""Sections on how the nights perform: the headline tiles, occupancy, ADR and RevPAR."""
+"""Sections on how the nights perform: the headline tiles, occupancy, ADR and RevPAR.
+
+Money figures are excluding VAT (the marts' `_net` columns, the metric definitions' basis)."""
 
 from __future__ import annotations
 
@@ -54,7 +56,8 @@ def _kpis(ctx: _Ctx) -> str:
         # The one definition of the window KPIs, published with the marts (warehouse/macros.py).
         found = (
             ctx.rows(
-                "select currency_code, nights_available, nights_sold, occupancy, adr, revpar "
+                "select currency_code, nights_available, nights_sold, occupancy, adr_net, "
+                "revpar_net "
                 "from marts.kpi_window(?, ?)",
                 [start, end],
             )
@@ -75,8 +78,8 @@ def _kpis(ctx: _Ctx) -> str:
             out.append((values or "–", "per currency" if sales else "no revenue data"))
     tiles = (
         tile("Occupancy", "nights sold / nights available", occupancy),
-        tile("ADR", "room revenue / nights sold", adr),
-        tile("RevPAR", "room revenue / nights available", revpar),
+        tile("ADR", "room revenue excl. VAT / nights sold", adr),
+        tile("RevPAR", "room revenue excl. VAT / nights available", revpar),
     )
     return f'<div class="tiles">{"".join(tiles)}</div>'
 
@@ -146,7 +149,7 @@ def _revenue(ctx: _Ctx) -> str:
     if mart is None:
         return _empty("marts.revenue_daily is empty.")
     d, cur = mart.q(*DATE), mart.q(*CURRENCY)
-    room, total = mart.q("room_revenue"), mart.q("total_revenue")
+    room, total = mart.q("room_revenue_net"), mart.q("total_revenue_net")
     sold, avail = mart.q("nights_sold"), mart.q("nights_available")
     window = ctx.window(mart, d)
     assert window is not None
@@ -169,10 +172,10 @@ def _revenue(ctx: _Ctx) -> str:
             f"<h3>{_e(currency)}</h3>"
             + _line_chart(
                 f"rev{i}",
-                title=f"ADR, RevPAR and TRevPAR per night in {currency}",
+                title=f"ADR, RevPAR and TRevPAR per night in {currency}, excl. VAT",
                 desc=f"Daily ADR (room revenue / nights sold), RevPAR (room revenue / nights "
-                f"available) and TRevPAR in {currency}, {_day(start)} – {_day(end)}; nights "
-                "from today on are on the books.",
+                f"available) and TRevPAR in {currency} excluding VAT, {_day(start)} – "
+                f"{_day(end)}; nights from today on are on the books.",
                 dates=dates,
                 series=[
                     _Series("ADR", adr, PALETTE[0]),

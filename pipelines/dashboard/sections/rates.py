@@ -110,8 +110,8 @@ def _rates(ctx: _Ctx) -> str:
             + _line_chart(
                 f"rate{i}",
                 title=f"List price vs realised ADR, {name}, {c}",
-                desc=f"Nightly list price and realised ADR of {name} in {c}, "
-                f"{_day(start)} – {_day(end)}.",
+                desc=f"Nightly list price and realised ADR of {name} in {c}, both including "
+                f"VAT, {_day(start)} – {_day(end)}.",
                 dates=dates,
                 series=[
                     _Series(

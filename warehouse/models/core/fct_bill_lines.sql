@@ -1,6 +1,6 @@
 -- Current bill lines with their class (item / summary / commission / other), revenue class
--- (room / extra / tax / other, item lines only), exact cents and the currency of the
--- reservation's distribution channel.
+-- (room / extra / tax / other, item lines only), exact cents, the VAT the line includes (in
+-- cents, from its vatRate) and the currency of the reservation's distribution channel.
 
 with bill_lines as (
     select * from staging.stg_bill_lines
@@ -56,6 +56,14 @@ final as (
         classified.total,
         to_cents(classified.total) as total_cents,
         classified.vat_rate,
+        -- VAT inside the line (prices include VAT): item lines from their vatRate, the whole
+        -- COMMISSION_VAT (110) line; none in other lines
+        case
+            when classified.bill_line_type = 110 then to_cents(classified.total)
+            when classified.line_class = 'item'
+                then vat_in_cents(to_cents(classified.total), classified.vat_rate)
+            else 0
+        end as vat_cents,
         classified.start_date,
         classified.end_date,
         classified.end_date - classified.start_date as line_nights,

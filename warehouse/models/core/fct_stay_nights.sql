@@ -2,7 +2,9 @@
 -- arrival <= night < departure; revenue is allocated from the bill lines themselves in integer
 -- cents per contracts.md section 1 (a line's own period, else its reserved resource's, else the
 -- accommodation's), so an extension never changes nights already reported. Nights carrying only
--- allocated money outside the stay have is_stay_night = false.
+-- allocated money outside the stay have is_stay_night = false. Unsuffixed money is as billed
+-- (VAT included); the _net columns exclude VAT: each line's net (total - its VAT) is spread by
+-- the same rule, so a line's nights add up to its net and to its VAT exactly.
 
 with reservations as (
     select * from core.fct_reservations
@@ -31,6 +33,7 @@ allocatable as (
         bill_lines.line_class,
         bill_lines.revenue_class,
         bill_lines.total_cents,
+        bill_lines.total_cents - bill_lines.vat_cents as net_cents,
         case
             when bill_lines.start_date is not null and bill_lines.end_date is not null
                 then bill_lines.start_date
@@ -81,6 +84,9 @@ allocated as (
         sign(total_cents) * (abs(total_cents) // night_count)
         + case when night_index < abs(total_cents) % night_count then sign(total_cents) else 0 end
             as cents,
+        sign(net_cents) * (abs(net_cents) // night_count)
+        + case when night_index < abs(net_cents) % night_count then sign(net_cents) else 0 end
+            as net_cents,
     from line_nights
 ),
 
@@ -93,6 +99,10 @@ night_money as (
         coalesce(sum(cents) filter (where revenue_class = 'tax'), 0) as tax_cents,
         coalesce(sum(cents) filter (where revenue_class = 'other'), 0) as other_cents,
         coalesce(sum(cents) filter (where line_class = 'commission'), 0) as commission_cents,
+        coalesce(sum(net_cents) filter (where revenue_class = 'room'), 0) as room_net_cents,
+        coalesce(sum(net_cents) filter (where revenue_class = 'extra'), 0) as extra_net_cents,
+        coalesce(sum(net_cents) filter (where line_class = 'commission'), 0)
+            as commission_net_cents,
     from allocated
     group by reservation_id, night_date
 ),
@@ -108,6 +118,9 @@ nights as (
         coalesce(night_money.tax_cents, 0) as tax_cents,
         coalesce(night_money.other_cents, 0) as other_cents,
         coalesce(night_money.commission_cents, 0) as commission_cents,
+        coalesce(night_money.room_net_cents, 0) as room_net_cents,
+        coalesce(night_money.extra_net_cents, 0) as extra_net_cents,
+        coalesce(night_money.commission_net_cents, 0) as commission_net_cents,
     from reservation_nights
     full outer join night_money
         on reservation_nights.reservation_id = night_money.reservation_id
@@ -143,7 +156,10 @@ final as (
         from_cents(nights.tax_cents) as tourist_tax,
         from_cents(nights.other_cents) as other_item_amount,
         from_cents(nights.commission_cents) as commission,
-        from_cents(nights.room_cents - nights.commission_cents) as net_room_revenue,
+        from_cents(nights.room_net_cents) as room_revenue_net,
+        from_cents(nights.extra_net_cents) as extra_revenue_net,
+        from_cents(nights.room_net_cents + nights.extra_net_cents) as total_revenue_net,
+        from_cents(nights.commission_net_cents) as commission_net,
     from nights
     inner join reservations
         on nights.reservation_id = reservations.reservation_id

@@ -1,7 +1,10 @@
 -- Revenue per night x location x accommodation type x currency: room and total revenue of
--- on-the-books guest stays allocated to nights, commission and net figures, and ADR, RevPAR,
--- TRevPAR as defined in metrics.md. Supply nights repeat on each currency row of a key (the
--- location's company currency always has a row); never sum them across currencies.
+-- on-the-books guest stays allocated to nights, gross (VAT included, as billed) and net (VAT
+-- excluded, each line's VAT from its vatRate), commission, and ADR, RevPAR, TRevPAR as defined in
+-- metrics.md on both bases. Every key of occupancy_daily has a row in every reporting currency
+-- (each location's company currency and every currency sold), sold or not, so supply nights are
+-- on every currency's rows: aggregate RevPAR as sum(revenue) / sum(nights_available) within one
+-- currency, never sum nights across currencies, never average the daily ratios.
 
 with occupancy as (
     select * from marts.occupancy_daily
@@ -26,9 +29,12 @@ sold as (
         stay_nights.accommodation_type_id,
         stay_nights.currency_code,
         count(*) filter (where stay_nights.is_stay_night) as nights_sold,
-        sum(stay_nights.room_revenue) as room_revenue,
-        sum(stay_nights.total_revenue) as total_revenue,
-        sum(stay_nights.commission) as commission,
+        sum(stay_nights.room_revenue) as room_revenue_gross,
+        sum(stay_nights.room_revenue_net) as room_revenue_net,
+        sum(stay_nights.total_revenue) as total_revenue_gross,
+        sum(stay_nights.total_revenue_net) as total_revenue_net,
+        sum(stay_nights.commission) as commission_gross,
+        sum(stay_nights.commission_net) as commission_net,
     from stay_nights
     inner join dates
         on stay_nights.night_date = dates.date_day
@@ -37,16 +43,20 @@ sold as (
     group by all
 ),
 
+currencies as (
+    select currency_code from locations where currency_code is not null
+    union
+    select currency_code from sold where currency_code is not null
+),
+
 keys as (
     select
         occupancy.date_day as night_date,
         occupancy.location_id,
         occupancy.accommodation_type_id,
-        locations.currency_code,
+        currencies.currency_code,
     from occupancy
-    inner join locations
-        on occupancy.location_id = locations.location_id
-    where locations.currency_code is not null
+    cross join currencies
     union
     select night_date, location_id, accommodation_type_id, currency_code
     from sold
@@ -60,9 +70,12 @@ joined as (
         keys.currency_code,
         coalesce(sold.nights_sold, 0) as nights_sold,
         coalesce(occupancy.nights_available, 0) as nights_available,
-        cast(coalesce(sold.room_revenue, 0) as decimal(18, 2)) as room_revenue,
-        cast(coalesce(sold.total_revenue, 0) as decimal(18, 2)) as total_revenue,
-        cast(coalesce(sold.commission, 0) as decimal(18, 2)) as commission,
+        cast(coalesce(sold.room_revenue_gross, 0) as decimal(18, 2)) as room_revenue_gross,
+        cast(coalesce(sold.room_revenue_net, 0) as decimal(18, 2)) as room_revenue_net,
+        cast(coalesce(sold.total_revenue_gross, 0) as decimal(18, 2)) as total_revenue_gross,
+        cast(coalesce(sold.total_revenue_net, 0) as decimal(18, 2)) as total_revenue_net,
+        cast(coalesce(sold.commission_gross, 0) as decimal(18, 2)) as commission_gross,
+        cast(coalesce(sold.commission_net, 0) as decimal(18, 2)) as commission_net,
     from keys
     left join sold
         on keys.night_date = sold.night_date
@@ -75,24 +88,46 @@ joined as (
         and keys.accommodation_type_id is not distinct from occupancy.accommodation_type_id
 ),
 
+after_commission as (
+    select
+        *,
+        room_revenue_gross - commission_gross as room_revenue_after_commission_gross,
+        room_revenue_net - commission_net as room_revenue_after_commission_net,
+    from joined
+),
+
 final as (
     select
         night_date as date_day,
         location_id,
         accommodation_type_id,
         currency_code,
-        room_revenue,
-        total_revenue,
-        commission,
-        room_revenue - commission as net_room_revenue,
+        room_revenue_gross,
+        room_revenue_net,
+        room_revenue_gross - room_revenue_net as room_vat,
+        total_revenue_gross,
+        total_revenue_net,
+        total_revenue_gross - total_revenue_net as total_vat,
+        commission_gross,
+        commission_net,
+        room_revenue_after_commission_gross,
+        room_revenue_after_commission_net,
         nights_sold,
         nights_available,
-        div_money(room_revenue, nights_sold) as adr,
-        div_money(room_revenue, nights_available) as revpar,
-        div_money(total_revenue, nights_available) as trevpar,
-        div_money(room_revenue - commission, nights_sold) as net_adr,
-        div_money(room_revenue - commission, nights_available) as net_revpar,
-    from joined
+        div_money(room_revenue_gross, nights_sold) as adr_gross,
+        div_money(room_revenue_net, nights_sold) as adr_net,
+        div_money(room_revenue_gross, nights_available) as revpar_gross,
+        div_money(room_revenue_net, nights_available) as revpar_net,
+        div_money(total_revenue_gross, nights_available) as trevpar_gross,
+        div_money(total_revenue_net, nights_available) as trevpar_net,
+        div_money(room_revenue_after_commission_gross, nights_sold)
+            as adr_after_commission_gross,
+        div_money(room_revenue_after_commission_net, nights_sold) as adr_after_commission_net,
+        div_money(room_revenue_after_commission_gross, nights_available)
+            as revpar_after_commission_gross,
+        div_money(room_revenue_after_commission_net, nights_available)
+            as revpar_after_commission_net,
+    from after_commission
 )
 
 select * from final

@@ -1,4 +1,5 @@
--- Customers without PII.
+-- Customers without PII: ids, country, language, loyalty level and timestamps only (never a
+-- name, contact, address or birth year, even when a lake holds one).
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.
 
@@ -11,7 +12,6 @@ final as (
         customer_id,
         country_code,
         language,
-        birth_year,
         loyalty_level,
         created_date as created_at,
         modified_date as modified_at,
