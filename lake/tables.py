@@ -268,7 +268,7 @@ _table(
     _id("customerId", required=True),
     col("countryCode"),
     col("language"),
-    col("birthYear", "int"),
+    col("birthYear", "int", pii=True),  # identifying with country and language: PII
     col("loyaltyLevel"),
     col("createdDate", "datetime"),
     col("modifiedDate", "datetime"),

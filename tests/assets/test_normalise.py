@@ -128,16 +128,17 @@ def test_nested_unknown_subfield_is_kept() -> None:
 
 
 def test_customer_pii_never_lands_by_default() -> None:
-    record = default_fixture()["customers"][0] | {"mobileNumber": "+31 6"}
+    record = default_fixture()["customers"][0] | {"mobileNumber": "+31 6", "birthYear": 1961}
     out = _normalise("customers", [record])
     table = out.tables["customers"]
-    assert not {"first_name", "last_name", "email", "phone", "address_city"} & set(
+    assert not {"first_name", "last_name", "email", "phone", "address_city", "birth_year"} & set(
         table.column_names
     )
     assert table.column("_extra").to_pylist() == [None]
     assert out.dropped_pii_fields == {"customers.mobileNumber": 1}
     with_pii = _normalise("customers", [record], include_pii=True).tables["customers"]
     assert with_pii.column("email").to_pylist() == ["anna@example.org"]
+    assert with_pii.column("birth_year").to_pylist() == [1961]
 
 
 def test_lineage_columns() -> None:
