@@ -271,7 +271,7 @@ def webhooks_serve(
     ] = False,
 ) -> None:
     """Receive reservation webhooks, verify their signatures and store them durably."""
-    from pipelines.webhooks import serve_webhooks
+    from pipelines.webhook_server import serve_webhooks
 
     settings = _settings()
     if not settings.webhook_secret:

@@ -27,16 +27,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -70,11 +65,8 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_TOLERANCE_SECONDS",
     "WEBHOOK_PATH",
-    "RunningReceiver",
     "WebhookRejected",
     "create_webhook_app",
-    "run_webhook_receiver",
-    "serve_webhooks",
 ]
 
 logger = logging.getLogger(__name__)
@@ -279,122 +271,3 @@ def create_webhook_app(
     )
     app.state.inbox = inbox
     return app
-
-
-# -- running it -------------------------------------------------------------------------------
-
-
-MAX_HEADER_BYTES = 32 * 1024  # a push's headers are a few hundred bytes
-MAX_CONNECTIONS = 100  # beyond this the receiver answers 503 at once
-KEEP_ALIVE_SECONDS = 5
-
-
-def _uvicorn_config(app: Starlette, **kwargs: Any) -> uvicorn.Config:
-    """The server's own limits: header size (h11 refuses more), connections, idle keep-alive."""
-    return uvicorn.Config(
-        app,
-        lifespan="off",
-        server_header=False,
-        proxy_headers=False,
-        timeout_graceful_shutdown=10,
-        http="h11",
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
-        limit_concurrency=MAX_CONNECTIONS,
-        timeout_keep_alive=KEEP_ALIVE_SECONDS,
-        **kwargs,
-    )
-
-
-def serve_webhooks(
-    host: str,
-    port: int,
-    secret: str,
-    data_dir: Path | str,
-    *,
-    tolerance_seconds: int = DEFAULT_TOLERANCE_SECONDS,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    body_only_hmac: bool = False,
-    log_level: str = "info",
-) -> None:
-    """Run the receiver in the foreground until interrupted (SIGINT/SIGTERM end it gracefully).
-
-    Put TLS in front (a reverse proxy): the signature authenticates pushes but does not hide them.
-    """
-    inbox = WebhookInbox(Path(data_dir))
-    app = create_webhook_app(
-        secret=secret,
-        inbox=inbox,
-        tolerance_seconds=tolerance_seconds,
-        max_body_bytes=max_body_bytes,
-        body_only_hmac=body_only_hmac,
-    )
-    logger.info(
-        "webhook receiver on http://%s:%d%s, inbox %s", host, port, WEBHOOK_PATH, inbox.path
-    )
-    uvicorn.Server(_uvicorn_config(app, host=host, port=port, log_level=log_level)).run()
-
-
-@dataclass(frozen=True, slots=True)
-class RunningReceiver:
-    """Handle on a receiver started by :func:`run_webhook_receiver`."""
-
-    base_url: str
-    inbox: WebhookInbox
-    app: Starlette
-
-    @property
-    def url(self) -> str:
-        """The full URL of the webhook endpoint."""
-        return self.base_url + WEBHOOK_PATH
-
-
-@contextlib.contextmanager
-def run_webhook_receiver(
-    *,
-    secret: str,
-    data_dir: Path | str,
-    host: str = "127.0.0.1",
-    tolerance_seconds: int = DEFAULT_TOLERANCE_SECONDS,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    body_only_hmac: bool = False,
-    startup_timeout: float = 10.0,
-) -> Iterator[RunningReceiver]:
-    """Run the receiver in a background thread on a free port, for tests and local tools.
-
-    The socket is bound before the thread starts, so there is no window in which another process
-    can take the port; leaving the block stops the server and waits for in-flight requests.
-    """
-    inbox = WebhookInbox(Path(data_dir))
-    app = create_webhook_app(
-        secret=secret,
-        inbox=inbox,
-        tolerance_seconds=tolerance_seconds,
-        max_body_bytes=max_body_bytes,
-        body_only_hmac=body_only_hmac,
-    )
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.bind((host, 0))
-        bound_host, port = sock.getsockname()[:2]
-        # log_config=None: leave the host process's logging configuration alone.
-        server = uvicorn.Server(_uvicorn_config(app, log_config=None, log_level="warning"))
-        thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="webhook-receiver", daemon=True
-        )
-        thread.start()
-        deadline = time.monotonic() + startup_timeout
-        while not server.started:
-            if not thread.is_alive():
-                raise RuntimeError("webhook receiver failed to start")
-            if time.monotonic() > deadline:
-                server.should_exit = True
-                thread.join(startup_timeout)
-                raise RuntimeError("webhook receiver did not start in time")
-            time.sleep(0.01)
-        try:
-            yield RunningReceiver(base_url=f"http://{bound_host}:{port}", inbox=inbox, app=app)
-        finally:
-            server.should_exit = True
-            thread.join(30)
-    finally:
-        sock.close()

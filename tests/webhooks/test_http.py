@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from pipelines.webhook_inbox import WebhookInbox
-from pipelines.webhooks import WEBHOOK_PATH, RunningReceiver, run_webhook_receiver
+from pipelines.webhook_server import RunningReceiver, run_webhook_receiver
+from pipelines.webhooks import WEBHOOK_PATH
 
 from .conftest import OTHER_SECRET, SECRET, encode, payload, signed_headers
 
@@ -129,7 +130,7 @@ def test_acknowledged_pushes_survive_a_killed_receiver_process(tmp_path: Path) -
     port = _free_port()
     script = (
         "import os, sys\n"
-        "from pipelines.webhooks import serve_webhooks\n"
+        "from pipelines.webhook_server import serve_webhooks\n"
         "serve_webhooks('127.0.0.1', int(sys.argv[1]), os.environ['TEST_WEBHOOK_SECRET'],"
         " sys.argv[2], log_level='warning')\n"
     )
@@ -202,3 +203,53 @@ def test_oversized_headers_are_refused_by_the_server(receiver: RunningReceiver) 
     with httpx.Client(timeout=10) as client:
         ok = client.post(receiver.url, content=body, headers=signed_headers(body))
     assert ok.status_code == 202
+
+
+@pytest.mark.parametrize("stage", ["headers", "body"])
+def test_slow_connections_are_closed_at_the_request_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str
+) -> None:
+    """400 connections dripping their headers (or their body) a few bytes at a time are closed
+    once the request deadline passes, and a valid push is accepted afterwards."""
+    from pipelines import webhook_server
+
+    monkeypatch.setattr(webhook_server, "REQUEST_SECONDS", 1.0)
+    head = b"POST " + WEBHOOK_PATH.encode() + b" HTTP/1.1\r\nHost: x\r\n"
+    if stage == "body":
+        head += b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+    with run_webhook_receiver(secret=SECRET, data_dir=tmp_path) as running:
+        port = int(running.base_url.rsplit(":", 1)[1])
+        slow = []
+        for _ in range(400):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            sock.sendall(head)
+            slow.append(sock)
+        closed = 0
+        deadline = time.monotonic() + 6
+        pending = list(slow)
+        while pending and time.monotonic() < deadline:
+            still = []
+            for sock in pending:
+                try:
+                    sock.sendall(b"X-Drip: 1\r\n" if stage == "headers" else b" ")
+                    sock.settimeout(0.01)
+                    if sock.recv(1024) == b"":
+                        closed += 1
+                        continue
+                except TimeoutError:
+                    pass
+                except OSError:  # reset or broken pipe: the server closed it
+                    closed += 1
+                    continue
+                still.append(sock)
+            pending = still
+            time.sleep(0.2)
+        for sock in slow:
+            sock.close()
+        assert closed == 400, f"{400 - closed} slow connections still open after 6 s"
+        body = encode(payload(7))
+        with httpx.Client(timeout=10) as client:
+            assert (
+                client.post(running.url, content=body, headers=signed_headers(body)).status_code
+                == 202
+            )
