@@ -113,6 +113,7 @@ def run_extraction(
     quarantine_threshold: float = 1.0,
     timeout: float = CLIENT_TIMEOUT,
     on_spec: Callable[[str], None] | None = None,
+    normalise_workers: int | None = None,
 ) -> RunResult:
     """One complete extraction into `data_dir/lake`, one batch, specs in dependency order.
 
@@ -142,6 +143,7 @@ def run_extraction(
         quarantine_threshold=quarantine_threshold,
         today=today or utc_today(),
         horizon_days=HORIZON_DAYS,
+        normalise_workers=normalise_workers,
     )
     result = RunResult()
     for spec in specs:
