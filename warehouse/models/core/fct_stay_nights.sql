@@ -91,6 +91,8 @@ night_money as (
         coalesce(sum(cents) filter (where revenue_class = 'room'), 0) as room_cents,
         coalesce(sum(cents) filter (where revenue_class = 'extra'), 0) as extra_cents,
         coalesce(sum(cents) filter (where revenue_class = 'tax'), 0) as tax_cents,
+        coalesce(sum(cents) filter (where revenue_class = 'cancellation'), 0)
+            as cancellation_cents,
         coalesce(sum(cents) filter (where revenue_class = 'other'), 0) as other_cents,
         coalesce(sum(cents) filter (where line_class = 'commission'), 0) as commission_cents,
     from allocated
@@ -106,6 +108,7 @@ nights as (
         coalesce(night_money.room_cents, 0) as room_cents,
         coalesce(night_money.extra_cents, 0) as extra_cents,
         coalesce(night_money.tax_cents, 0) as tax_cents,
+        coalesce(night_money.cancellation_cents, 0) as cancellation_cents,
         coalesce(night_money.other_cents, 0) as other_cents,
         coalesce(night_money.commission_cents, 0) as commission_cents,
     from reservation_nights
@@ -141,6 +144,7 @@ final as (
         from_cents(nights.extra_cents) as extra_revenue,
         from_cents(nights.room_cents + nights.extra_cents) as total_revenue,
         from_cents(nights.tax_cents) as tourist_tax,
+        from_cents(nights.cancellation_cents) as cancellation_revenue,
         from_cents(nights.other_cents) as other_item_amount,
         from_cents(nights.commission_cents) as commission,
         from_cents(nights.room_cents - nights.commission_cents) as net_room_revenue,
