@@ -80,6 +80,10 @@ MARTS: dict[str, dict[str, str]] = {
         f"metrics.md 'net revenue' of commission, VAT included). {_MONEY}.",
         "room_revenue_after_commission_net": "room_revenue_net - commission_net (after commission, "
         f"VAT excluded). {_MONEY}.",
+        "cancellation_revenue": "Retained cancellation revenue: the CANCEL_COMPENSATION lines "
+        "(190) of cancelled (CANCELLED -12, DEF_CANCELLED -13) guest stays, allocated in integer "
+        "cents to the nights they cancelled (the line's own period). A measure of its own: not in "
+        f"room, total or net revenue, ADR, RevPAR or TRevPAR. {_MONEY}.",
         "nights_sold": "Nights sold of the reservations in this currency.",
         "nights_available": "Nights available of the location x accommodation type, on every "
         "currency's row of the key (never sum across currencies).",
@@ -144,8 +148,9 @@ MARTS: dict[str, dict[str, str]] = {
     },
     "marts.cancellations_monthly": {
         "month_start": "Month: booking month for the creation columns, arrival month for the "
-        "arrival columns.",
+        "arrival columns, cancellation month (cancelDate) for the cancellation columns.",
         "location_id": COMMON["location_id"],
+        "currency_code": COMMON["currency_code"],
         "reservations_created": "Guest reservations (any status) with reservationDate in the month.",
         "reservations_cancelled": "Of those, now CANCELLED (-12) or DEF_CANCELLED (-13).",
         "reservations_declined": "Of those, now DECLINED (-10) (beside the rate, not in it).",
@@ -159,6 +164,17 @@ MARTS: dict[str, dict[str, str]] = {
         "arrivals": "On-the-books guest reservations arriving in the month.",
         "arrival_stay_nights": "Their stay nights (departure - arrival).",
         "alos": f"ALOS = arrival_stay_nights / arrivals, by arrival date. {_RATIO}.",
+        "cancellations": "Guest reservations now cancelled (-12, -13) whose cancelDate falls in "
+        "the month (by cancellation month; reservations_cancelled counts by booking month).",
+        "cancelled_value": "Cancelled value: what those bookings were worth when cancelled, the "
+        "booked revenue (room, discounts, extras; VAT included, tourist tax left out) that the "
+        "journals reversed at the cancellation: minus the net of each one's latest entry per "
+        f"revenue ledger, the cancellation ledger (8300) left out. {_MONEY}.",
+        "retained_cancellation_revenue": "Retained cancellation revenue: the cancellation "
+        "compensation those bookings keep (bill line 190, revenue_class 'cancellation'; the "
+        "policy's share of the cancelled value, at most what had been paid, the rest refunded). "
+        f"Revenue of its own, never room or total revenue. {_MONEY}.",
+        "retained_share": f"retained_cancellation_revenue / cancelled_value. {_RATIO}.",
     },
     "marts.rate_availability_daily": {
         "date_day": COMMON["date_day"],
@@ -210,10 +226,12 @@ MARTS: dict[str, dict[str, str]] = {
     },
     "marts.revenue_reconciliation": {
         "company_id": COMMON["company_id"],
-        "month_start": "Month: booking month (bill side) and mutation month (journal side).",
+        "month_start": "Month: booking month (bill side; cancellation month for cancellation "
+        "compensation) and mutation month (journal side).",
         "currency_code": COMMON["currency_code"],
-        "bill_revenue": "Item lines (10, 20, 190, 250) of on-the-books reservations, by booking "
-        "month, VAT included (as the journal side).",
+        "bill_revenue": "Item lines (10, 20) of on-the-books reservations by booking month, VAT "
+        "included as on the journal side (tourist tax 250 left out), plus the cancellation "
+        "compensation (190) of cancelled reservations by cancellation month.",
         "journal_revenue": "credit - debit VAT included on revenue ledgers (8xxx), by mutation month.",
         "journal_revenue_vat_excluded": "The same, VAT excluded (for reference).",
         "difference": "bill_revenue - journal_revenue (timing differences expected per month).",
@@ -221,6 +239,35 @@ MARTS: dict[str, dict[str, str]] = {
         "cumulative_journal_revenue": "Running total of journal_revenue per company and currency.",
         "cumulative_difference": "Running total of difference; the asset check tests the all-time value.",
     },
+}
+
+
+# Worked examples, printed after their mart's columns in docs/metrics.md (a warehouse test
+# builds each one and checks every figure quoted).
+EXAMPLES: dict[str, list[str]] = {
+    "marts.cancellations_monthly": [
+        "### Worked example: a cancelled booking",
+        "",
+        "On 2026-10-20 a guest (2 adults) books 4 nights from 2026-12-16 in EUR: rent "
+        "4 x 95.00 = 380.00, final cleaning 75.00 and tourist tax 2 x 4 x 2.50 = 20.00, bill "
+        "TOTAL 475.00, and pays it all. On 2026-11-01, 45 days before arrival, the guest "
+        "cancels. The sandbox's policy (docs/sandbox.md) retains 50 % at 30 to 89 days out, of "
+        "the bill's value without tourist tax (455.00), at most what was paid: 227.50. The bill "
+        "then holds one CANCEL_COMPENSATION line (190) of 227.50: TOTAL 227.50, PAID 227.50, "
+        "DUE 0.00, and the refund (`reservation.refund_given`) is 475.00 - 227.50 = 247.50. "
+        "The journals reverse the 380.00 (8000) and 75.00 (8100), and the tourist tax, on "
+        "2026-11-01 and credit 227.50 to the cancellation ledger 8300.",
+        "",
+        "- `cancellations_monthly`, month 2026-11-01, the location, EUR: cancellations 1, "
+        "cancelled_value 455.00, retained_cancellation_revenue 227.50, retained_share 0.5; "
+        "month 2026-10-01: reservations_created 1, reservations_cancelled 1.",
+        "- `revenue_daily`: cancellation_revenue 56.88, 56.88, 56.87, 56.87 on the nights "
+        "2026-12-16 to 2026-12-19 (the first nights take the extra cent); room_revenue, "
+        "total_revenue, ADR and RevPAR count nothing of it.",
+        "- `revenue_reconciliation`: 227.50 on the bill side in 2026-11 (the cancellation "
+        "month); the journals' 455.00 in 2026-10 and -455.00 + 227.50 in 2026-11 leave no "
+        "cumulative difference.",
+    ],
 }
 
 
@@ -317,6 +364,8 @@ def render_markdown() -> str:
         ]
         out += [f"| `{c}` | {text.replace('|', '/')} |" for c, text in columns.items()]
         out.append("")
+        if qualified in EXAMPLES:
+            out += [*EXAMPLES[qualified], ""]
     out += [
         "## `marts.kpi_window(lo, hi)`",
         "",

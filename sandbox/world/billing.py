@@ -373,13 +373,3 @@ class BillingMixin:
         self._hook("payment_received", r, t, amount=amt / 100, currencyCode=r.ch.currency)
         self.n_payments += 1
         return amt
-
-    def _refund(self, r: Any, keep_pct: int, t: datetime) -> None:
-        """On cancellation keep `keep_pct` % of each bill's total as compensation, refund the rest."""
-        for bill in r.bills.values():
-            keep = min(bill.paid, round(bill.total * keep_pct / 100))
-            back = bill.paid - keep
-            if back > 0:
-                bill.paid = keep
-                self._refresh_bill(bill)
-                self._hook("refund_given", r, t, amount=back / 100, currencyCode=r.ch.currency)

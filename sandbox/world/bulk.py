@@ -97,6 +97,7 @@ class BulkMixin(
         now_ms = to_ms(self.now)
         due = times <= now_ms  # INF never is
 
+        cancel = np.full(n, -1, dtype=np.int64)
         fz = Frozen(
             tidx=tidx.astype(np.int32),
             unit=unit.astype(np.int32),
@@ -115,11 +116,12 @@ class BulkMixin(
             hist_off=np.zeros(n + 1, dtype=np.int64),
             hist_s=np.zeros(0, dtype=np.int16),
             hist_t=np.zeros(0, dtype=np.int64),
+            cancel_ms=cancel,
+            cancel_value=np.zeros(n, dtype=np.int64),
         )
         self._fz = fz
         c_idx = np.arange(n)
         mod = t0.copy()
-        cancel = np.full(n, -1, dtype=np.int64)
         vstat = np.zeros(n, dtype=np.int16)
         postings, events = self._bulk_closed(
             c_idx, fz, np.where(due, times, INF), pay_arg, st0, mod, cancel, vstat

@@ -22,8 +22,15 @@ HOLDING_C = np.array(sorted(CODES[s] for s in HOLDING), dtype=np.int16)
 CANCELLED_C = np.array([S["CANCELLED"], S["DEF_CANCELLED"]], dtype=np.int16)
 PAYERS = ("CUSTOMER", "PAYING_CUSTOMER", "AGENT")
 RES_TYPES = ("ACCOMMODATIONTYPE", "SPECIAL", "EXTRA")
-LEDGERS = ("8000", "8050", "8100", "1750")  # rent, discount, extras, tourist tax
-COMMENTS = ("booking", "reversal", "stay extension")
+# rent, discount, extras, tourist tax, cancellation compensation
+LEDGERS = ("8000", "8050", "8100", "1750", "8300")
+COMMENTS = (
+    "booking",
+    "reversal",
+    "stay extension",
+    "cancellation compensation",
+    "compensation reversal",
+)
 VATS = (VAT_RENT, VAT_EXTRA, 0.0)
 EXTRA_CODES = ("LINEN", "CLEANING", "PETS")
 STREETS = ("Main", "Church", "Mill", "Dyke")
@@ -75,6 +82,10 @@ class Frozen:
     hist_off: np.ndarray  # per position: slice of hist_s/hist_t (closed ones only)
     hist_s: np.ndarray
     hist_t: np.ndarray
+    # cancellations: the time (ms, -1 = never) and the bills' value (cents, tourist tax left
+    # out) when cancelled; the compensation that replaced it is on the bill lines (190)
+    cancel_ms: np.ndarray
+    cancel_value: np.ndarray
 
 
 def _isin(a: np.ndarray, codes: np.ndarray) -> np.ndarray:

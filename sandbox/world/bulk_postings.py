@@ -32,8 +32,11 @@ class BulkPostingsMixin:
         rows: np.ndarray,
         t: np.ndarray,
         sign: np.ndarray,
+        extra: dict[str, np.ndarray] | None = None,
     ) -> dict[str, np.ndarray]:
-        """Journal postings (one per ledger with a non-zero amount) of the closed stays."""
+        """Journal postings (one per ledger with a non-zero amount) of the closed stays: the
+        items of `rows` at times `t` with `sign`, then `extra` entries (row, t, ledger, incl,
+        excl, comment), which follow the item postings made at the same time."""
         m = len(c_idx)
         it_row = items["row"]
         ledger = np.where(items["type"] == 250, 3, items["rtype"])
@@ -49,7 +52,7 @@ class BulkPostingsMixin:
         order_o = np.array([2, 3, 0, 1])
         other = fz.payer[c_idx][rows] != 0
         out: dict[str, list[np.ndarray]] = {
-            k: [] for k in ("t", "row", "ledger", "incl", "excl", "seq")
+            k: [] for k in ("t", "row", "ledger", "incl", "excl", "comment", "seq")
         }
         for k in range(4):
             lg = np.where(other, order_o[k], order_c[k])
@@ -61,7 +64,12 @@ class BulkPostingsMixin:
             out["ledger"].append(lg[ok])
             out["incl"].append(inc[ok])
             out["excl"].append(exc[ok])
+            out["comment"].append(np.where(sign[ok] < 0, 1, 0))  # as `_post` labels them
             out["seq"].append(np.flatnonzero(ok) * 4 + k)
+        if extra is not None:
+            for k, v in extra.items():
+                out[k].append(v)
+            out["seq"].append((len(rows) + np.arange(len(extra["row"]))) * 4)
         res = {k: np.concatenate(v) for k, v in out.items()}
         o = np.lexsort((res["seq"], res["t"]))
         res = {k: v[o] for k, v in res.items()}
@@ -72,7 +80,6 @@ class BulkPostingsMixin:
         res["cust"] = fz.cust[j].astype(np.int64)
         res["ch"] = fz.ch[j].astype(np.int64)
         res["rr"] = acc_rr[np.searchsorted(c_idx, j)]
-        res["comment"] = np.where(res["incl"] < 0, 1, 0)
         small = {
             "ledger": np.int8,
             "ch": np.int8,

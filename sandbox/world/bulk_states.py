@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sandbox.world.bulk_cancel import BulkCancelMixin, BulkCancels
 from sandbox.world.bulk_common import (
     ARRIVE,
     CANCEL,
@@ -23,7 +24,6 @@ from sandbox.world.bulk_common import (
     S,
     _isin,
 )
-from sandbox.world.reservation_state import CANCEL_KEEP_PCT
 from sandbox.world.seasons import CH_CODES
 
 from .billing import (
@@ -31,7 +31,7 @@ from .billing import (
 )
 
 
-class BulkStatesMixin:
+class BulkStatesMixin(BulkCancelMixin):
     """The bulk history's state machine: every closed stay stepped through its plan at once."""
 
     # the state machine over the closed stays --------------------------------------------------
@@ -58,6 +58,8 @@ class BulkStatesMixin:
         has_o = fz.payer[c_idx] != 0
         paid_c = np.zeros(m, dtype=np.int64)
         paid_o = np.zeros(m, dtype=np.int64)
+        cancels = BulkCancels.empty(m)
+        arr = fz.arr[c_idx].astype(np.int64)
         st = st0.astype(np.int16).copy()
         t0 = fz.t0[c_idx]
         mod = t0.copy()
@@ -178,12 +180,9 @@ class BulkStatesMixin:
                     move(rows[pv], S["DEFINITIVE"], tt[pv])
                 elif a == CANCEL:
                     mm = _isin(cur, np.array([S["PROVISIONAL"], S["DEFINITIVE"]]))
-                    rows = sel[mm]
-                    move(rows, S["CANCELLED"], t[mm])
-                    keep_c = np.round(tot_c[rows] * CANCEL_KEEP_PCT / 100).astype(np.int64)
-                    keep_o = np.round(tot_o[rows] * CANCEL_KEEP_PCT / 100).astype(np.int64)
-                    paid_c[rows] = np.minimum(paid_c[rows], keep_c)
-                    paid_o[rows] = np.minimum(paid_o[rows], keep_o)
+                    rows, tt = sel[mm], t[mm]
+                    move(rows, S["CANCELLED"], tt)
+                    self._bulk_cancel(rows, tt, arr, (tot_c, tax_c, tot_o), paid_c, paid_o, cancels)
                 elif a == DEFCANCEL:
                     mm = cur == S["CANCELLED"]
                     move(sel[mm], S["DEF_CANCELLED"], t[mm])
@@ -235,6 +234,12 @@ class BulkStatesMixin:
             np.concatenate(post_rows),
             np.concatenate(post_t),
             np.concatenate(post_sign),
+            self._bulk_cancel_postings(cancels),
+        )
+        # the cancelled stays' items give way to their compensation (one line 190 per bill)
+        vat_o = lines["_vat_o"]
+        self._bulk_compensate(
+            lines, c_idx, fz, cancels, [tot_c, tax_c, vat_c, tot_o, vat_o, comm, comm_vat]
         )
         # summary lines now that payments are known
         self._bulk_line_block(

@@ -21,6 +21,7 @@ from sandbox.world.views import RecordsView
 
 from .billing import BillingMixin
 from .bulk import BulkMixin
+from .cancellation import CancellationMixin
 from .clock import DEFAULT_NOW, ms, parse_datetime
 from .customers import CustomersMixin
 from .events import DEFAULT_LATE_EVENT_LAG, EventsMixin
@@ -29,6 +30,7 @@ from .pricing import PricingMixin
 from .reference import SCALES, ReferenceMixin
 from .simulate import SimulateMixin
 from .truth import TruthMixin
+from .truth_cancellations import TruthCancellationsMixin
 
 # First ids per collection: distinct ranges make mix-ups between id kinds visible in tests.
 START_IDS = {"reservations": 100001, "customers": 5001, "reservedresources": 1, "billlines": 1}
@@ -57,6 +59,7 @@ class World(
     ReferenceMixin,
     PricingMixin,
     BillingMixin,
+    CancellationMixin,
     FinanceMixin,
     CustomersMixin,
     EventsMixin,
@@ -65,6 +68,7 @@ class World(
     BulkMixin,
     SimulateMixin,
     TruthMixin,
+    TruthCancellationsMixin,
 ):
     """Deterministic for (seed, scale, now): the same calls give the same records and events.
 

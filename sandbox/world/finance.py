@@ -12,6 +12,7 @@ from .billing import _vat_in
 from .clock import at, dstr, dtstr
 
 REVENUE_LEDGERS = {"ACCOMMODATIONTYPE": "8000", "SPECIAL": "8050", "EXTRA": "8100"}
+CANCELLATION_LEDGER = "8300"  # cancellation compensation (line 190): revenue
 TAX_LEDGER = "1750"
 DEBTORS_LEDGER = "1300"
 
@@ -44,6 +45,8 @@ _ENTRY = record_factory("JournalEntry", JOURNAL_ENTRY_FIELDS)
 def ledger_of(line: dict[str, Any]) -> str:
     if line["billLineType"] == 250:
         return TAX_LEDGER
+    if line["billLineType"] == 190:
+        return CANCELLATION_LEDGER
     return REVENUE_LEDGERS.get(line["resourceType"] or "", "8900")
 
 

@@ -15,7 +15,7 @@ from .billing import (
     Bill,
 )
 from .clock import dtstr, from_ms
-from .states import HOLDING, NAMES
+from .states import CANCELLED_STATES, HOLDING, NAMES
 
 
 class FrozenMixin:
@@ -85,7 +85,9 @@ class FrozenMixin:
             payer = ln["payerType"]
             bill = r.bills.get(payer)
             if bill is None:
-                pct = r.ch.commission if payer != "CUSTOMER" else 0
+                # a cancelled booking earns no commission (cancellation.py)
+                cancelled = r.status in CANCELLED_STATES
+                pct = r.ch.commission if payer != "CUSTOMER" and not cancelled else 0
                 bill = r.bills[payer] = Bill(ln["reservationBillId"], payer, pct)
             code = ln["billLineType"]
             if code in (10, 20, 190, 250):
@@ -107,6 +109,8 @@ class FrozenMixin:
             for t, s_ in zip(fz.hist_t[lo:hi].tolist(), fz.hist_s[lo:hi].tolist(), strict=True)
         ]
         r.holding = r.status in HOLDING
+        if r.status in CANCELLED_STATES:
+            r.cancelled_value = int(fz.cancel_value[j])
         fz.live[j] = True
         self.res[rid] = r
         return r

@@ -7,10 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sandbox.protocol import WorldError
-from sandbox.world.reservation_state import (
-    CANCEL_KEEP_PCT,
-    Res,
-)
+from sandbox.world.reservation_state import Res
 
 from .clock import at, dstr, dtstr, ms
 from .states import CANCELLED_STATES, CODES, HELD, HOLDING, ON_BOOKS, legal
@@ -35,6 +32,8 @@ class LifecycleMixin:
             rec["cancelDate"] = dtstr(t)
         if dst not in HOLDING and r.holding:
             self._release(r, t)
+        if src in CANCELLED_STATES and dst in ON_BOOKS:
+            self._reinstate(r, t)  # the guest rebooks: the stay is billed again
         if src not in ON_BOOKS and dst in ON_BOOKS:
             self._post(r, self._items(r), 1, t, "booking")
         elif src in ON_BOOKS and dst not in ON_BOOKS:
@@ -43,6 +42,10 @@ class LifecycleMixin:
             rec["validationStatus"] = 21
         self._event("RESERVATION_EVENT", r.rid, "UPDATE", t)
         self._hook("status_change", r, t, previousStatus=CODES[src])
+        if src in ON_BOOKS and dst in CANCELLED_STATES:
+            self._compensate(r, t)  # the policy's compensation replaces the booked items
+        elif src in CANCELLED_STATES and dst in ON_BOOKS:
+            self._bill_changed(r, t)
         self.n_moves += 1
 
     def _ensure_unit(self, r: Res) -> None:
@@ -109,7 +112,6 @@ class LifecycleMixin:
             elif action == "cancel":
                 if st in ("PROVISIONAL", "DEFINITIVE"):
                     self._move(r, "CANCELLED", t)
-                    self._refund(r, CANCEL_KEEP_PCT, t)
                     return True
             elif action == "defcancel":
                 if st == "CANCELLED":

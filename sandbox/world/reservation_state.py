@@ -1,4 +1,4 @@
-"""A reservation of the world in memory (`Res`), its wire fields and what cancelling keeps."""
+"""A reservation of the world in memory (`Res`) and its wire fields."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from sandbox.world.block import record_factory
 from .clock import dtstr
 
 EXPIRY = timedelta(days=7)  # OPTIONAL / QUOTATION expire when not confirmed within this
-CANCEL_KEEP_PCT = 30  # compensation kept on cancellation
 SUBJECTS = (  # subjectId, type, ageFrom, ageTo
     (1, "PERSON", 18, None),
     (2, "PERSON", 3, 17),
@@ -72,6 +71,7 @@ class Res:
         "arr",
         "autopilot",
         "bills",
+        "cancelled_value",
         "category",
         "ch",
         "created",
@@ -98,6 +98,7 @@ class Res:
         self.extra_rrs: dict[str, dict[str, Any]] = {}
         self.holding = False
         self.autopilot = True
+        self.cancelled_value: int | None = None  # cents of the bills when last cancelled
 
     def touch(self, t: datetime) -> None:
         stamp = dtstr(t)

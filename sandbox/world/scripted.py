@@ -6,10 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from sandbox.protocol import WorldError
-from sandbox.world.reservation_state import (
-    CANCEL_KEEP_PCT,
-    EXPIRY,
-)
+from sandbox.world.reservation_state import EXPIRY
 
 from .clock import dtstr, parse_date, parse_datetime
 from .reference import ADDONS, CATEGORIES
@@ -190,7 +187,6 @@ class ScriptedMixin:
                         self._move(r, "DEF_CANCELLED", t)
                     else:
                         self._move(r, "CANCELLED", t)
-                        self._refund(r, CANCEL_KEEP_PCT, t)
                 elif action in ("CHECKED_IN", "CHECKED_OUT"):
                     self._move(r, action, t)
                 elif action == "DELETE":

@@ -56,7 +56,9 @@ def _dates(ords: np.ndarray) -> list[date]:
 
 
 class TruthMixin:
-    """`ground_truth()` -> {'nights', 'room_revenue', 'reservations_monthly'} DataFrames."""
+    """`ground_truth()` -> {'nights', 'room_revenue', 'reservations_monthly',
+    'cancellations_monthly', 'cancellation_revenue'} DataFrames (the last two from
+    `truth_cancellations.TruthCancellationsMixin`)."""
 
     def ground_truth(self) -> dict[str, pd.DataFrame]:
         with self.lock:
@@ -64,6 +66,8 @@ class TruthMixin:
                 "nights": self._truth_nights(),
                 "room_revenue": self._truth_revenue(),
                 "reservations_monthly": self._truth_monthly(),
+                "cancellations_monthly": self._truth_cancellations(),
+                "cancellation_revenue": self._truth_cancellation_nights(),
             }
 
     def _truth_span(self) -> tuple[int, int]:

@@ -183,6 +183,8 @@ def lines_of(world: World, res: pd.DataFrame) -> pd.DataFrame:
         elif kind in ITEM_LINES:
             if kind == 250:
                 cls = "tax"
+            elif kind == 190:
+                cls = "cancellation"  # the compensation a cancelled booking keeps
             elif kind == 10 and ln["resourceType"] in ("ACCOMMODATIONTYPE", "SPECIAL"):
                 cls = "room"
             elif kind in (10, 20) and ln["resourceType"] == "EXTRA":

@@ -281,12 +281,15 @@ def _revenue_reconciliation(
     res: pd.DataFrame, lines: pd.DataFrame, entries: pd.DataFrame
 ) -> pd.DataFrame:
     keys = ["company_id", "month_start", "currency_code"]
-    # Tourist tax (250) is posted to a non-revenue ledger and is not revenue.
+    # Tourist tax (250) is posted to a non-revenue ledger and is not revenue; the compensation
+    # (190) of a cancelled booking is, in the month of its cancellation.
     revenue_lines = sorted(ITEM_LINES - {250})
     items = lines[lines["bill_line_type"].isin(revenue_lines)].merge(
-        res[res["on_books"]], on="reservation_id", how="inner"
+        res[res["on_books"] | res["cancelled"]], on="reservation_id", how="inner"
     )
-    items["month_start"] = months(items["booked"])
+    items = items[items["on_books"] | (items["cls"] == "cancellation")].copy()
+    kept = items["cancelled"] & (items["cancelled_on"] >= 0)
+    items["month_start"] = months(np.where(kept, items["cancelled_on"], items["booked"]))
     bills = items.groupby(keys, as_index=False, dropna=False).agg(bill=("cents", "sum"))
     revenue = entries[entries["is_revenue_ledger"]].copy()
     revenue["inc"] = revenue["credit_inc"] - revenue["debit_inc"]

@@ -96,19 +96,24 @@ def test_room_and_total_revenue_match_truth_to_the_cent(full_run: PipelineRun) -
 
 
 def test_reservations_created_and_cancelled_per_month_match_truth(full_run: PipelineRun) -> None:
-    truth = full_run.handle.world.ground_truth()["reservations_monthly"]
-    truth = truth.groupby(["month", "location_id"], as_index=False)[
+    world = full_run.handle.world
+    truth = world.ground_truth()["reservations_monthly"]
+    currency = {
+        c["distributionChannelId"]: c["currencyCode"] for c in world.records("distributionchannels")
+    }
+    truth["currency_code"] = truth["distribution_channel_id"].map(currency)
+    truth = truth.groupby(["month", "location_id", "currency_code"], as_index=False)[
         ["created", "cancelled", "declined", "expired"]
     ].sum()
     truth["month"] = pd.to_datetime(truth["month"]).dt.date
     mart = _mart(
         full_run,
-        "select month_start as month, location_id, reservations_created as created, "
+        "select month_start as month, location_id, currency_code, "
+        "reservations_created as created, "
         "reservations_cancelled as cancelled, reservations_declined as declined, "
         "reservations_expired as expired from marts.cancellations_monthly",
     )
     mart["month"] = pd.to_datetime(mart["month"]).dt.date
-    bad = _diff(
-        truth, mart, ["month", "location_id"], ["created", "cancelled", "declined", "expired"]
-    )
+    keys = ["month", "location_id", "currency_code"]
+    bad = _diff(truth, mart, keys, ["created", "cancelled", "declined", "expired"])
     assert bad.empty, f"{len(bad)} rows differ:\n{bad.head(20).to_string()}"

@@ -11,7 +11,14 @@ import pytest
 from sandbox.protocol import CHILDREN, COLLECTIONS
 from sandbox.world import World
 from sandbox.world.clock import WEEKDAYS, cents
-from sandbox.world.states import CODES, HOLDING, NAMES, ON_BOOKS, history_is_legal
+from sandbox.world.states import (
+    CANCELLED_STATES,
+    CODES,
+    HOLDING,
+    NAMES,
+    ON_BOOKS,
+    history_is_legal,
+)
 
 ITEM = {10, 20, 190, 250}
 
@@ -162,6 +169,7 @@ def test_bills_follow_the_bill_rules(world: World) -> None:
     chan = {c["distributionChannelId"]: c for c in world.records("distributionchannels")}
     payers = Counter()
     checked_prices = 0
+    cancelled_bills = 0
     for n, rec in enumerate(world.records("reservations")):
         lines = world.children("billlines", rec["reservationId"])
         by_payer: dict[str, list[dict]] = defaultdict(list)
@@ -184,6 +192,14 @@ def test_bills_follow_the_bill_rules(world: World) -> None:
             assert (100 in summ) == (payer == "AGENT")
             assert summ[120] == summ[70] - comm - summ[80]
             assert summ[90] == summ[70] - summ[80]
+            if NAMES[rec["status"]] in ("CANCELLED", "DEF_CANCELLED"):
+                # the compensation (190) replaced the items: retained = paid, nothing due,
+                # no commission on a cancelled booking
+                assert [x["billLineType"] for x in pl if x["billLineType"] in ITEM] == [190]
+                assert summ[70] == summ[80] and summ[90] == summ[120] == 0
+                assert summ.get(100, 0) == summ.get(110, 0) == 0
+                cancelled_bills += 1
+                continue
             if payer == "AGENT":  # rent only on the agent bill; extras and tax on the customer's
                 assert all(
                     x["resourceType"] in ("ACCOMMODATIONTYPE", "SPECIAL")
@@ -206,7 +222,7 @@ def test_bills_follow_the_bill_rules(world: World) -> None:
         if NAMES[rec["status"]] == "CHECKED_OUT":
             for pl in by_payer.values():
                 assert sum(cents(x["total"]) for x in pl if x["billLineType"] == 120) == 0
-    assert checked_prices > 500
+    assert checked_prices > 500 and cancelled_bills > 50
     assert payers["PAYING_CUSTOMER"] > 0 and payers["AGENT"] > 0
 
 
@@ -222,10 +238,11 @@ def test_journal_entries_follow_bills(world: World) -> None:
     checked = 0
     for rec in world.records("reservations"):
         rid = rec["reservationId"]
-        revenue = sum(
-            cents(x["total"]) for x in world.children("billlines", rid) if x["billLineType"] == 10
-        )
-        expect = revenue if NAMES[rec["status"]] in ON_BOOKS else 0
+        lines = world.children("billlines", rid)
+        revenue = sum(cents(x["total"]) for x in lines if x["billLineType"] in (10, 190))
+        # booked items while on the books; the compensation (190) once cancelled
+        counted = NAMES[rec["status"]] in ON_BOOKS | CANCELLED_STATES
+        expect = revenue if counted else 0
         assert net.get(rid, 0) == expect, rid
         checked += 1
     assert checked > 1000

@@ -84,7 +84,7 @@ def test_reservation_changes_are_pushed_and_verifiable(receiver: Receiver) -> No
         )["reservationId"]
         w.pay(rid, 50)
         w.change_stay(rid, "2027-02-08")
-        w.pay(rid)  # everything: the cancellation then refunds all above the 30 % kept
+        w.pay(rid)  # everything: cancelled 92 days out, all above the 15 % kept is refunded
         w.update_reservation(rid, {"action": "CANCEL"})
         w.advance(12)
         assert w.webhooks.flush(30)

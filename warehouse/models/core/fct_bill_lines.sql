@@ -1,6 +1,8 @@
 -- Current bill lines with their class (item / summary / commission / other), revenue class
--- (room / extra / tax / other, item lines only), exact cents, the VAT the line includes (in
--- cents, from its vatRate) and the currency of the reservation's distribution channel.
+-- (room / extra / tax / cancellation / other, item lines only; cancellation = the
+-- CANCEL_COMPENSATION line 190 a cancelled booking keeps, never room revenue), exact cents, the
+-- VAT the line includes (in cents, from its vatRate) and the currency of the reservation's
+-- distribution channel.
 
 with bill_lines as (
     select * from staging.stg_bill_lines
@@ -38,6 +40,7 @@ final as (
         case
             when classified.line_class <> 'item' then null
             when classified.bill_line_type = 250 then 'tax'
+            when classified.bill_line_type = 190 then 'cancellation'
             when classified.bill_line_type = 10
                 and classified.resource_type in ('ACCOMMODATIONTYPE', 'SPECIAL') then 'room'
             when classified.bill_line_type in (10, 20)

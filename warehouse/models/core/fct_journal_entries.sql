@@ -1,5 +1,6 @@
 -- Journal entries with their report's company and currency; net amounts are credit - debit,
--- and revenue ledgers are those starting with 8.
+-- and revenue ledgers are those starting with 8. The cancellation compensation a cancelled
+-- booking retains (bill line 190) has a revenue ledger of its own, 8300 (docs/contracts.md).
 
 with entries as (
     select * from staging.stg_journal_entries
@@ -43,6 +44,7 @@ final as (
         coalesce(entries.credit_vat_excluded, 0) - coalesce(entries.debit_vat_excluded, 0)
             as net_vat_excluded,
         coalesce(entries.ledger_number like '8%', false) as is_revenue_ledger,
+        coalesce(entries.ledger_number = '8300', false) as is_cancellation_ledger,
     from entries
     left join reports
         on entries.journal_report_id = reports.journal_report_id

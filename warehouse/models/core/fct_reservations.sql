@@ -1,6 +1,7 @@
 -- Reservations, current state: status name, nights, lead time, channel and currency, the
 -- what-counts flags of contracts.md section 2, accommodation type and unit from the
--- ACCOMMODATIONTYPE reserved resource, and bill totals.
+-- ACCOMMODATIONTYPE reserved resource, and bill totals (a cancelled booking's bill holds its
+-- retained cancellation compensation, line 190, in cancellation_revenue).
 
 with reservations as (
     select * from staging.stg_reservations
@@ -51,6 +52,8 @@ bill_totals as (
         from_cents(sum(total_cents) filter (where revenue_class = 'room')) as room_revenue,
         from_cents(sum(total_cents) filter (where revenue_class = 'extra')) as extra_revenue,
         from_cents(sum(total_cents) filter (where revenue_class = 'tax')) as tourist_tax,
+        from_cents(sum(total_cents) filter (where revenue_class = 'cancellation'))
+            as cancellation_revenue,
         from_cents(sum(total_cents) filter (where line_class = 'commission')) as commission,
         from_cents(sum(total_cents) filter (where line_class = 'item')) as item_total,
     from bill_lines
@@ -128,6 +131,7 @@ final as (
         coalesce(bill_totals.room_revenue, 0) + coalesce(bill_totals.extra_revenue, 0)
             as total_revenue,
         coalesce(bill_totals.tourist_tax, 0) as tourist_tax,
+        coalesce(bill_totals.cancellation_revenue, 0) as cancellation_revenue,
         coalesce(bill_totals.commission, 0) as commission,
         coalesce(bill_totals.item_total, 0) as item_total,
         flagged.batch_id,

@@ -4,7 +4,9 @@
 -- metrics.md on both bases. Every key of occupancy_daily has a row in every reporting currency
 -- (each location's company currency and every currency sold), sold or not, so supply nights are
 -- on every currency's rows: aggregate RevPAR as sum(revenue) / sum(nights_available) within one
--- currency, never sum nights across currencies, never average the daily ratios.
+-- currency, never sum nights across currencies, never average the daily ratios. Beside them
+-- (in none of those), the cancellation compensation retained on cancelled guest stays
+-- (`cancellation_revenue`, gross as billed), allocated to the nights they cancelled.
 
 with occupancy as (
     select * from marts.occupancy_daily
@@ -43,10 +45,29 @@ sold as (
     group by all
 ),
 
+cancelled as (
+    select
+        stay_nights.night_date,
+        stay_nights.location_id,
+        stay_nights.accommodation_type_id,
+        stay_nights.currency_code,
+        sum(stay_nights.cancellation_revenue) as cancellation_revenue,
+    from stay_nights
+    inner join dates
+        on stay_nights.night_date = dates.date_day
+    where stay_nights.is_cancelled
+        and stay_nights.is_guest_stay
+        and dates.is_in_reporting_range
+    group by all
+    having sum(stay_nights.cancellation_revenue) <> 0
+),
+
 currencies as (
     select currency_code from locations where currency_code is not null
     union
     select currency_code from sold where currency_code is not null
+    union
+    select currency_code from cancelled where currency_code is not null
 ),
 
 keys as (
@@ -60,6 +81,9 @@ keys as (
     union
     select night_date, location_id, accommodation_type_id, currency_code
     from sold
+    union
+    select night_date, location_id, accommodation_type_id, currency_code
+    from cancelled
 ),
 
 joined as (
@@ -76,12 +100,19 @@ joined as (
         cast(coalesce(sold.total_revenue_net, 0) as decimal(18, 2)) as total_revenue_net,
         cast(coalesce(sold.commission_gross, 0) as decimal(18, 2)) as commission_gross,
         cast(coalesce(sold.commission_net, 0) as decimal(18, 2)) as commission_net,
+        cast(coalesce(cancelled.cancellation_revenue, 0) as decimal(18, 2))
+            as cancellation_revenue,
     from keys
     left join sold
         on keys.night_date = sold.night_date
         and keys.location_id is not distinct from sold.location_id
         and keys.accommodation_type_id is not distinct from sold.accommodation_type_id
         and keys.currency_code is not distinct from sold.currency_code
+    left join cancelled
+        on keys.night_date = cancelled.night_date
+        and keys.location_id is not distinct from cancelled.location_id
+        and keys.accommodation_type_id is not distinct from cancelled.accommodation_type_id
+        and keys.currency_code is not distinct from cancelled.currency_code
     left join occupancy
         on keys.night_date = occupancy.date_day
         and keys.location_id is not distinct from occupancy.location_id
@@ -112,6 +143,7 @@ final as (
         commission_net,
         room_revenue_after_commission_gross,
         room_revenue_after_commission_net,
+        cancellation_revenue,
         nights_sold,
         nights_available,
         div_money(room_revenue_gross, nights_sold) as adr_gross,

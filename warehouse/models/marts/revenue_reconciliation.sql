@@ -1,8 +1,11 @@
 -- Bill-based vs journal-based revenue per company x month x currency. Bill side: item lines of
 -- on-the-books reservations by booking month, tourist tax (line 250, revenue_class 'tax') left
--- out: the service posts it to a non-revenue ledger, and it is not revenue (docs/contracts.md); journal side: credit - debit (VAT included) on
--- revenue ledgers (8xxx) by mutation month. Cumulative columns absorb timing differences
--- between booking and posting; the asset check compares the all-time totals.
+-- out: the service posts it to a non-revenue ledger, and it is not revenue (docs/contracts.md);
+-- plus the cancellation compensation (line 190, revenue_class 'cancellation') of cancelled
+-- reservations by cancellation month, which the service posts to a revenue ledger when it
+-- reverses the booking. Journal side: credit - debit (VAT included) on revenue ledgers (8xxx)
+-- by mutation month. Cumulative columns absorb timing differences between booking and
+-- posting; the asset check compares the all-time totals.
 
 with bill_lines as (
     select * from core.fct_bill_lines
@@ -19,7 +22,14 @@ journal_entries as (
 bills as (
     select
         reservations.company_id,
-        cast(date_trunc('month', reservations.booking_date) as date) as month_start,
+        cast(date_trunc(
+            'month',
+            case
+                when reservations.is_cancelled
+                    then coalesce(reservations.cancelled_on, reservations.booking_date)
+                else reservations.booking_date
+            end
+        ) as date) as month_start,
         bill_lines.currency_code,
         sum(bill_lines.total) as bill_revenue,
     from bill_lines
@@ -27,7 +37,10 @@ bills as (
         on bill_lines.reservation_id = reservations.reservation_id
     where bill_lines.line_class = 'item'
         and bill_lines.revenue_class <> 'tax'
-        and reservations.is_on_the_books
+        and (
+            reservations.is_on_the_books
+            or (reservations.is_cancelled and bill_lines.revenue_class = 'cancellation')
+        )
     group by all
 ),
 
