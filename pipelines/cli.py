@@ -87,6 +87,13 @@ def run(
         )
     except RunError as exc:
         raise _fail(str(exc), code=1) from None
+    except Exception as exc:
+        from pipelines.storage_errors import explain_storage_failure
+
+        reason = explain_storage_failure(exc, settings.data_dir)
+        if reason is None:
+            raise
+        raise _fail(reason, code=1) from None
 
 
 @app.command()
