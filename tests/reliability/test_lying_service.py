@@ -38,15 +38,7 @@ def test_wrong_totals_and_envelopes_lose_nothing(
     with lying_proxy(sandbox.base_url, LIES[lie]) as (url, counts):
         target = Target(url, sandbox.client_id, sandbox.client_secret, sandbox.scope)
         run_extraction(target, tmp_path / "data")
-    assert counts.get("lies", 0) > 0  # the proxy did lie
-    result = compare(snapshot(tmp_path / "data"), reference)
-    figures.add_run(
-        f"lying proxy: {lie}",
-        result,
-        faults={f"lie:{lie}": 1.0},
-        injected={f"lie:{lie}": counts["lies"]},
-    )
-    assert result.ok, result.summary()
+    _judge(figures, f"lying proxy: {lie}", lie, counts, tmp_path / "data", reference)
 
 
 @pytest.mark.parametrize("lie", list(DATA_LIES))
@@ -65,12 +57,15 @@ def test_a_list_that_ends_early_is_refused_against_a_loaded_lake(
         target = Target(url, sandbox.client_id, sandbox.client_secret, sandbox.scope)
         with pytest.raises(RemovalRefused, match="reservations"):
             run_extraction(target, data)
+    _judge(figures, f"lying proxy: {lie} (refused)", lie, counts, data, reference)
+
+
+def _judge(
+    figures: Figures, name: str, lie: str, counts: dict[str, int], data: Path, reference: Snapshot
+) -> None:
+    """The proxy lied, and the lake equals the fault-free load (recorded in the figures)."""
     assert counts.get("lies", 0) > 0
     result = compare(snapshot(data), reference)
-    figures.add_run(
-        f"lying proxy: {lie} (refused)",
-        result,
-        faults={f"lie:{lie}": 1.0},
-        injected={f"lie:{lie}": counts["lies"]},
-    )
+    faults = {f"lie:{lie}": 1.0}
+    figures.add_run(name, result, faults=faults, injected={f"lie:{lie}": counts["lies"]})
     assert result.ok, result.summary()
