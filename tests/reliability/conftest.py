@@ -10,6 +10,7 @@ docs/reliability.md at the end of the session.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -113,7 +114,11 @@ def figures() -> Figures:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Only `make chaos` (the whole suite) rewrites the figures; a single chaos test run by hand
+    # would otherwise replace them with its own.
     if not _chaos_session(session.config) or _FIGURES.runs == 0:
+        return
+    if os.environ.get("CHAOS_REPORT") != "1":
         return
     out = ROOT / "bench" / "out" / "reliability.json"
     out.parent.mkdir(parents=True, exist_ok=True)
