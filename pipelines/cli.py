@@ -110,14 +110,24 @@ def sql(
         str | None,
         typer.Argument(help="A query to run; without it, an interactive read-only shell."),
     ] = None,
+    output: Annotated[
+        str,
+        typer.Option(
+            "--format", "-f", help="Output: table (wraps on a terminal), csv, json or markdown."
+        ),
+    ] = "table",
 ) -> None:
-    """Query the warehouse (read-only): one query, or an interactive shell."""
-    from pipelines.sqlshell import run_sql
+    """Query the warehouse (read-only): one query, or an interactive shell (.help inside)."""
+    from pipelines.sqlformat import FORMATS
+    from pipelines.sqlshell import HISTORY_FILE, run_sql
 
     settings = _settings()
+    if output not in FORMATS:
+        raise _fail(f"--format must be one of {', '.join(FORMATS)}, got {output!r}")
     if not settings.warehouse_path.exists():
         raise _fail(f"no warehouse at {settings.warehouse_path}; run `reservoir run` first.")
-    sys.exit(run_sql(settings.warehouse_path, query))
+    history = settings.data_dir / HISTORY_FILE
+    sys.exit(run_sql(settings.warehouse_path, query, fmt=output, history=history))
 
 
 @app.command()

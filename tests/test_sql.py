@@ -1,0 +1,157 @@
+"""`reservoir sql`: every output format, full widths when piped, and the interactive shell's
+dot commands, Ctrl-C and history in a pseudo-terminal."""
+
+from __future__ import annotations
+
+import csv
+import fcntl
+import io
+import json
+import os
+import pty
+import select
+import subprocess
+import termios
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.reliability.harness import ROOT, VENV_BIN
+
+LONG = "Holiday park on the dunes with a very long name indeed"
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"))
+    con.execute("create schema marts")
+    con.execute("create table marts.parks (park_id integer, name varchar, revenue decimal(18, 2))")
+    con.execute("comment on column marts.parks.revenue is 'Room revenue, VAT included.'")
+    con.execute(f"insert into marts.parks values (1, '{LONG}', 1234.50), (2, 'Small', 0.10)")
+    con.close()
+    return tmp_path
+
+
+def _env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RESERVOIR_")}
+    return {**env, "RESERVOIR_DATA_DIR": str(data_dir), "COLUMNS": "80"}
+
+
+def _sql(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(VENV_BIN / "reservoir"), "sql", *args],
+        env=_env(data_dir),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+
+
+QUERY = "select * from marts.parks order by park_id"
+
+
+def test_piped_table_keeps_every_character(data_dir: Path) -> None:
+    done = _sql(data_dir, QUERY)
+    assert done.returncode == 0, done.stderr
+    assert LONG in done.stdout and "1234.50" in done.stdout
+    assert done.stdout.rstrip().endswith("2 rows")
+
+
+def test_csv(data_dir: Path) -> None:
+    done = _sql(data_dir, "--format", "csv", QUERY)
+    rows = list(csv.reader(io.StringIO(done.stdout)))
+    assert rows == [["park_id", "name", "revenue"], ["1", LONG, "1234.50"], ["2", "Small", "0.10"]]
+
+
+def test_json_keeps_money_exact(data_dir: Path) -> None:
+    done = _sql(data_dir, "-f", "json", QUERY)
+    assert json.loads(done.stdout) == [
+        {"park_id": 1, "name": LONG, "revenue": "1234.50"},
+        {"park_id": 2, "name": "Small", "revenue": "0.10"},
+    ]
+
+
+def test_markdown(data_dir: Path) -> None:
+    lines = _sql(data_dir, "-f", "markdown", QUERY).stdout.splitlines()
+    assert lines[0] == "| park_id | name | revenue |" and lines[1] == "|---|---|---|"
+    assert lines[2] == f"| 1 | {LONG} | 1234.50 |"
+
+
+def test_one_row_is_singular_and_errors_go_to_stderr(data_dir: Path) -> None:
+    assert _sql(data_dir, "select 1 as x").stdout.rstrip().endswith("1 row")
+    bad = _sql(data_dir, "-f", "csv", "select nope from marts.parks")
+    assert bad.returncode == 1 and bad.stdout == "" and "error:" in bad.stderr
+    assert _sql(data_dir, "-f", "yaml", "select 1").returncode != 0
+
+
+class Terminal:
+    """`reservoir sql` on a pseudo-terminal: type lines, read what it shows."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            [str(VENV_BIN / "reservoir"), "sql"],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=_env(data_dir),
+            cwd=ROOT,
+            close_fds=True,
+            start_new_session=True,  # its own session, with this pty as its terminal,
+            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),  # so Ctrl-C reaches it
+        )
+        os.close(slave)
+        self.seen = ""
+
+    def read_until(self, text: str, timeout: float = 20) -> str:
+        deadline = time.monotonic() + timeout
+        while text not in self.seen:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} not shown; got {self.seen[-2000:]!r}")
+            ready, _, _ = select.select([self.master], [], [], 0.2)
+            if ready:
+                try:
+                    self.seen += os.read(self.master, 65536).decode(errors="replace")
+                except OSError:
+                    break
+        out, self.seen = self.seen, self.seen[self.seen.index(text) + len(text) :]
+        return out
+
+    def type(self, line: str) -> None:
+        os.write(self.master, line.encode())
+
+    def close(self) -> int:
+        try:
+            return self.proc.wait(timeout=20)
+        finally:
+            os.close(self.master)
+
+
+def test_the_shell_in_a_terminal(data_dir: Path) -> None:
+    term = Terminal(data_dir)
+    term.read_until("reservoir> ")
+    term.type(".help\n")
+    assert ".describe" in term.read_until("reservoir> ")
+    term.type(".describe marts.parks\n")
+    assert "Room revenue, VAT included." in term.read_until("reservoir> ")
+    term.type(".schema marts.parks\n")
+    assert "CREATE TABLE" in term.read_until("reservoir> ").upper()
+    term.type(".mode csv\n")
+    term.read_until("reservoir> ")
+    term.type("select name\n")
+    term.read_until("...> ")
+    term.type("from marts.parks where park_id = 2;\n")
+    assert "name\r\nSmall" in term.read_until("reservoir> ")
+    term.type("select 'half a statement'")
+    term.type("\x03")  # Ctrl-C: the statement goes, the shell stays
+    term.read_until("reservoir> ")
+    term.type(".nonsense\n")
+    assert "unknown command" in term.read_until("reservoir> ")
+    term.type(".quit\n")
+    assert term.close() == 0
+    history = (data_dir / ".sql_history").read_text()
+    assert ".describe marts.parks" in history
