@@ -3,15 +3,18 @@
 `dagster dev` resolves `dg.EnvVar` settings in its own processes, so this command sets them for
 the child: with no service configured it starts the embedded sandbox for as long as the UI runs
 and hands its URL and credentials down, so runs launched from the UI work without credentials.
+SIGTERM or Ctrl-C stops everything it started: the UI's whole process group (webserver, daemon,
+code servers), then the sandbox.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import FrameType
 
 from pipelines.lake_assets import SOURCE_ENV
 from pipelines.runner import prepare_instance, service_target
@@ -24,7 +27,26 @@ def dev_environment(settings: Settings, target_env: dict[str, str]) -> dict[str,
     env["RESERVOIR_DATA_DIR"] = str(settings.data_dir.resolve())
     env["RESERVOIR_MAX_CONCURRENCY"] = str(settings.max_concurrency)
     env["DAGSTER_HOME"] = str(settings.dagster_home.resolve())
+    # `dagster dev` warns on every start that a newer command supersedes it; that command
+    # needs a project layout of its own, so the warning says nothing the user can act on here.
+    env["PYTHONWARNINGS"] = "ignore:Function `dev_command` is superseded"
     return env
+
+
+STOP_SECONDS = 20.0  # the UI's processes get this long to stop before they are killed
+
+
+def _stop(child: subprocess.Popen[bytes]) -> None:
+    if child.poll() is not None:
+        return
+    try:
+        os.killpg(child.pid, signal.SIGTERM)
+        child.wait(STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    except ProcessLookupError:
+        pass
 
 
 def run_dev(settings: Settings, *, port: int, scale: str, seed: int) -> int:
@@ -41,9 +63,22 @@ def run_dev(settings: Settings, *, port: int, scale: str, seed: int) -> int:
             },
         )
         if target.sandbox is not None:
+            admin = target.sandbox.admin_url
             print(f"embedded sandbox serving {target.base_url} (stops with the UI)")
+            print(f"  move its clock: reservoir sandbox advance --url {admin} --hours 24")
         dagster = Path(sys.executable).with_name("dagster")
         cmd = [str(dagster), "dev", "-w", "workspace.yaml", "-p", str(port)]
-        with contextlib.suppress(KeyboardInterrupt):
-            return subprocess.call(cmd, env=env)
+        child = subprocess.Popen(cmd, env=env, start_new_session=True)
+
+        def stop(signum: int, frame: FrameType | None) -> None:
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGTERM, stop)
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            return 0
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            _stop(child)
     return 0
