@@ -19,6 +19,8 @@ SWEEP_CRON = "30 2 * * *"  # 02:30 UTC
     job_name=SWEEP_JOB,
     cron_schedule=SWEEP_CRON,
     execution_timezone="UTC",
+    # On from the start: once a night, a few hundred requests at most (docs/incremental.md).
+    default_status=dg.DefaultScheduleStatus.RUNNING,
     description="Nightly reconciliation: reservations modified since the last sweep and the "
     "small reference lists, compared with the lake.",
 )

@@ -101,3 +101,17 @@ def test_lake_assets_have_groups_kinds_and_descriptions() -> None:
 def test_module_reload_is_stable() -> None:
     module = importlib.import_module("pipelines.definitions")
     assert importlib.reload(module).defs is not None
+
+
+def test_automation_that_costs_nothing_starts_on_and_the_feed_sensor_waits() -> None:
+    """README: the webhook sensor and the nightly sweep run from the start; the feed sensor
+    (2,880 requests a day) starts stopped."""
+    import dagster as dg
+
+    from pipelines.definitions import defs
+
+    status = {s.name: s.default_status for s in defs.sensors or []}
+    assert status["webhook_sensor"] == dg.DefaultSensorStatus.RUNNING
+    assert status["event_feed_sensor"] == dg.DefaultSensorStatus.STOPPED
+    schedules = {s.name: s.default_status for s in defs.schedules or []}
+    assert schedules["nightly_sweep_schedule"] == dg.DefaultScheduleStatus.RUNNING
