@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from pipelines.settings import ENV_VARS, Settings, SettingsError
+from pipelines.settings import ENV_FILE, ENV_VARS, Settings, SettingsError, load_env_file
 
 app = typer.Typer(
     name="reservoir",
@@ -32,6 +32,13 @@ webhooks_app = typer.Typer(
 )
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(webhooks_app, name="webhooks")
+_FROM_ENV_FILE: dict[str, str] = {}  # settings that `.env` supplied to this command
+
+
+@app.callback()
+def _load_env_file() -> None:
+    """Settings come from the environment, then `.env` in the working directory, then defaults."""
+    _FROM_ENV_FILE.update(load_env_file())
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -176,13 +183,20 @@ def dev(
 
 @app.command()
 def settings() -> None:
-    """List the settings, where they come from, and their current values (secrets hidden)."""
+    """List the settings, where each comes from (environment, .env, default) and check them."""
     import os
 
+    typer.echo(f"{'setting':30} {'value':38} {'from':12} meaning")
     for name, meaning in ENV_VARS.items():
         value = os.environ.get(name, "")
         shown = ("(set)" if value else "(unset)") if "SECRET" in name else (value or "(unset)")
-        typer.echo(f"{name:28} {shown:40} {meaning}")
+        source = ENV_FILE if name in _FROM_ENV_FILE else "environment" if value else "default"
+        typer.echo(f"{name:30} {shown:38} {source:12} {meaning}")
+    try:
+        Settings.from_env()
+    except SettingsError as exc:
+        raise _fail(f"not valid: {exc}") from None
+    typer.echo("settings are valid (precedence: environment, then .env, then defaults)")
 
 
 @sandbox_app.command("serve")

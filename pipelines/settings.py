@@ -37,6 +37,28 @@ DEFAULT_MAX_RESPONSE_MB = 64.0
 DEFAULT_MAX_REMOVED_SHARE = 0.5  # assets.settings.DEFAULT_REMOVAL_GUARD
 
 
+ENV_FILE = ".env"  # read by the CLI from the working directory; the environment wins
+
+
+def load_env_file(path: Path | None = None) -> dict[str, str]:
+    """Put the RESERVOIR_* settings of a `.env` file into the environment, where unset.
+
+    Called when a command starts (never at import). Returns the settings taken from the file,
+    so `reservoir settings` can say where each value came from.
+    """
+    from dotenv import dotenv_values
+
+    path = path or Path.cwd() / ENV_FILE
+    if not path.is_file():
+        return {}
+    taken: dict[str, str] = {}
+    for name, value in dotenv_values(path).items():
+        if name.startswith("RESERVOIR_") and value is not None and name not in os.environ:
+            os.environ[name] = value
+            taken[name] = value
+    return taken
+
+
 class SettingsError(Exception):
     """A setting is missing or invalid; the message says which one and what to do."""
 

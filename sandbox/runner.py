@@ -215,6 +215,12 @@ def serve(
     print(f"client id        : {settings.client_id}")
     print(f"client secret    : {settings.client_secret}")
     print(f"scope            : {settings.scope}")
+    print("point reservoir at it (in this shell, or in .env without 'export'):")
+    print(f"  export RESERVOIR_BASE_URL={root}{SERVICE_PREFIX}")
+    print(f"  export RESERVOIR_CLIENT_ID={settings.client_id}")
+    print(f"  export RESERVOIR_CLIENT_SECRET={settings.client_secret}")
+    print(f"  export RESERVOIR_SCOPE={settings.scope}")
+    print(f"move its clock: reservoir sandbox advance --url {root}{ADMIN_PREFIX} --hours 24")
     if webhook_url:
         print(f"webhooks         : {webhook_url}")
     try:

@@ -91,3 +91,36 @@ def test_sandbox_serve_passes_the_late_event_setting(monkeypatch: pytest.MonkeyP
     bad = runner.invoke(app, ["sandbox", "serve", "--late-event-share", "1.5"])
     assert bad.exit_code != 0 and "--late-event-share must be between 0 and 1" in bad.output
     assert len(seen) == 1
+
+
+def test_dot_env_is_read_and_the_environment_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`.env` in the working directory supplies unset settings; `settings` says where each
+    value came from and checks them."""
+    (tmp_path / ".env").write_text(
+        "RESERVOIR_MAX_CONCURRENCY=7\nRESERVOIR_SCOPE=ENV\nRESERVOIR_CLIENT_SECRET=from-file\n"
+        "OTHER_TOOL_SETTING=ignored\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    for name in ("RESERVOIR_MAX_CONCURRENCY", "RESERVOIR_SCOPE", "RESERVOIR_CLIENT_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    result = runner.invoke(app, ["settings"], env={"RESERVOIR_SCOPE": "XYZ", "COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    lines = {line.split()[0]: line for line in result.output.splitlines() if line.strip()}
+    assert (
+        " 7 " in lines["RESERVOIR_MAX_CONCURRENCY"] and ".env" in lines["RESERVOIR_MAX_CONCURRENCY"]
+    )
+    assert "XYZ" in lines["RESERVOIR_SCOPE"] and "environment" in lines["RESERVOIR_SCOPE"]
+    assert "from-file" not in result.output and "(set)" in lines["RESERVOIR_CLIENT_SECRET"]
+    assert "settings are valid" in result.output
+    import os
+
+    assert "OTHER_TOOL_SETTING" not in os.environ  # only RESERVOIR_* settings are taken
+    for name in ("RESERVOIR_MAX_CONCURRENCY", "RESERVOIR_CLIENT_SECRET"):
+        os.environ.pop(name, None)
+
+
+def test_settings_says_when_a_setting_is_invalid(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["settings"], env={"RESERVOIR_MAX_CONCURRENCY": "99"})
+    assert result.exit_code != 0 and "between 1 and 15" in result.output
