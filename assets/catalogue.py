@@ -41,7 +41,7 @@ class FanOut:
     """What a fan-out function may look at: the lake (for parent ids) and the run's settings."""
 
     lake: Lake
-    today: date
+    today: date | None  # the business date (the service's); only the horizon needs it
     horizon_days: int
 
 
@@ -101,6 +101,8 @@ def _per_journal_report(ctx: FanOut) -> list[dict[str, Any]]:
 
 def _arrival_windows(ctx: FanOut) -> list[dict[str, Any]]:
     """The horizon in windows of at most 31 arrival dates (the endpoint's limit)."""
+    if ctx.today is None:
+        raise RuntimeError("internal error: the availability horizon needs the business date")
     calls = []
     start, end = ctx.today, ctx.today + timedelta(days=max(ctx.horizon_days, 1) - 1)
     while start <= end:

@@ -45,7 +45,7 @@ def plan_calls(spec: EndpointSpec, lake: Lake, settings: IngestSettings) -> list
     """Keyword arguments of each facade call (one call unless the spec fans out)."""
     if spec.fan_out is None:
         return [dict(spec.kwargs)]
-    ctx = FanOut(lake=lake, today=settings.business_date, horizon_days=settings.horizon_days)
+    ctx = FanOut(lake=lake, today=settings.today, horizon_days=settings.horizon_days)
     return [{**spec.kwargs, **kw} for kw in spec.fan_out(ctx)]
 
 

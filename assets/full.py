@@ -6,12 +6,14 @@ import time
 from collections.abc import Sequence
 
 from assets.catalogue import SPECS, EndpointSpec
+from assets.clock import resolve_business_date
 from assets.extract import run_spec
+from assets.finance import record_full_reads
 from assets.land_report import LandReport
 from assets.run import RunReport
 from assets.settings import IngestSettings, OpenClient
 from lake.locks import writer_lock
-from lake.state import mark_warehouse_pending, next_batch_id
+from lake.state import mark_warehouse_pending, next_batch_id, write_as_of
 from lake.store import Lake
 from service.streams import leaf_error
 
@@ -85,10 +87,14 @@ def land_full(
         # The run's own batch id, as given: re-executing a full run overwrites its own files.
         batch_id = batch_id or next_batch_id(lake)
         report = RunReport(batch_id, "full")
+        # The service's date (the availability horizon's first day, the run's as-of date)
+        settings, report.as_of = resolve_business_date(open_client, settings)
         report.landed.update(
             full_snapshot(lake, open_client, settings, batch_id, specs=specs, failures=failures)
         )
         report.requests = sum(r.requests for r in report.landed.values())
+        record_full_reads(lake, batch_id, report.landed, settings.business_date)
+        write_as_of(lake, batch_id, report.as_of)
         mark_warehouse_pending(lake, batch_id, report.tables)
     report.seconds = time.perf_counter() - started
     return report

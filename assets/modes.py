@@ -17,33 +17,30 @@ Why this shape:
   was, and the rerun replays the same events (refetching is idempotent: the newest batch wins).
 * Some changes produce no events: the interface says nothing is logged when a record becomes
   inactive because a date passed, and the finance tables have no event type at all. So each run
-  also re-reads what is small and time-driven: recent journal reports and their entries, cash
-  clearances since the last business date and, when the business date has moved, the availability
-  horizon and the small reference lists (these are compared with the lake and only land when
-  they differ).
+  also re-reads what is small and time-driven: recent journal reports and their entries and
+  cash clearances (windows from each table's last read, `assets.finance`) and, when the business
+  date has moved, the availability horizon and the small reference lists (these are compared
+  with the lake and only land when they differ).
+* The business date is the service's date (`assets.clock`), never this machine's: each run reads
+  it from the service and records it with the run state (`lake.state.write_as_of`).
 * A writer lock (`lake/_state/writer.lock`, `flock`) makes sure two runs (event feed, webhook
   refresh, sweep) never interleave their batches.
 
-Everything here is free of Dagster; `pipelines/lake_assets.py` runs it in every mode.
+The nightly sweep lives in `assets/sweep.py` (re-exported here). Everything here is free of
+Dagster; `pipelines/lake_assets.py` runs it in every mode.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, date, datetime
-from typing import Any
+from collections.abc import Callable, Iterable
 
-import pyarrow.compute as pc
-
-from assets import reconcile
 from assets.catalogue import CATALOGUE, Catalogue
-from assets.diff import diff_against_lake
-from assets.fetch import by_ids, run_sync
+from assets.clock import settle, settle_run
+from assets.fetch import run_sync
+from assets.finance import incremental_window, record_full_reads
 from assets.full import full_snapshot
-from assets.landing import keys_of
 from assets.pages import service_requests
 from assets.plan import (
     ChangePlan,
@@ -53,19 +50,24 @@ from assets.plan import (
     plan_changes,
     unique_events,
 )
-from assets.run import ChangeRun, RunReport
+from assets.run import ChangeRun, RunReport, pending_on_failure
 from assets.settings import IngestSettings, OpenClient
+from assets.sweep import latest_modified, sweep
 from lake.locks import writer_lock
 from lake.state import (
     SWEEP_STATE,
+    AsOf,
     Cursor,
     fresh_batch_id,
     mark_warehouse_pending,
     read_cursor,
+    write_as_of,
     write_cursor,
 )
 from lake.store import Lake
 from lake.tables import TABLES
+
+__all__ = ["apply_changes", "bootstrap", "refresh_reservations", "sweep"]  # sweep: assets.sweep
 
 log = logging.getLogger(__name__)
 
@@ -87,21 +89,6 @@ def _drop_landed_merges(lake: Lake, plan: ChangePlan) -> int:
     return dropped
 
 
-def _latest_modified(lake: Lake) -> str | None:
-    current = lake.current("reservations")
-    if not current.num_rows or "modified_date" not in current.schema.names:
-        return None
-    top = pc.max(current.column("modified_date")).as_py()
-    return _service_time(top) if top is not None else None
-
-
-def _service_time(moment: datetime) -> str:
-    """The service's datetime text: UTC, no offset, milliseconds."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
-
-
 def bootstrap(
     lake: Lake,
     open_client: OpenClient,
@@ -119,28 +106,33 @@ def bootstrap(
     batch_id = fresh_batch_id(lake, batch_id)
     report = RunReport(batch_id, "bootstrap")
 
-    async def mark() -> tuple[int, str | None, int]:
+    async def mark() -> tuple[int, str | None, int, IngestSettings, AsOf]:
         async with open_client() as service:
             # The newest event's id and date in one request: the date is the first
-            # incremental run's overlap mark (without it, that run asks for it).
+            # incremental run's overlap mark (without it, that run asks for it). Its response
+            # states the service's date too: the run's business date.
             newest = await service.latest_event()
             hwm = as_int(newest.get("eventId")) if newest else None
             when = newest.get("eventDate") if newest and hwm is not None else None
-            return int(hwm or 0), when if isinstance(when, str) else None, service_requests(service)
+            dated, as_of = await settle(service, settings, [newest])
+            used = service_requests(service)
+            return int(hwm or 0), when if isinstance(when, str) else None, used, dated, as_of
 
     with writer_lock(lake, settings.lock_timeout):
-        hwm, hwm_date, used = run_sync(mark)
+        hwm, hwm_date, used, settings, report.as_of = run_sync(mark)
         report.landed.update(
             full_snapshot(lake, open_client, settings, batch_id, specs=catalogue.specs)
         )
         report.requests = used + sum(r.requests for r in report.landed.values())
+        record_full_reads(lake, batch_id, report.landed, settings.business_date)
         write_cursor(lake, batch_id, Cursor(hwm, hwm_date, settings.business_date, batch_id))
+        write_as_of(lake, batch_id, report.as_of)
         if lake.read_state(SWEEP_STATE) is None:
             lake.write_state(
                 SWEEP_STATE,
                 batch_id,
                 {
-                    "modified_since": _latest_modified(lake),
+                    "modified_since": latest_modified(lake),
                     "business_date": settings.business_date.isoformat(),
                     "batch_id": batch_id,
                 },
@@ -177,35 +169,39 @@ def apply_changes(
         cursor = read_cursor(lake) or cursor  # another writer may have moved it meanwhile
         batch_id = fresh_batch_id(lake, batch_id)
         report = RunReport(batch_id, "incremental", cursor_before=cursor.event_id)
-        day_rolled = (
-            cursor.business_date is not None and cursor.business_date != settings.business_date
-        )
-        report.day_rolled = day_rolled
 
         async def main() -> Cursor:
             async with open_client() as service:
                 run = ChangeRun(lake, service, settings, batch_id, report, on_landed, catalogue)
                 try:
-                    return await _incremental(run, cursor, day_rolled)
+                    return await _incremental(run, cursor)
                 finally:
                     report.requests = service_requests(service)
 
-        with _pending_on_failure(lake, batch_id, report):
+        with pending_on_failure(lake, batch_id, report):
             new_cursor = run_sync(main)
         # Only now, with every table committed, may the cursor move.
         write_cursor(lake, batch_id, new_cursor)
+        if report.as_of is not None:
+            write_as_of(lake, batch_id, report.as_of)
         report.cursor_after = new_cursor.event_id
         mark_warehouse_pending(lake, batch_id, report.tables)
     report.seconds = time.perf_counter() - started
     return report
 
 
-async def _incremental(run: ChangeRun, cursor: Cursor, day_rolled: bool) -> Cursor:
-    settings, lake = run.settings, run.lake
+async def _incremental(run: ChangeRun, cursor: Cursor) -> Cursor:
+    lake = run.lake
     # The overlap window first (events at or below the cursor that became visible late), then
     # the events after the cursor; the window's events the cursor lists as applied are skipped.
     window = await run.read_window(cursor)
     events = await run.read_events(cursor.event_id)
+    # The service's date, from the responses just read (no extra request): a new business day
+    # re-reads the horizon and the reference lists.
+    await settle_run(run, [*(window or ()), *events])
+    settings = run.settings
+    day_rolled = cursor.business_date is not None and cursor.business_date != settings.business_date
+    run.report.day_rolled = day_rolled
     late = not_yet_applied(window or (), cursor)
     plan = plan_changes(unique_events([*late, *events]), run.catalogue)
     merges_dropped = _drop_landed_merges(lake, plan)
@@ -244,7 +240,7 @@ async def _incremental(run: ChangeRun, cursor: Cursor, day_rolled: bool) -> Curs
     n_types = max(len(lake.current_ids("accommodation_types", "resource_id")), 1)
     whole = day_rolled or len(avail) >= settings.availability_full_share * n_types
     await run.refresh_availability(avail, removed_types, whole_horizon=whole)
-    await run.refresh_finance(cursor.business_date)
+    await run.refresh_finance(incremental_window(lake, settings))
     return next_cursor(
         cursor,
         window,
@@ -285,114 +281,8 @@ def refresh_reservations(
                     report.requests = service_requests(service)
 
         if ids:
-            with _pending_on_failure(lake, batch_id, report):
+            with pending_on_failure(lake, batch_id, report):
                 run_sync(main)
         mark_warehouse_pending(lake, batch_id, report.tables)
     report.seconds = time.perf_counter() - started
     return report
-
-
-def sweep(
-    lake: Lake,
-    open_client: OpenClient,
-    settings: IngestSettings,
-    *,
-    batch_id: str | None = None,
-    id_max_removed_share: float | None = None,
-    id_page_size: int | None = None,
-    catalogue: Catalogue = CATALOGUE,
-) -> RunReport:
-    """Nightly reconciliation: what the feed may have missed, and what differed.
-
-    First the reservation ids (`assets.reconcile`, every `settings.id_reconcile_every_days`):
-    the service's complete id list against the lake's live reservations; those the service no
-    longer has are tombstoned (children follow their parent). A read that finds no ids or would
-    remove more than `id_max_removed_share` (default 20 %) of the lake raises
-    `ReservationIdsRefused` before anything lands. Then reservations modified since the last
-    sweep mark (minus an overlap) and the small reference lists in full are compared with the
-    lake's current state; only records that differ land. `report.diffs` says, per table, how
-    many were new, changed or removed, with a sample of keys (`reservation_ids`: the id read).
-    """
-    ids_settings = reconcile.IdReconcileSettings(
-        every_days=settings.id_reconcile_every_days,
-        max_removed_share=(
-            reconcile.DEFAULT_MAX_REMOVED_SHARE
-            if id_max_removed_share is None
-            else id_max_removed_share
-        ),
-        page_size=id_page_size,
-    )
-    started = time.perf_counter()
-    with writer_lock(lake, settings.lock_timeout):  # held for the id read and every landing
-        batch_id = fresh_batch_id(lake, batch_id)
-        report = RunReport(batch_id, "sweep")
-        state = lake.read_state(SWEEP_STATE) or {}
-        since_text = state.get("modified_since")
-        if since_text is None:
-            since_text = _latest_modified(lake)
-        since = datetime.fromisoformat(since_text) if since_text else None
-        prev_date = state.get("business_date")
-        new_mark: dict[str, Any] = {}
-
-        async def main() -> None:
-            async with open_client() as service:
-                run = ChangeRun(lake, service, settings, batch_id, report, catalogue=catalogue)
-                try:
-                    # Before any landing: a refused id read stops the sweep with nothing landed,
-                    # and the lake snapshot it compares with cannot move during the read.
-                    ids = await reconcile.reconcile_reservation_ids(run, ids_settings)
-                    for name in run.catalogue.reference_lists:
-                        await run.reconcile_list(name)
-                    landing = run.landing("reservations")
-                    window = since - settings.sweep_overlap if since else None
-                    await run._fill(landing, service.reservation_details(modified_since=window))
-                    spec = run.catalogue.by_name["reservations"]
-                    report.diffs["recent_tombstones"] = await reconcile.revalidate_tombstones(
-                        run, landing, lambda ids: run._fill(landing, by_ids(service, spec, ids))
-                    )
-                    fetched = landing.fresh()
-                    keys = set(keys_of(fetched, ["reservation_id"]))
-                    seen = pc.max(fetched.column("modified_date")).as_py() if keys else None
-                    diff = diff_against_lake(lake, landing, only_keys=keys)
-                    landing.keep_only(diff.differing)
-                    # Same landing: two landings of one table in one batch would overwrite parts.
-                    diff.removed = reconcile.tombstone_into(landing, ids)
-                    report.diffs["reservations"] = diff.summary()
-                    run._done("reservations", landing, skipped=not diff.count)
-                    reconcile.record(run, ids)
-                    new_mark["modified_since"] = (
-                        _service_time(seen) if seen is not None else since_text
-                    )
-                    await run.refresh_finance(date.fromisoformat(prev_date) if prev_date else None)
-                finally:
-                    report.requests = service_requests(service)
-
-        with _pending_on_failure(lake, batch_id, report):
-            run_sync(main)
-        lake.write_state(
-            SWEEP_STATE,
-            batch_id,
-            {
-                "modified_since": new_mark.get("modified_since", since_text),
-                "business_date": settings.business_date.isoformat(),
-                "batch_id": batch_id,
-            },
-        )
-        mark_warehouse_pending(lake, batch_id, report.tables)
-    report.seconds = time.perf_counter() - started
-    return report
-
-
-@contextlib.contextmanager
-def _pending_on_failure(lake: Lake, batch_id: str, report: RunReport) -> Iterator[None]:
-    """If the run fails, still mark the tables it committed before failing as pending: they are
-    in the lake, and a rerun may find nothing left to land for them (the sweep's diff, a
-    reconciled list), so nothing else would get their models rebuilt."""
-    try:
-        yield
-    except BaseException:
-        try:
-            mark_warehouse_pending(lake, batch_id, report.tables)
-        except Exception:  # never hide the run's own error behind this one
-            log.exception("could not mark the tables landed before the failure as pending")
-        raise

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from assets.catalogue import CATALOGUE, Catalogue
-from assets.diff import Diff, current_filtered, diff_against_lake, fingerprints
+from assets.diff import Diff, diff_against_lake
 from assets.fetch import by_ids, full_list, only_resources, stamp
-from assets.landing import Landing, LandReport, data_columns, keys_of
+from assets.finance import FinanceWindow, refresh_finance
+from assets.landing import Landing, LandReport, keys_of
 from assets.plan import event_time
 from assets.settings import IngestSettings, Pages, Record
-from lake.state import Cursor
+from lake.state import AsOf, Cursor, mark_warehouse_pending
 from lake.store import Lake
 from service.errors import BadRequest
 
@@ -39,6 +41,7 @@ class RunReport:
     seconds: float = 0.0
     day_rolled: bool = False
     notes: list[str] = field(default_factory=list)
+    as_of: AsOf | None = None  # the run's business date and where it came from (assets.clock)
 
     @property
     def tables(self) -> set[str]:
@@ -59,6 +62,8 @@ class RunReport:
             "requests": self.requests,
             "seconds": round(self.seconds, 3),
             "day_rolled": self.day_rolled,
+            "as_of": self.as_of.business_date.isoformat() if self.as_of else None,
+            "as_of_source": self.as_of.source if self.as_of else None,
             "plan": self.plan,
             "tables": sorted(self.tables),
             "rows": {
@@ -75,6 +80,21 @@ class RunReport:
             "diffs": self.diffs,
             "notes": self.notes,
         }
+
+
+@contextlib.contextmanager
+def pending_on_failure(lake: Lake, batch_id: str, report: RunReport) -> Iterator[None]:
+    """If the run fails, still mark the tables it committed before failing as pending: they are
+    in the lake, and a rerun may find nothing left to land for them (the sweep's diff, a
+    reconciled list), so nothing else would get their models rebuilt."""
+    try:
+        yield
+    except BaseException:
+        try:
+            mark_warehouse_pending(lake, batch_id, report.tables)
+        except Exception:  # never hide the run's own error behind this one
+            log.exception("could not mark the tables landed before the failure as pending")
+        raise
 
 
 class ChangeRun:
@@ -325,78 +345,6 @@ class ChangeRun:
 
     # -- finance (no events) ------------------------------------------------------------------
 
-    async def refresh_finance(self, since: date | None) -> None:
-        """Journal reports open since `since` (and new ones) with their entries; recent clearances.
-
-        Entries are children of their report in the lake, so a report is relanded together with
-        all its entries, and only when the pair differs from the lake.
-        """
-        from service.api import merge
-        from service.filters import F
-
-        reports = self.landing("journal_reports")
-        await self._fill(reports, self.service.journal_reports())
-        fresh = reports.fresh()
-        known = set(self.lake.current_ids("journal_reports", "journal_report_id"))
-        candidates: set[int] = set()
-        for rid, period_to in zip(
-            fresh.column("journal_report_id").to_pylist(),
-            fresh.column("period_to").to_pylist(),
-            strict=True,
-        ):
-            if rid not in known or since is None or period_to is None or period_to >= since:
-                candidates.add(rid)
-        entries = self.landing("journal_entries")
-        if candidates:
-            limit = max(2, self.service.client.limiter.limit * 2)
-            await self._fill(
-                entries,
-                merge([self.service.journal_entries(r) for r in sorted(candidates)], maxsize=limit),
-            )
-        # Which candidate reports (row + entries) differ from the lake?
-        keys = {(r,) for r in candidates}
-        reports.keep_only(keys)
-        rep_fp = fingerprints(reports.fresh(), ["journal_report_id"])
-        ent_fp = fingerprints(entries.fresh(), ["report_id"])
-        lake_rep = fingerprints(
-            current_filtered(self.lake, "journal_reports", ["journal_report_id"], keys),
-            ["journal_report_id"],
-            data_columns(reports.fresh().schema),
-        )
-        lake_ent = fingerprints(
-            current_filtered(self.lake, "journal_entries", ["report_id"], keys),
-            ["report_id"],
-            data_columns(entries.fresh().schema),
-        )
-        differing = {
-            k for k in keys if (rep_fp.get(k), ent_fp.get(k)) != (lake_rep.get(k), lake_ent.get(k))
-        }
-        if reports.report.quarantined or entries.report.quarantined:
-            differing = keys  # cannot trust the comparison; land what we have as a delta
-        reports.keep_only(differing)
-        entries.keep_only(differing, ["report_id"])
-        self.report.diffs["journal_reports"] = {
-            "reports_compared": len(keys),
-            "reports_differing": len(differing),
-        }
-        # Entries (children) before their reports (parents).
-        self._done("journal_entries", entries, skipped=not differing)
-        self._done("journal_reports", reports, skipped=not differing)
-
-        clear = self.landing("cash_clearances")
-        params: dict[str, Any] = {}
-        if since is not None:
-            params["filter"] = [(F("clearanceDate") >= since - timedelta(days=1)).render()]
-        await self._fill(
-            clear,
-            self.service.client.iter_keyset(
-                "/cashreservations/clearance",
-                "cashClearanceId",
-                params=params or None,
-            ),
-        )
-        keys_c = set(keys_of(clear.fresh(), ["cash_clearance_id"]))
-        diff = diff_against_lake(self.lake, clear, only_keys=keys_c)
-        clear.keep_only(diff.differing)
-        self.report.diffs["cash_clearances"] = diff.summary()
-        self._done("cash_clearances", clear, skipped=not diff.differing)
+    async def refresh_finance(self, window: FinanceWindow) -> None:
+        """Journal reports with their entries and cash clearances in `window` (assets.finance)."""
+        await refresh_finance(self, window)

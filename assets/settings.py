@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from lake.locks import DEFAULT_LOCK_TIMEOUT
@@ -26,6 +26,11 @@ DEFAULT_REMOVAL_GUARD = 0.5
 DEFAULT_QUARANTINE_FLOOR = 5  # a table may always quarantine this many records (small tables)
 DEFAULT_HORIZON_DAYS = 90
 DEFAULT_EVERY_DAYS = 1  # reconcile reservation ids on every nightly sweep; 0 = off
+# Finance has no events: each run re-reads journal reports, their entries and cash clearances
+# from the last successful read of each table (the service's date) minus this overlap, so records
+# entered a little late are read again; the nightly sweep re-reads the longer window below.
+DEFAULT_FINANCE_OVERLAP = timedelta(days=2)
+DEFAULT_SWEEP_FINANCE_WINDOW = timedelta(days=35)
 
 Record = dict[str, Any]
 Pages = AsyncIterator[list[Record]]
@@ -37,9 +42,9 @@ class IngestSettings:
     """How a run lands data, in every mode (full extract, bootstrap, event feed, webhooks,
     sweep): one object, each default stated once."""
 
-    # The business date: the first arrival date of the availability horizon, and the day the
-    # event path compares to detect a new day. None only for a bare full extract (the machine's
-    # date then stands in).
+    # The business date: the first arrival date of the availability horizon, the day the event
+    # path compares to detect a new day, and what finance windows count from. None = the
+    # service's date, read by each run from the service (`assets.clock`); a date overrides it.
     today: date | None = None
     horizon_days: int = DEFAULT_HORIZON_DAYS
     include_pii: bool = False
@@ -61,10 +66,18 @@ class IngestSettings:
     availability_full_share: float = AVAILABILITY_FULL_SHARE
     # Sweep: reconcile reservation ids every N business days (0 = off; assets/reconcile.py).
     id_reconcile_every_days: int = DEFAULT_EVERY_DAYS
+    finance_overlap: timedelta = DEFAULT_FINANCE_OVERLAP
+    sweep_finance_window: timedelta = DEFAULT_SWEEP_FINANCE_WINDOW
 
     @property
     def business_date(self) -> date:
-        return self.today or datetime.now(UTC).date()
+        """The run's business date; a run sets it from the service first (`assets.clock`)."""
+        if self.today is None:
+            raise RuntimeError(
+                "internal error: the business date was used before it was read from the service "
+                "(assets.clock.resolve_business_date)"
+            )
+        return self.today
 
     @property
     def horizon(self) -> tuple[date, date]:

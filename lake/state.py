@@ -1,5 +1,6 @@
 """The lake's run state: the event cursor, the sweep mark, the tables whose warehouse models are
-pending, and batch ids that sort after everything recorded.
+pending, the as-of date (the service's date at the last run), when each finance table was last
+read, and batch ids that sort after everything recorded.
 
 Each state is a folder `lake/_state/<name>/` of one-row Parquet files named by batch id; the
 newest file wins (`Lake.read_state`), and compaction keeps the newest `state_history` of each.
@@ -20,6 +21,8 @@ CURSOR_STATE = "event_cursor"
 SWEEP_STATE = "sweep_mark"
 PENDING_STATE = "warehouse_pending"
 SOURCE_STATE = "source"
+AS_OF_STATE = "as_of"
+FINANCE_STATE = "finance_reads"
 
 
 class SourceMismatch(RuntimeError):
@@ -145,3 +148,65 @@ def mark_warehouse_pending(lake: Lake, batch_id: str, tables: Iterable[str]) -> 
         PENDING_STATE, batch_id, {"tables": ",".join(sorted(merged)), "batch_id": batch_id}
     )
     return merged
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """The business date of a run: the service's date (never this machine's), or an override.
+
+    `service_time`: the service's time it was read from (UTC; None for an override);
+    `source`: where it came from (the service's `Date` header, its newest event, an override).
+    """
+
+    business_date: date
+    service_time: datetime | None = None
+    source: str = "override"
+
+    def as_row(self, batch_id: str) -> dict[str, Any]:
+        return {
+            "business_date": self.business_date.isoformat(),
+            "service_time": self.service_time.isoformat() if self.service_time else None,
+            "source": self.source,
+            "batch_id": batch_id,
+        }
+
+    def describe(self) -> str:
+        """`2026-11-04 (the service's Date header at 2026-11-04 10:00 UTC)`."""
+        when = f" at {self.service_time:%Y-%m-%d %H:%M} UTC" if self.service_time else ""
+        return f"{self.business_date.isoformat()} ({self.source}{when})"
+
+
+def write_as_of(lake: Lake, batch_id: str, as_of: AsOf) -> Path:
+    """Record the business date a run read the service at (the warehouse's default as-of)."""
+    return lake.write_state(AS_OF_STATE, batch_id, as_of.as_row(batch_id))
+
+
+def read_as_of(lake: Lake) -> AsOf | None:
+    """The business date of the newest run that recorded one; None before the first."""
+    row = lake.read_state(AS_OF_STATE)
+    if not row or not row.get("business_date"):
+        return None
+    when = row.get("service_time")
+    return AsOf(
+        business_date=date.fromisoformat(row["business_date"]),
+        service_time=datetime.fromisoformat(when) if when else None,
+        source=row.get("source") or "override",
+    )
+
+
+def finance_reads(lake: Lake) -> dict[str, date]:
+    """Per finance table, the business date of its last successful read (absent: never)."""
+    row = lake.read_state(FINANCE_STATE) or {}
+    return {
+        k: date.fromisoformat(v)
+        for k, v in row.items()
+        if k not in ("batch_id", "written_at") and isinstance(v, str) and v
+    }
+
+
+def mark_finance_read(lake: Lake, batch_id: str, tables: Iterable[str], day: date) -> Path:
+    """After these tables' landing committed (or found nothing to land): read up to `day`."""
+    row: dict[str, Any] = {k: v.isoformat() for k, v in finance_reads(lake).items()}
+    row.update({t: day.isoformat() for t in tables})
+    row.update(batch_id=batch_id, written_at=datetime.now(UTC).isoformat())
+    return lake.write_state(FINANCE_STATE, batch_id, row)

@@ -105,7 +105,8 @@ def run(
 
 @app.command()
 def status() -> None:
-    """Show the event cursor, the last runs, row counts and requests used today."""
+    """Show the as-of date (the service's), the event cursor, the last runs, row counts and
+    requests used today."""
     from pipelines.status import print_status
 
     print_status(_settings())
@@ -145,7 +146,10 @@ def dashboard(
     ] = None,
     today: Annotated[
         str | None,
-        typer.Option(help="Reference date YYYY-MM-DD for the KPI tiles (default: latest data)."),
+        typer.Option(
+            help="Reference date YYYY-MM-DD for the KPI tiles (default: the warehouse's as-of "
+            "date, the service's date at the last run)."
+        ),
     ] = None,
 ) -> None:
     """Write a self-contained HTML dashboard from the marts."""

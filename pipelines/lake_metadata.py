@@ -164,6 +164,8 @@ def _report_metadata(report: RunReport) -> dict[str, Any]:
         "plan": dg.MetadataValue.json(summary["plan"]),
         "differences": dg.MetadataValue.json(summary["diffs"]),
         "notes": dg.MetadataValue.json(report.notes),
+        # the run's business date: the service's date (or an override), and where it came from
+        "as_of": report.as_of.describe() if report.as_of else "",
     }
 
 

@@ -7,7 +7,7 @@ a run starts, never at import time.
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +98,9 @@ class LakeResource(dg.ConfigurableResource):
     include_customer_pii: bool = False
     flush_rows: int = DEFAULT_FLUSH_ROWS
     availability_horizon_days: int = DEFAULT_HORIZON_DAYS
-    availability_start: str | None = None  # ISO date, e.g. the sandbox's today; None = today
+    # The business date (ISO), overriding the service's date (replays, tests); None = the date
+    # the service states (its responses' Date header), never this machine's (assets/clock.py).
+    availability_start: str | None = None
     compact_min_files: int = 8  # compaction folds a table once it has this many files
     # Quarantined raw records (may hold personal data) older than this many days are dropped
     # when compaction folds the quarantine; None keeps every record.
@@ -117,10 +119,9 @@ class LakeResource(dg.ConfigurableResource):
     def lake(self) -> Lake:
         return Lake(Path(self.data_dir) / "lake")
 
-    def today(self) -> date:
-        if self.availability_start:
-            return date.fromisoformat(self.availability_start)
-        return datetime.now(UTC).date()
+    def today(self) -> date | None:
+        """The business date override; None = the service's date, read by each run."""
+        return date.fromisoformat(self.availability_start) if self.availability_start else None
 
     def batch_id_for(self, context: dg.AssetExecutionContext | dg.OpExecutionContext) -> str:
         """One batch id per run, shared by all its tables; a re-executed run keeps it.

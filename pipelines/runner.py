@@ -27,6 +27,7 @@ from pipelines.summary import (
     print_summary,
     summarise,
 )
+from warehouse.asof import current_as_of
 
 DAGSTER_YAML = """\
 # Written by `reservoir run` when missing. Runs launched by the CLI and by `make dev` share it.
@@ -63,7 +64,9 @@ class ServiceTarget:
     client_id: str
     client_secret: str = field(repr=False)
     scope: str
-    today: str | None  # the service's "today" (the sandbox has its own clock)
+    # An override of the business date (ISO); None = the service's date, which every run reads
+    # from the service (the embedded sandbox's clock included): never this machine's clock.
+    today: str | None = None
     sandbox: Any = None  # the sandbox handle when embedded
 
     @property
@@ -82,7 +85,6 @@ class ServiceTarget:
             handle.client_id,
             handle.client_secret,
             handle.scope,
-            today=handle.world.now.date().isoformat(),
             sandbox=handle,
         )
 
@@ -97,7 +99,6 @@ def service_target(settings: Settings, *, scale: str, seed: int) -> Iterator[Ser
             settings.client_id,
             settings.client_secret,
             settings.scope or "",
-            today=None,
         )
         return
     from sandbox.runner import SandboxSettings, run_sandbox  # the CLI is the sandbox's starter
@@ -151,7 +152,7 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
     }
     from pipelines.warehouse_assets import WarehouseResource
 
-    # The sandbox has its own clock: booking pace is as of its today, not the wall clock's.
+    # The as-of date (booking pace) is the service's date the lake run recorded, unless overridden.
     resources["warehouse"] = WarehouseResource(
         data_dir=str(settings.data_dir.resolve()), as_of=target.today
     )
@@ -326,6 +327,7 @@ def run_pipeline(
         if not result.success:
             raise RunError(_failure_message(result))
         summary = summarise(result, instance, run_mode, time.monotonic() - started)
+        summary.as_of = current_as_of(settings.warehouse_path, settings.lake_dir)
         summary.kpis = headline_kpis(settings.warehouse_path, target.today)
         source = "the embedded sandbox" if target.sandbox is not None else target.base_url
         print_summary(console, summary, settings, source)

@@ -1,8 +1,9 @@
 """`reservoir status`: where the data stands, without touching the service.
 
-Reads the lake's state (event cursor), the Dagster instance under the data directory (last runs,
-requests used today) and the warehouse (row counts), each optional: a fresh checkout says
-what is missing and how to create it.
+Reads the lake's state (event cursor, the as-of date: the service's date at the last run), the
+Dagster instance under the data directory (last runs, requests used today) and the warehouse
+(its as-of date, row counts), each optional: a fresh checkout says what is missing and how to
+create it. "Requests used today" counts this machine's UTC day: the request quota is real time.
 """
 
 from __future__ import annotations
@@ -119,7 +120,11 @@ def _row_counts(settings: Settings) -> list[tuple[str, int]]:
 
 
 def print_status(settings: Settings, console: Console | None = None) -> None:
+    from warehouse.asof import current_as_of
+
     console = console or Console()
+    as_of = current_as_of(settings.warehouse_path, settings.lake_dir)
+    console.print(f"as of: {as_of}" if as_of else "as of: no run yet (the service's date then)")
     cursor = _cursor(settings)
     if cursor:
         console.print(

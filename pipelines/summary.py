@@ -1,6 +1,6 @@
 """What a run did, as `reservoir run` shows it: live progress per table while it runs, then
 rows, requests, seconds and quarantine per table, the models built, every asset check the run
-evaluated and the headline KPIs."""
+evaluated, the as-of date (the service's date) and the headline KPIs around it."""
 
 from __future__ import annotations
 
@@ -49,6 +49,8 @@ class RunSummary:
     tables: dict[str, TableLine] = field(default_factory=dict)
     models: dict[str, int] = field(default_factory=dict)
     kpis: list[tuple[str, str]] = field(default_factory=list)
+    # The as-of date of the warehouse and its KPIs (the service's date), described
+    as_of: str | None = None
 
     extra_requests: int = 0  # requests not attributed to a table (event reads, probes)
     checks: list[CheckLine] = field(default_factory=list)
@@ -161,8 +163,9 @@ def summarise(
     return summary
 
 
-def headline_kpis(warehouse: Path, today: str | None) -> list[tuple[str, str]]:
-    """A few numbers that show the warehouse works; empty when the marts are not there."""
+def headline_kpis(warehouse: Path, today: str | None = None) -> list[tuple[str, str]]:
+    """A few numbers that show the warehouse works, around `today` (default: the warehouse's
+    as-of date, the service's date); empty when the marts are not there."""
     if not warehouse.exists():
         return []
     import duckdb
@@ -214,6 +217,8 @@ def print_summary(console: Console, summary: RunSummary, settings: Settings, sou
         for name, value in summary.kpis:
             kpi.add_row(name, value)
         console.print(kpi)
+    if summary.as_of:
+        console.print(f"as of:      {summary.as_of}")
     console.print(
         f"source:     {source}\n"
         f"lake:       {settings.lake_dir.resolve()}\n"

@@ -129,6 +129,7 @@ def _config(app: Starlette, settings: SandboxSettings, log_level: str) -> uvicor
         access_log=False,
         log_level=log_level,
         timeout_graceful_shutdown=1,
+        date_header=False,  # the app states the world's clock instead (sandbox.server.clock)
     )
 
 

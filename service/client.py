@@ -22,12 +22,9 @@ import httpx
 import orjson
 
 from service.auth import TokenManager
+from service.clock import ServiceClock
 from service.config import ServiceConfig
-from service.errors import (
-    TEST_REFRESH_HINT,
-    AuthenticationError,
-    ServiceUnavailable,
-)
+from service.errors import TEST_REFRESH_HINT, AuthenticationError, ServiceUnavailable
 from service.gctune import relax_gc, restore_gc
 from service.paging import Page, iter_keyset, iter_pages
 from service.responses import (
@@ -69,6 +66,7 @@ class ServiceClient:
         self.limiter = limiter or limiter_for(config.base_url, config.max_concurrency)
         daily_free, budget = config.daily_free_requests, config.max_requests
         self.stats = RequestStats(used_today=used_today, daily_free=daily_free, max_requests=budget)
+        self.clock = ServiceClock()  # the service's time, from its responses' Date headers
         self.auth = TokenManager(self.config, lambda: request_token(self))
         headers: dict[str, str] = {"accept": "application/json"}
         if config.locale:
@@ -358,6 +356,7 @@ class ServiceClient:
             except (TimeoutError, *TRANSIENT_ERRORS) as exc:
                 raise transient_failure(exc, self.config.request_deadline) from None
         self.stats.count_response(response.status_code, len(response.content))
+        self.clock.observe(response.headers.get("date"))
         if retry_statuses:
             raise_if_transient(response)
         return response

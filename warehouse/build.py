@@ -21,10 +21,11 @@ import duckdb
 from lake.locks import compaction_lock
 from lake.sql import quote_ident, quote_literal
 from lake.store import Lake
+from warehouse import asof
 from warehouse.dictionary import column_docs
 from warehouse.lake import attach_lake, detach_lake
 from warehouse.macros import KPI_WINDOW, MACROS
-from warehouse.models import LAYERS, Model, discover_models, resolve, upstream
+from warehouse.models import LAYERS, Model, discover_models, downstream, resolve, upstream
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 LAKE_DIR = "lake"
@@ -33,6 +34,7 @@ LAKE_DIR = "lake"
 DEFAULT_MEMORY_LIMIT = "3GB"
 SPILL_DIR = ".warehouse-spill"
 SCHEMAS: tuple[str, ...] = (*LAYERS, "meta")
+SETTINGS_TABLE = "meta.build_settings"
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class BuildResult:
 
     path: Path
     build_id: str
-    as_of: date
+    as_of: date | None  # None only for a lake without data or run state
     seconds: float
     models: dict[str, ModelResult] = field(default_factory=dict)
     lake_files: dict[str, int] = field(default_factory=dict)
@@ -80,9 +82,11 @@ def build_warehouse(
 
     `only` takes model names (`occupancy_daily` or `marts.occupancy_daily`); see
     `warehouse.models.models_depending_on` to turn changed lake tables into that set. Models
-    that `only` needs but the current file lacks are built too. `as_of` is the booking-pace
-    date (default: latest extraction date in the reservations lake, else today UTC);
-    `reporting_range` (first night, last night) overrides the range derived from reservations.
+    that `only` needs but the current file lacks are built too, and so are the models that
+    read `meta.build_settings` when the as-of date moved. `as_of` overrides the as-of date
+    (booking pace; default: the service's date the lake's newest run recorded, see
+    `warehouse.asof`); `reporting_range` (first night, last night) overrides the range derived
+    from reservations.
     """
     started = time.perf_counter()
     data_dir = Path(data_dir)
@@ -109,10 +113,14 @@ def build_warehouse(
                 con.execute(macro)
             for schema in SCHEMAS:
                 con.execute(f"create schema if not exists {quote_ident(schema)}")
-            as_of = as_of or _default_as_of(con)
-            _write_settings(con, build_id, as_of, reporting_range)
+            dated = _as_of(con, data_dir, as_of)
+            as_of = dated.as_of
+            moved = incremental and _previous_as_of(con) != as_of
+            _write_settings(con, build_id, dated, reporting_range)
 
-            selected = _select(con, models, only) if incremental else set(models)
+            selected = (
+                _select(con, models, only, settings_moved=moved) if incremental else set(models)
+            )
             con.execute("begin transaction")  # one commit for all models: no per-model sync
             for q, model in models.items():
                 if q in selected:
@@ -142,33 +150,61 @@ def build_warehouse(
     )
 
 
-def _default_as_of(con: duckdb.DuckDBPyConnection) -> date:
+def _as_of(
+    con: duckdb.DuckDBPyConnection, data_dir: Path, given: date | None
+) -> asof.WarehouseAsOf:
+    """The override, else the service's date the lake's newest run recorded. A lake no run
+    recorded a date in (written by hand, or before runs did) falls back to its newest
+    extraction date, else to no date at all (an empty lake)."""
+    if given is not None:
+        return asof.WarehouseAsOf(given)
+    recorded = asof.from_lake(data_dir / LAKE_DIR)
+    if recorded is not None:
+        return recorded
     row = con.execute("select max(_extracted_at)::date from lake.reservations").fetchone()
-    return row[0] if row and row[0] else datetime.now(UTC).date()
+    return asof.WarehouseAsOf(row[0] if row and row[0] else None, asof.NO_RUN_STATE)
+
+
+def _previous_as_of(con: duckdb.DuckDBPyConnection) -> date | None:
+    """The as-of date of the copied file (partial builds); None when it has none."""
+    found = asof.read(con)
+    return found.as_of if found is not None else None
 
 
 def _write_settings(
     con: duckdb.DuckDBPyConnection,
     build_id: str,
-    as_of: date,
+    dated: asof.WarehouseAsOf,
     reporting_range: tuple[date, date] | None,
 ) -> None:
     con.execute(
-        "create or replace table meta.build_settings ("
-        "build_id varchar, built_at timestamptz, as_of date, range_start date, range_end date)"
+        f"create or replace table {SETTINGS_TABLE} ("
+        "build_id varchar, built_at timestamptz, as_of date, range_start date, range_end date, "
+        "as_of_source varchar, service_time timestamp)"
     )
     start, end = reporting_range or (None, None)
+    when = dated.service_time
+    if when is not None and when.tzinfo is not None:  # stored as naive UTC
+        when = when.astimezone(UTC).replace(tzinfo=None)
     con.execute(
-        "insert into meta.build_settings values ($1, $2, $3, $4, $5)",
-        [build_id, datetime.now(UTC), as_of, start, end],
+        f"insert into {SETTINGS_TABLE} values ($1, $2, $3, $4, $5, $6, $7)",
+        [build_id, datetime.now(UTC), dated.as_of, start, end, dated.source, when],
     )
 
 
 def _select(
-    con: duckdb.DuckDBPyConnection, models: dict[str, Model], only: set[str] | None
+    con: duckdb.DuckDBPyConnection,
+    models: dict[str, Model],
+    only: set[str] | None,
+    *,
+    settings_moved: bool = False,
 ) -> set[str]:
-    """The requested models plus any upstream model missing from the copied file."""
+    """The requested models plus any upstream model missing from the copied file, plus the
+    models that read the build settings (and theirs) when the as-of date moved."""
     wanted = resolve(set(only or ()), models)
+    if settings_moved:
+        readers = {q for q, m in models.items() if SETTINGS_TABLE in m.sql}
+        wanted |= downstream(readers, models)
     existing = {
         f"{s}.{t}"
         for s, t in con.execute(

@@ -127,8 +127,9 @@ MARTS: dict[str, dict[str, str]] = {
     },
     "marts.booking_pace": {
         "stay_date": "Stay night D.",
-        "as_of_date": "Snapshot date A: the build's as_of and the 52 weekly snapshots before it; "
-        "stay dates run from A to A + 365 days within the reporting range.",
+        "as_of_date": "Snapshot date A: the build's as_of (meta.build_settings: the service's "
+        "date at the last lake run) and the 52 weekly snapshots before it; stay dates run from "
+        "A to A + 365 days within the reporting range.",
         "currency_code": COMMON["currency_code"],
         "days_before_arrival": "D - A in days.",
         "otb_nights": "On the books as of A (metrics.md / contracts.md): stay nights D of guest "

@@ -1,9 +1,9 @@
 """Headline KPIs for the end of a run: a few numbers that show the warehouse answers questions.
 
 Occupancy over all units, and ADR / RevPAR excluding VAT (the metrics.md / USALI basis) per
-currency (never summed across currencies), for the 30 nights before the reference date and the
-30 nights on the books after it, read from `marts.kpi_window`, the one definition the dashboard
-reads too.
+currency (never summed across currencies), for the 30 nights before the reference date (the
+warehouse's as-of date: the service's date) and the 30 nights on the books after it, read from
+`marts.kpi_window`, the one definition the dashboard reads too.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 import duckdb
+
+from warehouse import asof
 
 WINDOW_DAYS = 30
 
@@ -40,16 +42,15 @@ def _window(
 
 
 def headline(con: duckdb.DuckDBPyConnection, today: str | None = None) -> list[tuple[str, str]]:
-    """KPI name/value pairs; `today` defaults to the last night with stays on the books."""
+    """KPI name/value pairs around `today`, by default the warehouse's as-of date (the service's
+    date at the last run, `warehouse.asof`): the same "today" as the dashboard's tiles."""
     if today:
         ref = date.fromisoformat(today)
     else:
-        row = con.execute(
-            "select max(date_day) from marts.occupancy_daily where nights_sold > 0"
-        ).fetchone()
-        if not row or row[0] is None:
+        found = asof.read(con)
+        if found is None or found.as_of is None:
             return []
-        ref = row[0]
+        ref = found.as_of
     window = timedelta(days=WINDOW_DAYS)
     return [
         *_window(con, f"last {WINDOW_DAYS} nights to {ref}", ref - window, ref),

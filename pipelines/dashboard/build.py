@@ -15,6 +15,7 @@ from pipelines.dashboard.marts import _Ctx, _load_marts, _Unavailable
 from pipelines.dashboard.sections import SECTIONS
 from pipelines.dashboard.sections.performance import _kpis
 from pipelines.dashboard.style import CSS
+from warehouse import asof
 
 
 class DashboardError(Exception):
@@ -29,8 +30,13 @@ def _body(build: Callable[[_Ctx], str], ctx: _Ctx) -> str:
         return _empty(f"{exc}; rebuild the warehouse with this version.")
 
 
-def render_dashboard(con: duckdb.DuckDBPyConnection, *, today: date, source: str) -> str:
-    """The whole page as one string, from an open (read-only) warehouse connection."""
+def render_dashboard(
+    con: duckdb.DuckDBPyConnection, *, today: date, source: str, as_of_note: str = ""
+) -> str:
+    """The whole page as one string, from an open (read-only) warehouse connection.
+
+    `today` is the page's "today" (the warehouse's as-of date: the service's date, unless
+    overridden); `as_of_note` says where it came from."""
     ctx = _Ctx(con, _load_marts(con), today)
     sections = [
         _section(key, title, intro, _body(build, ctx)) for key, title, intro, build in SECTIONS
@@ -47,7 +53,8 @@ def render_dashboard(con: duckdb.DuckDBPyConnection, *, today: date, source: str
         f"<title>Reservoir dashboard · {_e(today.isoformat())}</title>"
         f"<style>{CSS}</style></head><body>"
         "<header><h1>Revenue and occupancy</h1>"
-        f"<p>As of {_e(_day(today))} · built from {_e(source)} · generated {_e(generated)}</p>"
+        f'<p>As of <time datetime="{today.isoformat()}">{_e(_day(today))}</time>'
+        f"{_e(as_of_note)} · built from {_e(source)} · generated {_e(generated)}</p>"
         f'<nav aria-label="Sections">{nav}</nav></header>'
         '<main><section id="kpis" aria-labelledby="kpis-h"><h2 id="kpis-h">Headline figures</h2>'
         '<p class="intro">Occupancy = nights sold / nights available; ADR = room revenue / '
@@ -68,10 +75,20 @@ def build_dashboard(warehouse_path: Path, out_path: Path, *, today: date | None 
         raise DashboardError(
             f"no warehouse at {warehouse_path}; run `reservoir run` first to build it"
         )
-    today = today or date.today()
     con = duckdb.connect(str(warehouse_path), read_only=True)
     try:
-        page = render_dashboard(con, today=today, source=warehouse_path.name)
+        note = " (set with --today)"
+        if today is None:
+            # The warehouse's as-of date: the service's date at the last run, the same "today"
+            # as the run summary's KPIs and `reservoir status`; never this machine's date.
+            found = asof.read(con)
+            if found is None or found.as_of is None:
+                raise DashboardError(
+                    f"the warehouse at {warehouse_path} records no as-of date; run `reservoir "
+                    "run` to rebuild it, or pass --today"
+                )
+            today, note = found.as_of, f" ({found.source})"
+        page = render_dashboard(con, today=today, source=warehouse_path.name, as_of_note=note)
     finally:
         con.close()
     out_path.parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from starlette.responses import Response
 
 from sandbox.filters import QueryError
 from sandbox.protocol import World, WorldError
+from sandbox.server.clock import WorldClockHeader
 from sandbox.server.common import ERROR_NAMES, ApiError, error_response
 from sandbox.server.gate import ServiceGate
 from sandbox.server.routes import Service
@@ -42,7 +43,11 @@ def create_app(world: World, settings: SandboxSettings | None = None) -> Starlet
     service = Service(world, settings)
     app = Starlette(
         routes=service.routes,
-        middleware=[Middleware(ServiceGate, service=service)],
+        # the world's clock on every response, the gate's own answers (429, faults) included
+        middleware=[
+            Middleware(WorldClockHeader, world=world),
+            Middleware(ServiceGate, service=service),
+        ],
         exception_handlers={
             ApiError: _api_error,
             QueryError: _api_error,
