@@ -119,6 +119,24 @@ def _row_counts(settings: Settings) -> list[tuple[str, int]]:
         con.close()
 
 
+def _inbox_line(settings: Settings) -> str:
+    """The webhook inbox: pending pushes (and the oldest), processed ones; never creates it."""
+    from pipelines.webhook_inbox import INBOX_DIR_NAME, INBOX_FILE_NAME, WebhookInbox
+
+    if not (settings.data_dir / INBOX_DIR_NAME / INBOX_FILE_NAME).exists():
+        return "webhook inbox: none (`reservoir webhooks serve` receives pushes into it)"
+    inbox = WebhookInbox(settings.data_dir)
+    counts = inbox.counts()
+    line = f"webhook inbox: {counts['pending']:,} pending, {counts['processed']:,} processed"
+    oldest = inbox.pending(limit=1)
+    if oldest:
+        line += (
+            f"; oldest pending received {oldest[0].received_at:%Y-%m-%d %H:%M} UTC "
+            "(the webhook sensor refreshes them)"
+        )
+    return line
+
+
 def print_status(settings: Settings, console: Console | None = None) -> None:
     from warehouse.asof import current_as_of
 
@@ -171,6 +189,7 @@ def print_status(settings: Settings, console: Console | None = None) -> None:
             console.print(table)
     share = used / DAILY_FREE_REQUESTS
     console.print(f"requests today: {used:,} of {DAILY_FREE_REQUESTS:,} free ({share:.1%})")
+    console.print(_inbox_line(settings))
     counts = _row_counts(settings)
     if counts:
         table = Table(title=f"warehouse {settings.warehouse_path}")
