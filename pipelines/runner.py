@@ -329,7 +329,12 @@ def run_pipeline(
         summary = summarise(result, instance, run_mode, time.monotonic() - started)
         summary.as_of = current_as_of(settings.warehouse_path, settings.lake_dir)
         summary.kpis = headline_kpis(settings.warehouse_path, target.today)
-        source = "the embedded sandbox" if target.sandbox is not None else target.base_url
+        source = target.base_url
+        if target.sandbox is not None:  # a sandbox served apart is used only through the URL
+            source = (
+                f"{target.source}, started for this run at {target.base_url}; to use a sandbox "
+                "you serve yourself, set RESERVOIR_BASE_URL and its credentials"
+            )
         print_summary(console, summary, settings, source)
         if summary.failed_checks:
             names = ", ".join(f"{c.asset} {c.name}" for c in summary.failed_checks)
