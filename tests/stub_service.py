@@ -61,7 +61,7 @@ def stub_service(status: int = 500, body: str | None = None) -> Iterator[StubSer
 
         do_GET = do_POST = _answer
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
