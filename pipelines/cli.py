@@ -104,6 +104,30 @@ def run(
 
 
 @app.command()
+def doctor(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the findings as JSON (for machines).")
+    ] = False,
+) -> None:
+    """Check the service before a run: authentication, every endpoint the pipeline reads (the
+    smallest requests), accepted sections and filters, page-size cap, latency, the lake tables
+    that would be empty or degraded, today's request budget. Exit code 0 when everything the
+    pipeline needs works, 1 otherwise."""
+    from rich.console import Console
+
+    from pipelines.doctor import diagnose
+    from pipelines.doctor_report import as_json as report_json
+    from pipelines.doctor_report import print_report
+
+    report = diagnose(_settings())
+    if as_json:
+        typer.echo(report_json(report))
+    else:
+        print_report(Console(), report)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+@app.command()
 def status() -> None:
     """Show the as-of date (the service's), the event cursor, the last runs, row counts and
     requests used today."""

@@ -192,6 +192,11 @@ def preflight(settings: Settings, target: ServiceTarget) -> None:
 
         run(probe())
     except ServiceUnavailable as exc:
+        if exc.status is not None:  # it answered, with 429 or 5xx every time
+            raise RunError(
+                f"the service at {target.base_url} answered but kept failing ({exc}); nothing "
+                "was written, try again later"
+            ) from None
         raise RunError(
             f"the service at {target.base_url} did not answer ({exc}); check RESERVOIR_BASE_URL "
             "and that the host is reachable from here"

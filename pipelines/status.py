@@ -61,6 +61,11 @@ def _runs(settings: Settings) -> tuple[list[Any], int]:
     return records[:RUNS_SHOWN], used
 
 
+def requests_used_today(settings: Settings) -> int:
+    """Requests the runs recorded under the data directory sent today (UTC)."""
+    return _runs(settings)[1]
+
+
 def _checks(settings: Settings) -> list[tuple[str, str, str, str]]:
     """(asset, check, outcome, run) of the latest evaluation of every check the code location
     defines; outcome `not run yet` for a check never evaluated."""

@@ -106,6 +106,10 @@ class ServiceConfig:
             yield "client_id is missing (RESERVOIR_CLIENT_ID)"
         if not self.client_secret:
             yield "client_secret is missing (RESERVOIR_CLIENT_SECRET)"
+        if not self.scope.strip():
+            # authenticate takes the environment's concern code as `scope`; without it the
+            # service refuses (or answers 500), which would read like a wrong secret
+            yield "scope is missing (RESERVOIR_SCOPE, the environment's 3-letter concern code)"
         if self.max_concurrency < 1:
             yield "max_concurrency must be at least 1"
         if self.page_size < 1:

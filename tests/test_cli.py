@@ -13,8 +13,9 @@ from pipelines.cli import app
 runner = CliRunner()
 
 COMMANDS = [
-    ([], ["run", "status", "sql", "dashboard", "dev", "settings", "sandbox", "webhooks"]),
+    ([], ["run", "doctor", "status", "sql", "dashboard", "dev", "settings", "sandbox", "webhooks"]),
     (["run"], ["--mode", "--select", "--scale", "--quiet"]),
+    (["doctor"], ["--json", "request budget", "Exit code 0"]),
     (["status"], ["cursor"]),
     (["sql"], ["read-only"]),
     (["dashboard"], ["--out", "--today"]),

@@ -53,7 +53,11 @@ def test_no_budget_reads_everything(fake: FakeService, limiter) -> None:
     ],
 )
 def test_limits_from_the_environment(env: dict[str, str], field: str, value: int) -> None:
-    base = {"RESERVOIR_BASE_URL": "https://x.test", "RESERVOIR_CLIENT_ID": "c"}
+    base = {
+        "RESERVOIR_BASE_URL": "https://x.test",
+        "RESERVOIR_CLIENT_ID": "c",
+        "RESERVOIR_SCOPE": "TST",
+    }
     config = ServiceConfig.from_env({**base, "RESERVOIR_CLIENT_SECRET": "s" * 8, **env})
     assert getattr(config, field) == value
 

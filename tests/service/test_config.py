@@ -14,6 +14,8 @@ from tests.service.fakes import SECRET, make_config
         pytest.param({"client_id": ""}, "client_id is missing", id="no-client-id"),
         pytest.param({"client_secret": ""}, "client_secret is missing", id="no-secret"),
         pytest.param({"base_url": ""}, "base_url is missing", id="no-base-url"),
+        pytest.param({"scope": ""}, "scope is missing .*RESERVOIR_SCOPE", id="no-scope"),
+        pytest.param({"scope": "  "}, "scope is missing", id="blank-scope"),
         pytest.param({"base_url": "http://api.example.test/service/v2"}, "https", id="plain-http"),
         pytest.param({"base_url": "ftp://x/y"}, "absolute http", id="bad-scheme"),
         pytest.param({"max_concurrency": 0}, "max_concurrency", id="concurrency"),

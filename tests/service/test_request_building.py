@@ -22,6 +22,7 @@ def client() -> ServiceClient:
         base_url="https://svc.example.test/service/v2",
         client_id="x",
         client_secret=Secret("y"),
+        scope="TST",
         locale="de-DE",
         extra_headers={"x-extra": "1"},
     )
@@ -87,6 +88,7 @@ def test_the_exchange_reads_the_body_and_links_the_request() -> None:
         base_url="https://svc.example.test/service/v2",
         client_id="x",
         client_secret=Secret("y"),
+        scope="TST",
     )
 
     async def exchange() -> tuple[httpx.Request, httpx.Response]:

@@ -1,0 +1,69 @@
+"""`reservoir run` against a service that answers a wrong credential with a 500 (the interface's
+only documented authenticate error): the run stops within seconds with the one-line credential
+message, not after minutes of retries with "did not answer" (README: "A wrong credential stops
+the run at once with a one-line message")."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pipelines.runner import RunError, ServiceTarget, preflight
+from pipelines.settings import Settings
+from service.errors import TEST_REFRESH_HINT
+from tests.reliability.harness import run_cli
+from tests.stub_service import STUB_SECRET, stub_service
+
+FAST = 5.0  # seconds for the verdict, with the client's real backoff
+CLI_LIMIT = 60.0  # the child process's start-up (Dagster imports) on a loaded machine included
+
+CREDENTIALS_500 = '{"status": 500, "error": "INTERNAL_SERVER_ERROR", "message": "Bad credentials"}'
+BARE_500 = '{"status": 500, "message": "Error occurred while processing"}'
+
+
+def _preflight(base_url: str, tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, base_url=base_url)
+    preflight(settings, ServiceTarget(base_url, "stub-client", STUB_SECRET, "STB", today=None))
+
+
+@pytest.mark.parametrize(
+    ("body", "asked"), [(CREDENTIALS_500, 1), (BARE_500, 3)], ids=["names-credentials", "bare"]
+)
+def test_preflight_stops_in_seconds_with_the_credential_message(
+    tmp_path: Path, body: str, asked: int
+) -> None:
+    with stub_service(500, body) as stub:
+        started = time.monotonic()
+        with pytest.raises(RunError) as info:
+            _preflight(stub.base_url, tmp_path)
+        elapsed = time.monotonic() - started
+    message = str(info.value)
+    assert elapsed < FAST, f"took {elapsed:.1f} s"
+    assert stub.authentications == asked
+    assert "authentication" in message and TEST_REFRESH_HINT in message
+    assert "did not answer" not in message and STUB_SECRET not in message
+
+
+def test_a_gateway_error_is_not_called_silence(tmp_path: Path) -> None:
+    with stub_service(503, '{"message": "maintenance"}') as stub, pytest.raises(RunError) as info:
+        _preflight(stub.base_url, tmp_path)
+    assert "answered but kept failing" in str(info.value) and "503" in str(info.value)
+
+
+@pytest.mark.slow
+def test_reservoir_run_with_a_500_for_the_credentials_exits_with_one_line(tmp_path: Path) -> None:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("RESERVOIR_", "DAGSTER_"))}
+    with stub_service(500, CREDENTIALS_500) as stub:
+        env = {**base, **stub.env(str(tmp_path / "data"))}
+        started = time.monotonic()
+        done = run_cli(["run", "-q", "--mode", "full"], env, timeout=CLI_LIMIT)
+        elapsed = time.monotonic() - started
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("error: authentication refused"), lines
+    assert "Bad credentials" in lines[0] and "client secret and scope" in lines[0]
+    assert STUB_SECRET not in done.stdout + done.stderr
+    assert stub.authentications == 1 and elapsed < CLI_LIMIT
