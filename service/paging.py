@@ -43,6 +43,9 @@ from service.streams import Emit, Spawn, stream
 
 log = logging.getLogger("service.paging")
 
+# A list that ends with less than this share of the count its first page gave was cut off.
+TRUNCATED_SHARE = 0.5
+
 Record = dict[str, Any]
 
 
@@ -165,6 +168,7 @@ def iter_pages(
 
     async def run(emit: Emit, spawn: Spawn) -> None:
         first = await fetch(path, params=query(0, asked), template=template, lazy=lazy)
+        told.append(first.total_elements)
         await emit(first.content)
         size_ = first.effective_size(asked)
         if first.ends_list(size_):
@@ -211,7 +215,8 @@ def iter_pages(
             before = page.signature()
             number += 1
 
-    return stream(run, maxsize=parallel * QUEUE_PAGES_PER_SLOT)
+    told: list[int | None] = []
+    return _cross_checked(stream(run, maxsize=parallel * QUEUE_PAGES_PER_SLOT), template, told)
 
 
 def iter_keyset(
@@ -272,6 +277,8 @@ def iter_keyset(
             )
         return after
 
+    told: list[int | None] = []
+
     async def get(filters: list[str], direction: str, size_: int) -> Page:
         return await fetch(
             path,
@@ -284,6 +291,7 @@ def iter_keyset(
     async def run(emit: Emit, spawn: Spawn) -> None:
         low_filter = [f"{id_field}>{after}"] if after is not None else []
         first = await get(low_filter, "asc", asked)
+        told.append(first.total_elements)
         await emit(first.content)
         size_ = first.effective_size(asked)
         if first.ends_list(size_):
@@ -376,7 +384,35 @@ def iter_keyset(
             for g in gaps:
                 await chain(emit, g, size_, stop_short=False)
 
-    return stream(run, maxsize=parallel * QUEUE_PAGES_PER_SLOT)
+    return _cross_checked(stream(run, maxsize=parallel * QUEUE_PAGES_PER_SLOT), template, told)
 
 
 _NO_HIGH: Any = None
+
+
+async def _cross_checked(
+    pages: AsyncIterator[Sequence[Record]], template: str, told: list[int | None]
+) -> AsyncIterator[Sequence[Record]]:
+    """Pass the pages on; at the end, refuse a list whose data stopped far short of its count.
+
+    The data decides where a list ends, but a list that ends with less than `TRUNCATED_SHARE`
+    of what the service itself counted on the first page was cut off (a proxy or a service
+    that stops sending, pages that come back empty): raising here, before the caller commits,
+    lands nothing of it. A count below the data (a wrong total) is not a disagreement.
+    """
+    read = 0
+    try:
+        async for page in pages:
+            read += len(page)
+            yield page
+    finally:
+        await pages.aclose()  # type: ignore[attr-defined]  # a consumer that stops early
+    counted = told[0] if told else None
+    if counted is not None and counted > 0 and read < counted * TRUNCATED_SHARE:
+        raise ServiceError(
+            f"GET {template}: the list ended after {read:,} records while the service counted "
+            f"{counted:,} on its first page: its data stopped early (empty or missing pages), "
+            "so nothing of this list was landed. Run again; if it repeats, compare the count "
+            f"of `GET {template}?size=1` (totalElements) with what the service lists.",
+            endpoint=template,
+        )

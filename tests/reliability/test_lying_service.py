@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from assets.guard import RemovalRefused
+from lake.store import Lake
 from sandbox.runner import SandboxHandle
+from service.errors import ServiceError
 from tests.reliability.conftest import Figures
 from tests.reliability.harness import Snapshot, Target, compare, run_extraction, snapshot
 from tests.reliability.lying_proxy import DATA_LIES, LIES, lying_proxy
@@ -55,9 +57,25 @@ def test_a_list_that_ends_early_is_refused_against_a_loaded_lake(
     shutil.copytree(reference_dir, data)
     with lying_proxy(sandbox.base_url, DATA_LIES[lie]) as (url, counts):
         target = Target(url, sandbox.client_id, sandbox.client_secret, sandbox.scope)
-        with pytest.raises(RemovalRefused, match="reservations"):
+        # Refused twice over: the list ends far short of the service's own count, and landing
+        # it would remove most of the lake's reservations (the removal guard).
+        with pytest.raises((ServiceError, RemovalRefused), match="reservations"):
             run_extraction(target, data)
     _judge(figures, f"lying proxy: {lie} (refused)", lie, counts, data, reference)
+
+
+@pytest.mark.parametrize("lie", list(DATA_LIES))
+def test_a_list_that_ends_early_is_refused_on_a_first_load(
+    lie: str, sandbox: SandboxHandle, tmp_path: Path
+) -> None:
+    """No lake to compare with: the service's own count on the first page shows the cut."""
+    sandbox.faults.configure({})
+    with lying_proxy(sandbox.base_url, DATA_LIES[lie]) as (url, counts):
+        target = Target(url, sandbox.client_id, sandbox.client_secret, sandbox.scope)
+        with pytest.raises(ServiceError, match="ended after"):
+            run_extraction(target, tmp_path / "data")
+    assert counts.get("lies", 0) > 0
+    assert Lake(tmp_path / "data" / "lake").files("reservations") == []  # nothing landed
 
 
 def _judge(

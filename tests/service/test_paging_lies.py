@@ -149,3 +149,28 @@ def test_a_full_page_marked_last_is_read_on_when_the_total_says_more() -> None:
 
     got = asyncio.run(_drain(iter_pages(fetch, "/x", page_size=100, parallel=4)))
     assert sorted(got) == [r["id"] for r in RECORDS]
+
+
+@pytest.mark.parametrize("keyset", [False, True], ids=["pages", "keyset"])
+def test_a_list_cut_far_short_of_its_own_count_is_refused(keyset: bool) -> None:
+    """The data stops after one page while the service counted 1,000: refused at the end of the
+    read (before anything is committed), not taken for the whole list."""
+
+    async def fetch(path: str, *, params: Mapping[str, Any], template: str, **_: Any) -> Page:
+        first = params.get("page", 0) == 0 and not any(">" in f for f in params.get("filter", []))
+        content = RECORDS[:100] if first else []
+        return Page(
+            content=content,
+            size=100,
+            number=0,
+            total_elements=len(RECORDS),
+            total_pages=10 if not keyset else None,
+        )
+
+    pages = (
+        iter_keyset(fetch, "/x", "id", page_size=100, parallel=4)
+        if keyset
+        else iter_pages(fetch, "/x", page_size=100, parallel=4)
+    )
+    with pytest.raises(ServiceError, match="ended after 100 records"):
+        asyncio.run(_drain(pages))
