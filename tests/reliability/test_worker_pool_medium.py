@@ -13,7 +13,8 @@ from tests.reliability.conftest import Figures
 from tests.reliability.harness import SLOW_SECONDS, Target, compare, run_extraction, snapshot
 from tests.reliability.test_fault_matrix import SINGLE_RATES
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.chaos]
+# Two medium loads (~2 min each on an idle 2-core machine) need more than the 300 s default.
+pytestmark = [pytest.mark.sandbox, pytest.mark.chaos, pytest.mark.timeout(1500)]
 
 SEED = 11
 TIMEOUT = 30.0
