@@ -38,7 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.run_all
 
 chaos: $(STAMP)
-	CHAOS_REPORT=1 $(BIN)/python -m pytest -m chaos -p no:xdist tests/reliability
+	CHAOS_REPORT=1 $(BIN)/python -m pytest -m chaos -p no:xdist tests
 
 clean:
 	rm -rf data .pytest_cache .ruff_cache

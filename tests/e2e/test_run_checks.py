@@ -114,12 +114,24 @@ def test_the_cli_exits_non_zero_when_an_error_check_fails(tmp_path: Path, home: 
     assert "failed: lake/units unique_keys" in bad.output
 
 
-@pytest.mark.parametrize("seed", [3, 11])
-def test_every_check_passes_on_other_worlds(tmp_path: Path, home: None, seed: int) -> None:
+@pytest.mark.parametrize(
+    ("seed", "scale"),
+    [
+        pytest.param(3, "small", id="seed3-small"),
+        pytest.param(11, "small", id="seed11-small"),
+        # a medium world takes minutes on 2 cores: `make chaos`
+        pytest.param(
+            5, "medium", id="seed5-medium", marks=[pytest.mark.chaos, pytest.mark.timeout(1800)]
+        ),
+    ],
+)
+def test_every_check_passes_on_other_worlds(
+    tmp_path: Path, home: None, seed: int, scale: str
+) -> None:
     """The data checks hold on sandbox worlds other than the default one, after the bootstrap
     and after an incremental run a day later."""
     settings = Settings(data_dir=tmp_path)
-    with run_sandbox(SandboxSettings(seed=seed, scale="small")) as handle:
+    with run_sandbox(SandboxSettings(seed=seed, scale=scale)) as handle:
         first = _run(settings, handle)
         handle.world.advance(hours=24)
         second = _run(settings, handle)

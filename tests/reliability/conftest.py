@@ -124,7 +124,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     data = asdict(_FIGURES)
     data["exit_status"] = int(exitstatus)
-    data["command"] = "make chaos  (pytest -m chaos -p no:xdist tests/reliability)"
+    data["command"] = "make chaos  (pytest -m chaos -p no:xdist tests)"
     out.write_text(json.dumps(data, indent=2, default=str))
     from bench.reliability_report import write_report
 
