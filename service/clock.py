@@ -12,8 +12,10 @@ from email.utils import parsedate_to_datetime
 
 
 def parse_http_date(value: str | None) -> datetime | None:
-    """`Sun, 01 Nov 2026 10:00:00 GMT` as an aware UTC datetime; None when absent or unreadable."""
-    if not value:
+    """`Sun, 01 Nov 2026 10:00:00 GMT` as an aware UTC datetime; None when absent, unreadable or
+    ambiguous (several Date headers joined into one value: a proxy that added its own clock's
+    to the service's; which one is the service's cannot be told)."""
+    if not value or value.count(":") > 2:  # one HTTP date holds exactly one hh:mm:ss
         return None
     try:
         moment = parsedate_to_datetime(value)

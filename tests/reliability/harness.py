@@ -22,13 +22,14 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
 from assets.catalogue import SPECS, EndpointSpec
+from assets.clock import resolve_business_date
 from assets.extract import run_spec
 from assets.landing import LandReport
 from assets.settings import IngestSettings
@@ -56,11 +57,6 @@ FAN_OUT_FROM: dict[str, tuple[str, dict[str, str]]] = {
 
 Key = tuple[Any, ...]
 Row = tuple[Any, ...]
-
-
-def utc_today() -> date:
-    """The pipeline's availability start when the service is external (LakeResource.today)."""
-    return datetime.now(UTC).date()
 
 
 @dataclass(frozen=True)
@@ -141,10 +137,12 @@ def run_extraction(
     batch_id = new_batch_id()
     settings = IngestSettings(
         quarantine_threshold=quarantine_threshold,
-        today=today or utc_today(),
+        today=today,
         horizon_days=HORIZON_DAYS,
         normalise_workers=normalise_workers,
     )
+    # The business date as the pipeline takes it: the service's (its Date header), not ours.
+    settings, _ = resolve_business_date(lambda: ReservationService.connect(config), settings)
     result = RunResult()
     for spec in specs:
         if on_spec is not None:

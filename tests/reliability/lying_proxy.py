@@ -124,7 +124,10 @@ def lying_proxy(upstream: str, lie: Lie) -> Iterator[tuple[str, dict[str, int]]]
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(_app(origin, lie, counts), log_level="warning", lifespan="off")
+    # Like a proxy, it forwards the service's Date header instead of adding its own clock's.
+    config = uvicorn.Config(
+        _app(origin, lie, counts), log_level="warning", lifespan="off", date_header=False
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -24,6 +24,7 @@ from tests.service.helpers import client_for
         (None, None),
         ("", None),
         ("yesterday", None),
+        ("Tue, 24 Nov 2026 17:00:00 GMT, Sun, 01 Nov 2026 00:00:00 GMT", None),  # two clocks
     ],
 )
 def test_http_dates_parse_to_utc(text: str | None, expected: datetime | None) -> None:
