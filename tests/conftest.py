@@ -33,3 +33,8 @@ def _no_stale_dagster_state_storage() -> Iterator[None]:
     token = _current_storage.set(None)
     yield
     _current_storage.reset(token)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # `make chaos` runs with -p no:xdist, which leaves xdist's own marker unregistered.
+    config.addinivalue_line("markers", "xdist_group(name): run the group on one xdist worker")

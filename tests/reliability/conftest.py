@@ -103,11 +103,6 @@ def _chaos_session(config: pytest.Config) -> bool:
     return "chaos" in expr and "notchaos" not in expr
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # `make chaos` runs with -p no:xdist, which leaves xdist's own marker unregistered.
-    config.addinivalue_line("markers", "xdist_group(name): run the group on one xdist worker")
-
-
 @pytest.fixture(scope="session")
 def figures() -> Figures:
     return _FIGURES
