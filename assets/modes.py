@@ -42,9 +42,9 @@ from assets import reconcile
 from assets.catalogue import CATALOGUE, Catalogue
 from assets.diff import diff_against_lake
 from assets.fetch import by_ids, run_sync
-from assets.full import full_snapshot
+from assets.full import full_snapshot, stream_notes
 from assets.landing import keys_of
-from assets.pages import service_requests
+from assets.pages import service_notes, service_requests
 from assets.plan import (
     ChangePlan,
     as_int,
@@ -134,6 +134,7 @@ def bootstrap(
             full_snapshot(lake, open_client, settings, batch_id, specs=catalogue.specs)
         )
         report.requests = used + sum(r.requests for r in report.landed.values())
+        report.notes.extend(stream_notes(report.landed.values()))
         write_cursor(lake, batch_id, Cursor(hwm, hwm_date, settings.business_date, batch_id))
         if lake.read_state(SWEEP_STATE) is None:
             lake.write_state(
@@ -189,6 +190,7 @@ def apply_changes(
                     return await _incremental(run, cursor, day_rolled)
                 finally:
                     report.requests = service_requests(service)
+                    report.notes.extend(service_notes(service))
 
         with _pending_on_failure(lake, batch_id, report):
             new_cursor = run_sync(main)
@@ -283,6 +285,7 @@ def refresh_reservations(
                     await run.refresh_keyed("reservations", ids, set())
                 finally:
                     report.requests = service_requests(service)
+                    report.notes.extend(service_notes(service))
 
         if ids:
             with _pending_on_failure(lake, batch_id, report):
@@ -366,6 +369,7 @@ def sweep(
                     await run.refresh_finance(date.fromisoformat(prev_date) if prev_date else None)
                 finally:
                     report.requests = service_requests(service)
+                    report.notes.extend(service_notes(service))
 
         with _pending_on_failure(lake, batch_id, report):
             run_sync(main)
