@@ -44,7 +44,7 @@ from assets.diff import diff_against_lake
 from assets.fetch import by_ids, run_sync
 from assets.full import full_snapshot, stream_notes
 from assets.landing import keys_of
-from assets.pages import service_notes, service_requests
+from assets.pages import account, service_requests
 from assets.plan import (
     ChangePlan,
     as_int,
@@ -189,8 +189,7 @@ def apply_changes(
                 try:
                     return await _incremental(run, cursor, day_rolled)
                 finally:
-                    report.requests = service_requests(service)
-                    report.notes.extend(service_notes(service))
+                    account(report, service)
 
         with _pending_on_failure(lake, batch_id, report):
             new_cursor = run_sync(main)
@@ -284,8 +283,7 @@ def refresh_reservations(
                 try:
                     await run.refresh_keyed("reservations", ids, set())
                 finally:
-                    report.requests = service_requests(service)
-                    report.notes.extend(service_notes(service))
+                    account(report, service)
 
         if ids:
             with _pending_on_failure(lake, batch_id, report):
@@ -368,8 +366,7 @@ def sweep(
                     )
                     await run.refresh_finance(date.fromisoformat(prev_date) if prev_date else None)
                 finally:
-                    report.requests = service_requests(service)
-                    report.notes.extend(service_notes(service))
+                    account(report, service)
 
         with _pending_on_failure(lake, batch_id, report):
             run_sync(main)

@@ -143,6 +143,12 @@ def service_notes(service: Any) -> list[str]:
     return [str(n) for n in notes] if isinstance(notes, list | tuple) else []
 
 
+def account(report: Any, service: Any) -> None:
+    """A run report (`assets.run.RunReport`) takes the facade's requests and notes."""
+    report.requests = service_requests(service)
+    report.notes.extend(service_notes(service))
+
+
 def service_requests(service: Any) -> int:
     """Requests a facade has made so far (its `stats`)."""
     return requests_used(service.stats)
