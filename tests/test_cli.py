@@ -14,7 +14,7 @@ runner = CliRunner()
 
 COMMANDS = [
     ([], ["run", "status", "sql", "dashboard", "dev", "settings", "sandbox", "webhooks"]),
-    (["run"], ["--mode", "--select", "--scale", "--quiet"]),
+    (["run"], ["--mode", "--select", "--scale", "--profile", "--quiet"]),
     (["status"], ["cursor"]),
     (["sql"], ["read-only"]),
     (["dashboard"], ["--out", "--today"]),
@@ -22,7 +22,15 @@ COMMANDS = [
     (["sandbox"], ["serve", "advance"]),
     (
         ["sandbox", "serve"],
-        ["--seed", "--scale", "--latency-ms", "--max-page-size", "--faults", "--late-event-share"],
+        [
+            "--seed",
+            "--scale",
+            "--latency-ms",
+            "--max-page-size",
+            "--faults",
+            "--late-event-share",
+            "--profile",
+        ],
     ),
     (["sandbox", "advance"], ["--hours"]),
     (["webhooks", "serve"], ["--port", "--body-only-hmac"]),
@@ -56,6 +64,7 @@ def test_settings_hides_secrets(tmp_path: Path) -> None:
         (["run"], {"RESERVOIR_BASE_URL": "https://service.example/v2"}, "RESERVOIR_CLIENT_ID"),
         (["run"], {"RESERVOIR_MAX_CONCURRENCY": "40"}, "between 1 and 15"),
         (["run", "--mode", "sometimes"], {}, "--mode must be"),
+        (["run", "--profile", "lenient"], {}, "--profile must be"),
         (["webhooks", "serve"], {}, "RESERVOIR_WEBHOOK_SECRET is not set"),
     ],
     ids=[
@@ -64,6 +73,7 @@ def test_settings_hides_secrets(tmp_path: Path) -> None:
         "url-without-credentials",
         "concurrency-cap",
         "bad-mode",
+        "bad-profile",
         "webhooks-no-secret",
     ],
 )
@@ -90,4 +100,17 @@ def test_sandbox_serve_passes_the_late_event_setting(monkeypatch: pytest.MonkeyP
 
     bad = runner.invoke(app, ["sandbox", "serve", "--late-event-share", "1.5"])
     assert bad.exit_code != 0 and "--late-event-share must be between 0 and 1" in bad.output
+    assert len(seen) == 1
+
+
+def test_sandbox_serve_passes_the_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sandbox.runner
+
+    seen: list[Any] = []
+    monkeypatch.setattr(sandbox.runner, "serve", lambda settings, **_: seen.append(settings))
+    result = runner.invoke(app, ["sandbox", "serve", "--profile", "strict"])
+    assert result.exit_code == 0, result.output
+    assert seen[0].profile == "strict" and seen[0].strict
+    bad = runner.invoke(app, ["sandbox", "serve", "--profile", "lenient"])
+    assert bad.exit_code != 0 and "--profile must be default or strict" in bad.output
     assert len(seen) == 1
