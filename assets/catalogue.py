@@ -264,7 +264,9 @@ SPECS: tuple[EndpointSpec, ...] = (
         sections=(
             Section("reservedResources", T["reserved_resources"]),
             *(Section(f, T["bill_lines"], {"payerType": p}) for f, p in BILLS),
+            # the subjects under either name: ours, or the real service's (real-service-notes 4.3)
             Section("subjects", T["reservation_subjects"]),
+            Section("reservationSubjects", T["reservation_subjects"]),
         ),
         events=("RESERVATION_EVENT",),
         by_ids=ByIds("/reservations/details", "reservationId", method="reservation_details"),

@@ -74,6 +74,7 @@ def run_spec(
     finally:
         if stream is not None:
             landing.report.requests = requests_used(stream.stats)
+            landing.report.notes = list(stream.notes)
     report = landing.commit()
     if spec.cursor_field is not None and report.cursor is not None:
         lake.write_state(f"cursor_{spec.name}", batch_id, {"cursor": report.cursor})

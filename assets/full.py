@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from assets.catalogue import SPECS, EndpointSpec
 from assets.clock import resolve_business_date
@@ -95,9 +95,15 @@ def land_full(
         report.requests = sum(r.requests for r in report.landed.values())
         record_full_reads(lake, batch_id, report.landed, settings.business_date)
         write_as_of(lake, batch_id, report.as_of)
+        report.notes.extend(stream_notes(report.landed.values()))
         mark_warehouse_pending(lake, batch_id, report.tables)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def stream_notes(reports: Iterable[LandReport]) -> list[str]:
+    """The notes of a full extract's streams, each once, for the run report."""
+    return list(dict.fromkeys(note for rep in reports for note in rep.notes))
 
 
 def _single(error: Exception) -> Exception:

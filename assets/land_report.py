@@ -32,6 +32,7 @@ class LandReport:
     partial: int = 0  # records landed with some children kept at their last good version
     carried: dict[str, int] = field(default_factory=dict)  # last good rows kept, per table
     cursor: Any = None  # the largest `cursor_field` value seen (streams that keep one)
+    notes: list[str] = field(default_factory=list)  # what the reading said (run report notes)
 
     @property
     def quarantine_rate(self) -> float:

@@ -40,8 +40,8 @@ from assets.catalogue import CATALOGUE, Catalogue
 from assets.clock import settle, settle_run
 from assets.fetch import run_sync
 from assets.finance import incremental_window, record_full_reads
-from assets.full import full_snapshot
-from assets.pages import service_requests
+from assets.full import full_snapshot, stream_notes
+from assets.pages import account, service_requests
 from assets.plan import (
     ChangePlan,
     as_int,
@@ -125,6 +125,7 @@ def bootstrap(
         )
         report.requests = used + sum(r.requests for r in report.landed.values())
         record_full_reads(lake, batch_id, report.landed, settings.business_date)
+        report.notes.extend(stream_notes(report.landed.values()))
         write_cursor(lake, batch_id, Cursor(hwm, hwm_date, settings.business_date, batch_id))
         write_as_of(lake, batch_id, report.as_of)
         if lake.read_state(SWEEP_STATE) is None:
@@ -176,7 +177,7 @@ def apply_changes(
                 try:
                     return await _incremental(run, cursor)
                 finally:
-                    report.requests = service_requests(service)
+                    account(report, service)
 
         with pending_on_failure(lake, batch_id, report):
             new_cursor = run_sync(main)
@@ -278,7 +279,7 @@ def refresh_reservations(
                 try:
                     await run.refresh_keyed("reservations", ids, set())
                 finally:
-                    report.requests = service_requests(service)
+                    account(report, service)
 
         if ids:
             with pending_on_failure(lake, batch_id, report):

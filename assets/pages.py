@@ -54,6 +54,7 @@ class PageStream:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self.stats: Any = None
+        self.notes: list[str] = []  # what the facade said about its reading (`service_notes`)
 
     async def _produce(self) -> None:
         async with self._open() as client:
@@ -79,6 +80,7 @@ class PageStream:
                         group.create_task(one(kwargs))
             finally:
                 self.stats = client.stats
+                self.notes = service_notes(client)
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
@@ -133,6 +135,18 @@ def requests_used(stats: Any) -> int:
         return sum(v for v in stats.values() if isinstance(v, int))
     total = getattr(stats, "requests", None)
     return int(total) if isinstance(total, int) else 0
+
+
+def service_notes(service: Any) -> list[str]:
+    """What a facade says the run report should note (e.g. sections the service refused)."""
+    notes = getattr(service, "notes", None)
+    return [str(n) for n in notes] if isinstance(notes, list | tuple) else []
+
+
+def account(report: Any, service: Any) -> None:
+    """A run report (`assets.run.RunReport`) takes the facade's requests and notes."""
+    report.requests = service_requests(service)
+    report.notes.extend(service_notes(service))
 
 
 def service_requests(service: Any) -> int:

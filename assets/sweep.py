@@ -21,7 +21,7 @@ from assets.diff import diff_against_lake
 from assets.fetch import by_ids, run_sync
 from assets.finance import sweep_window
 from assets.landing import keys_of
-from assets.pages import service_requests
+from assets.pages import account
 from assets.run import ChangeRun, RunReport, pending_on_failure
 from assets.settings import IngestSettings, OpenClient
 from lake.locks import writer_lock
@@ -119,7 +119,7 @@ def sweep(
                     # Finance over the longer window: late entries and corrections too.
                     await run.refresh_finance(sweep_window(lake, run.settings))
                 finally:
-                    report.requests = service_requests(service)
+                    account(report, service)
 
         with pending_on_failure(lake, batch_id, report):
             run_sync(main)

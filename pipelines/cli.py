@@ -78,6 +78,12 @@ def run(
         ),
     ] = "small",
     seed: Annotated[int, typer.Option(help="Sandbox seed when RESERVOIR_BASE_URL is unset.")] = 7,
+    profile: Annotated[
+        str,
+        typer.Option(
+            help="Sandbox profile when RESERVOIR_BASE_URL is unset: default, or strict (like the real service where its notes speak; docs/sandbox.md)."
+        ),
+    ] = "default",
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress display, only the summary.")
     ] = False,
@@ -88,9 +94,17 @@ def run(
     settings = _settings()
     if mode not in {"auto", "full", "incremental"}:
         raise _fail(f"--mode must be auto, full or incremental, got {mode!r}")
+    if profile not in {"default", "strict"}:
+        raise _fail(f"--profile must be default or strict, got {profile!r}")
     try:
         run_pipeline(
-            settings, mode=mode, select=select or None, scale=scale, seed=seed, quiet=quiet
+            settings,
+            mode=mode,
+            select=select or None,
+            scale=scale,
+            seed=seed,
+            quiet=quiet,
+            profile=profile,
         )
     except RunError as exc:
         raise _fail(str(exc), code=1) from None
@@ -264,6 +278,12 @@ def sandbox_serve(
     late_event_lag_seconds: Annotated[
         float, typer.Option(help="How long a late event stays hidden (sandbox clock).")
     ] = 300.0,
+    profile: Annotated[
+        str,
+        typer.Option(
+            help="default, or strict: behave like the real service wherever its notes speak (field names, 404s, returnSections, optional fields left out). See docs/sandbox.md."
+        ),
+    ] = "default",
 ) -> None:
     """Serve the simulated reservation service over HTTP until interrupted."""
     from sandbox.runner import SandboxSettings, serve
@@ -277,6 +297,8 @@ def sandbox_serve(
             raise _fail(f"--faults takes name=rate, e.g. http_503=0.05; got {item!r}") from None
     if scale not in {"small", "medium", "large"}:
         raise _fail(f"--scale must be small, medium or large, got {scale!r}")
+    if profile not in {"default", "strict"}:
+        raise _fail(f"--profile must be default or strict, got {profile!r}")
     if not 0.0 <= late_event_share <= 1.0 or late_event_lag_seconds < 0:
         raise _fail(
             "--late-event-share must be between 0 and 1 and --late-event-lag-seconds 0 or more; "
@@ -294,6 +316,7 @@ def sandbox_serve(
         faults=parsed,
         late_event_share=late_event_share,
         late_event_lag_seconds=late_event_lag_seconds,
+        profile=profile,
     )
     serve(settings, webhook_url=webhook_url, webhook_secret=webhook_secret)
 

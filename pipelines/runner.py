@@ -74,7 +74,8 @@ class ServiceTarget:
         """What the lake records as its source (the embedded sandbox by its world)."""
         if self.sandbox is not None:
             world = self.sandbox.settings
-            return f"the embedded sandbox (seed {world.seed}, scale {world.scale})"
+            profile = "" if world.profile == "default" else f", profile {world.profile}"
+            return f"the embedded sandbox (seed {world.seed}, scale {world.scale}{profile})"
         return f"the service at {self.base_url} (scope {self.scope or '-'})"
 
     @classmethod
@@ -90,7 +91,9 @@ class ServiceTarget:
 
 
 @contextlib.contextmanager
-def service_target(settings: Settings, *, scale: str, seed: int) -> Iterator[ServiceTarget]:
+def service_target(
+    settings: Settings, *, scale: str, seed: int, profile: str = "default"
+) -> Iterator[ServiceTarget]:
     """The configured service, or an embedded sandbox for the duration of the block."""
     if not settings.uses_sandbox:
         assert settings.base_url and settings.client_id and settings.client_secret
@@ -103,7 +106,7 @@ def service_target(settings: Settings, *, scale: str, seed: int) -> Iterator[Ser
         return
     from sandbox.runner import SandboxSettings, run_sandbox  # the CLI is the sandbox's starter
 
-    with run_sandbox(SandboxSettings(seed=seed, scale=scale)) as handle:
+    with run_sandbox(SandboxSettings(seed=seed, scale=scale, profile=profile)) as handle:
         yield ServiceTarget.from_sandbox(handle)
 
 
@@ -292,6 +295,7 @@ def run_pipeline(
     quiet: bool = False,
     console: Console | None = None,
     target: ServiceTarget | None = None,
+    profile: str = "default",
 ) -> RunSummary:
     """Run the main job once and print its summary; raises RunError with a one-line reason."""
     from pipelines.definitions import defs
@@ -306,7 +310,9 @@ def run_pipeline(
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
         if target is None:
-            target = stack.enter_context(service_target(settings, scale=scale, seed=seed))
+            target = stack.enter_context(
+                service_target(settings, scale=scale, seed=seed, profile=profile)
+            )
         preflight(settings, target)
         stack.enter_context(secret_in_environment(target.client_secret))
         resources = build_resources(settings, target)

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from sandbox.filters import SortOrder
+from sandbox.filters import SortOrder, sort_entry
 
 Record = dict[str, Any]
 
@@ -171,7 +171,13 @@ class RecordCache:
 
 
 def page_bytes(
-    parts: Sequence[Any], *, page: int, size: int, total: int, orders: Sequence[SortOrder]
+    parts: Sequence[Any],
+    *,
+    page: int,
+    size: int,
+    total: int,
+    orders: Sequence[SortOrder],
+    sort_object: bool = False,
 ) -> bytes:
     """The page envelope of query.envelope() around already encoded records (bytes-like)."""
     total_pages = -(-total // size)
@@ -186,7 +192,7 @@ def page_bytes(
             "first": page == 0,
             "last": page >= total_pages - 1,
             "empty": not parts,
-            "sort": [order.as_dict() for order in orders],
+            **sort_entry(orders, as_object=sort_object),
         }
     )
     head, tail = b'{"content":[', b"]" + rest[len(_EMPTY_CONTENT) :]

@@ -92,6 +92,14 @@ class SortOrder:
         }
 
 
+def sort_entry(orders: Sequence[SortOrder], *, as_object: bool = False) -> dict[str, Any]:
+    """The envelope's `sort`: a list of the orders (contracts.md), or, `as_object` (the strict
+    profile, real-service-notes section 0), the first order's object, present only when sorted."""
+    if not as_object:
+        return {"sort": [order.as_dict() for order in orders]}
+    return {"sort": orders[0].as_dict()} if orders else {}
+
+
 @dataclass
 class Selection:
     content: Sequence[Record]

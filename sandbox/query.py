@@ -18,6 +18,7 @@ from sandbox.filters import (
     QueryError,
     Selection,
     SortOrder,
+    sort_entry,
     sort_records,
 )
 
@@ -39,7 +40,13 @@ def parse_paging(page: str | None, size: str | None, max_size: int) -> tuple[int
 
 
 def envelope(
-    content: list[Record], *, page: int, size: int, total: int, orders: Sequence[SortOrder]
+    content: list[Record],
+    *,
+    page: int,
+    size: int,
+    total: int,
+    orders: Sequence[SortOrder],
+    sort_object: bool = False,
 ) -> dict[str, Any]:
     """The Spring-style page wrapper of contracts.md."""
     total_pages = -(-total // size)
@@ -53,7 +60,7 @@ def envelope(
         "first": page == 0,
         "last": page >= total_pages - 1,
         "empty": not content,
-        "sort": [order.as_dict() for order in orders],
+        **sort_entry(orders, as_object=sort_object),
     }
 
 

@@ -25,7 +25,7 @@ from sandbox.encode import DEFAULT_CACHE_BYTES
 from sandbox.faults import Faults
 from sandbox.protocol import World
 from sandbox.server import ADMIN_PREFIX, SERVICE_PREFIX, create_app
-from sandbox.settings import DEFAULT_HOST, SandboxSettings
+from sandbox.settings import DEFAULT_HOST, PROFILES, SandboxSettings
 
 STARTUP_TIMEOUT = 30.0
 SHUTDOWN_TIMEOUT = 10.0
@@ -106,6 +106,16 @@ def default_world(settings: SandboxSettings) -> World:
     )
 
 
+def profiled(world: World, settings: SandboxSettings) -> World:
+    """The world as the settings' profile serves it: the strict profile wraps it in a
+    `StrictWorld` (records shaped as the real service's; docs/sandbox.md)."""
+    if not settings.strict:
+        return world
+    from sandbox.strict import StrictWorld
+
+    return world if isinstance(world, StrictWorld) else StrictWorld(world, settings.seed)
+
+
 class _QuietDrops(logging.Filter):
     """Drop uvicorn's error line for connections the `drop` fault closes on purpose."""
 
@@ -156,6 +166,7 @@ def run_sandbox(
         world = default_world(settings)
     elif settings.late_event_share > 0:  # a caller's world: apply the setting when asked for
         configure_late_events(world, settings.late_event_share, settings.late_event_lag_seconds)
+    world = profiled(world, settings)
     app = create_app(world, settings)
     if settings.warm_cache:
         app.state.service.warm_cache()
@@ -203,7 +214,7 @@ def serve(
 ) -> None:
     """Run in the foreground until Ctrl-C, printing where and how to connect."""
     settings = settings or SandboxSettings()
-    world = default_world(settings)
+    world = profiled(default_world(settings), settings)
     app = create_app(world, settings)
     if settings.warm_cache:
         app.state.service.warm_cache()
@@ -216,6 +227,7 @@ def serve(
     print(f"client id        : {settings.client_id}")
     print(f"client secret    : {settings.client_secret}")
     print(f"scope            : {settings.scope}")
+    print(f"profile          : {settings.profile}")
     print("point reservoir at it (in this shell, or in .env without 'export'):")
     print(f"  export RESERVOIR_BASE_URL={root}{SERVICE_PREFIX}")
     print(f"  export RESERVOIR_CLIENT_ID={settings.client_id}")
@@ -261,6 +273,12 @@ def main(argv: list[str] | None = None) -> None:
         help="how far the clock must move past a late event's eventDate before it is visible",
     )
     parser.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default="default",
+        help="strict: behave like the real service where its notes speak (docs/sandbox.md)",
+    )
+    parser.add_argument(
         "--client-secret", default=None, help="fixed secret (default: random, printed at start)"
     )
     parser.add_argument(
@@ -286,6 +304,7 @@ def main(argv: list[str] | None = None) -> None:
         warm_cache=args.warm_cache,
         late_event_share=args.late_event_share,
         late_event_lag_seconds=args.late_event_lag_seconds,
+        profile=args.profile,
     )
     if args.client_secret:
         settings.client_secret = args.client_secret

@@ -12,6 +12,9 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_MAX_PAGE_SIZE = 2000
 DEFAULT_MAX_CONCURRENCY = 15
 DEFAULT_TOKEN_TTL = 3600.0
+# "default": the sandbox as docs/contracts.md describes it; "strict": like the real service
+# wherever real-service-notes.md speaks (docs/sandbox.md, "The strict profile").
+PROFILES = ("default", "strict")
 
 
 @dataclass
@@ -42,3 +45,12 @@ class SandboxSettings:
     # many seconds past its eventDate (sandbox/world/events.py).
     late_event_share: float = 0.0
     late_event_lag_seconds: float = 300.0
+    profile: str = "default"  # one of PROFILES
+
+    def __post_init__(self) -> None:
+        if self.profile not in PROFILES:
+            raise ValueError(f"profile must be one of {PROFILES}, got {self.profile!r}")
+
+    @property
+    def strict(self) -> bool:
+        return self.profile == "strict"

@@ -16,10 +16,11 @@ import httpx
 
 from service.client import ServiceClient
 from service.config import DEFAULT_AVAILABILITY_WINDOW_DAYS, ServiceConfig
-from service.errors import NotFound
+from service.errors import BadRequest, NotFound
 from service.filters import F, batch_ids, format_value
 from service.paging import Record, stream
 from service.responses import clean_params
+from service.sections import DetailSections
 from service.throttle import ConcurrencyLimiter
 
 Pages = AsyncIterator[Sequence[Record]]  # lists, or `LazyRecords` decoded on first use
@@ -40,6 +41,8 @@ class ReservationService:
     def __init__(self, client: ServiceClient, *, owns_client: bool = False):
         self.client = client
         self._owns_client = owns_client
+        # the reservation-details sections the service refused, for as long as this facade lives
+        self.sections = DetailSections(client)
 
     @classmethod
     def connect(
@@ -69,6 +72,11 @@ class ReservationService:
     @property
     def stats(self) -> dict[str, Any]:
         return self.client.stats_snapshot()
+
+    @property
+    def notes(self) -> list[str]:
+        """What the run report should say about this facade's reading (refused sections)."""
+        return self.sections.notes
 
     # ---------------------------------------------------------------- reference data
 
@@ -178,18 +186,36 @@ class ReservationService:
             return self.get_by_ids("/customers", "customerId", ids)
         return self.client.iter_keyset("/customers", "customerId")
 
-    def reservation_details(
+    async def reservation_details(
         self,
         ids: Iterable[int] | None = None,
         *,
         modified_since: datetime | None = None,
         sections: Sequence[str] = RESERVATION_SECTIONS,
     ) -> Pages:
-        """Reservation headers with their children in one stream (keyset on reservationId)."""
-        params: dict[str, Any] = {"returnSections": ",".join(sections)} if sections else {}
-        return self._reservations(
-            "/reservations/details", params, ids, modified_since, size=self.config.details_size
-        )
+        """Reservation headers with their children in one stream (keyset on reservationId).
+
+        Sections the service refuses are negotiated once and then read from their own
+        endpoints (`service.sections`); a refusal never fails the read.
+        """
+        ids = None if ids is None else list(ids)
+        while True:
+            dropped = [s for s in sections if s in self.sections.refused]
+            wanted = [s for s in sections if s not in self.sections.refused]
+            params: dict[str, Any] = {"returnSections": ",".join(wanted)} if wanted else {}
+            pages = self._reservations(
+                "/reservations/details", params, ids, modified_since, size=self.config.details_size
+            )
+            yielded = False
+            try:
+                async for page in pages:
+                    yielded = True
+                    yield await self.sections.complete(page, dropped) if dropped else page
+                return
+            except BadRequest as exc:
+                if yielded or not wanted:
+                    raise
+                await self.sections.negotiate(wanted, exc)  # raises exc when not about them
 
     def reservations(
         self, ids: Iterable[int] | None = None, *, modified_since: datetime | None = None

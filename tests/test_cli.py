@@ -14,7 +14,7 @@ runner = CliRunner()
 
 COMMANDS = [
     ([], ["run", "doctor", "status", "sql", "dashboard", "dev", "settings", "sandbox", "webhooks"]),
-    (["run"], ["--mode", "--select", "--scale", "--quiet"]),
+    (["run"], ["--mode", "--select", "--scale", "--profile", "--quiet"]),
     (["doctor"], ["--json", "request budget", "Exit code 0"]),
     (["status"], ["cursor"]),
     (["sql"], ["read-only"]),
@@ -23,7 +23,15 @@ COMMANDS = [
     (["sandbox"], ["serve", "advance"]),
     (
         ["sandbox", "serve"],
-        ["--seed", "--scale", "--latency-ms", "--max-page-size", "--faults", "--late-event-share"],
+        [
+            "--seed",
+            "--scale",
+            "--latency-ms",
+            "--max-page-size",
+            "--faults",
+            "--late-event-share",
+            "--profile",
+        ],
     ),
     (["sandbox", "advance"], ["--hours"]),
     (["webhooks", "serve"], ["--port", "--body-only-hmac"]),
@@ -57,6 +65,7 @@ def test_settings_hides_secrets(tmp_path: Path) -> None:
         (["run"], {"RESERVOIR_BASE_URL": "https://service.example/v2"}, "RESERVOIR_CLIENT_ID"),
         (["run"], {"RESERVOIR_MAX_CONCURRENCY": "40"}, "between 1 and 15"),
         (["run", "--mode", "sometimes"], {}, "--mode must be"),
+        (["run", "--profile", "lenient"], {}, "--profile must be"),
         (["webhooks", "serve"], {}, "RESERVOIR_WEBHOOK_SECRET is not set"),
     ],
     ids=[
@@ -65,6 +74,7 @@ def test_settings_hides_secrets(tmp_path: Path) -> None:
         "url-without-credentials",
         "concurrency-cap",
         "bad-mode",
+        "bad-profile",
         "webhooks-no-secret",
     ],
 )
@@ -125,3 +135,16 @@ def test_dot_env_is_read_and_the_environment_wins(
 def test_settings_says_when_a_setting_is_invalid(tmp_path: Path) -> None:
     result = runner.invoke(app, ["settings"], env={"RESERVOIR_MAX_CONCURRENCY": "99"})
     assert result.exit_code != 0 and "between 1 and 15" in result.output
+
+
+def test_sandbox_serve_passes_the_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sandbox.runner
+
+    seen: list[Any] = []
+    monkeypatch.setattr(sandbox.runner, "serve", lambda settings, **_: seen.append(settings))
+    result = runner.invoke(app, ["sandbox", "serve", "--profile", "strict"])
+    assert result.exit_code == 0, result.output
+    assert seen[0].profile == "strict" and seen[0].strict
+    bad = runner.invoke(app, ["sandbox", "serve", "--profile", "lenient"])
+    assert bad.exit_code != 0 and "--profile must be default or strict" in bad.output
+    assert len(seen) == 1

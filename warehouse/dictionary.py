@@ -70,7 +70,8 @@ MARTS: dict[str, dict[str, str]] = {
         f"room_revenue_gross less {_VAT}. {_MONEY}.",
         "room_vat": f"room_revenue_gross - room_revenue_net: {_VAT}. {_MONEY}.",
         "total_revenue_gross": "Total revenue including VAT = room_revenue_gross + EXTRA item "
-        f"lines (types 10, 20), same allocation; tourist tax (250) is never revenue. {_MONEY}.",
+        "lines (types 10, 20) and stay articles (130), same allocation; tourist tax (250) is "
+        f"never revenue. {_MONEY}.",
         "total_revenue_net": f"Total revenue excluding VAT (same rule per line). {_MONEY}.",
         "total_vat": f"total_revenue_gross - total_revenue_net. {_MONEY}.",
         "commission_gross": "Commission including its VAT: COMMISSION 100 + COMMISSION_VAT 110 "
@@ -194,7 +195,8 @@ MARTS: dict[str, dict[str, str]] = {
         "remaining_units": "Units left to sell on D = nights_available - nights sold - owner / "
         "hold nights - held nights (all rate types).",
         "service_available_units": "The service's availability index: the largest "
-        "availableUnits of the arrivals on D over the durations extracted.",
+        "availableUnits (else the count of its units[]) of the arrivals on D over the durations "
+        "extracted.",
     },
     "marts.finance_journal_monthly": {
         "company_id": COMMON["company_id"],
@@ -326,6 +328,20 @@ GUIDE: tuple[str, ...] = (
     "RevPAR = 360.00 / 300 = 1.20 (not 360.00 / 30 = 12.00, the supply of the three nights "
     "alone). With several currencies, each currency's RevPAR is its contribution to the park's "
     "RevPAR. `marts.kpi_window` applies the same rule.",
+    "",
+    "## Which bill lines are revenue",
+    "",
+    "Item lines (RESERVED_RESOURCE 10, RESORT_ARTICLE 20, STAY_ARTICLE 130, CANCEL_COMPENSATION "
+    "190, TAX 250) make up a bill's TOTAL (70); their revenue class says what they earn. Room "
+    "revenue: lines 10 and 130 whose resource type is ACCOMMODATIONTYPE or SPECIAL (a discount "
+    "on the rent). Extras: lines 10 and 20 whose resource type is EXTRA, and every other STAY_ARTICLE "
+    "(130). A stay article is an article billed for the stay (bed linen, final cleaning): the "
+    "notes list the type next to the add-on types and the accommodation itself is billed as a "
+    "RESERVED_RESOURCE, so metrics.md counts it as add-on revenue, in total revenue and TRevPAR, "
+    "never in room revenue, ADR or RevPAR, unless its resource is the accommodation. Tourist tax "
+    "(250) is never revenue. WARRANT (50, a refundable deposit), WITHHOLDINGARTICLE (140) and "
+    "COST_TYPE (180) are outside the TOTAL and never revenue (class `other`); should the real "
+    "service count them in its TOTAL, the check `bill_items_equal_total` reports those bills.",
     "",
 )
 

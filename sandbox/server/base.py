@@ -50,6 +50,8 @@ class ServiceBase:
     def __init__(self, world: World, settings: SandboxSettings) -> None:
         self.world = world
         self.settings = settings
+        # the strict profile: the real service's behaviour where the notes speak (docs/sandbox.md)
+        self.strict = getattr(settings, "profile", "default") == "strict"
         credentials = Credentials(
             settings.client_id, settings.client_secret, settings.scope, settings.concern_id
         )

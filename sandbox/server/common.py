@@ -25,6 +25,23 @@ RESERVATION_SECTIONS = (
     "AGENTBILL",
     "SUBJECTS",
 )
+# The strict profile's enum: the part of the real one that real-service-notes 4.3 could read.
+# PAYINGCUSTOMERBILL and SUBJECTS are not in it (a client asking for them gets 400); without
+# returnSections the strict profile serves every modelled section, the subjects as
+# `reservationSubjects`. CUSTOMER, PAYING_CUSTOMER and the other five are accepted and add nothing.
+STRICT_RESERVATION_SECTIONS = (
+    "AGENTBILL",
+    "CUSTOMER",
+    "PAYING_CUSTOMER",
+    "CUSTOMERBILL",
+    "CUSTOMERSTATUS",
+    "EMERGENCYCONTACTS",
+    "INFOTEXTS",
+    "INSTALMENTS",
+    "RESERVEDRESOURCES",
+    "CUSTOMFIELDS",
+)
+SUBJECTS_FIELD = {"default": "subjects", "strict": "reservationSubjects"}
 ACCOMMODATION_SECTIONS = ("CAPACITIES",)
 ERROR_NAMES = {
     400: "BAD_REQUEST",

@@ -110,7 +110,14 @@ class PageHandlers(ServiceBase):
                 if not damaged and no_content:
                     return None
                 return orjson.dumps(
-                    envelope(damaged, page=page, size=size, total=selection.total, orders=orders)
+                    envelope(
+                        damaged,
+                        page=page,
+                        size=size,
+                        total=selection.total,
+                        orders=orders,
+                        sort_object=self.strict,
+                    )
                 )
             enabled = self.cache.sync(world)
             parts = self.cache.encode_all(
@@ -123,7 +130,14 @@ class PageHandlers(ServiceBase):
             )
         if not parts and no_content:
             return None
-        return page_bytes(parts, page=page, size=size, total=selection.total, orders=orders)
+        return page_bytes(
+            parts,
+            page=page,
+            size=size,
+            total=selection.total,
+            orders=orders,
+            sort_object=self.strict,
+        )
 
     def _item_handler(
         self, collection: str, view: Callable[[Request], View] | None

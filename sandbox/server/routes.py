@@ -11,7 +11,7 @@ from starlette.routing import Route
 from sandbox.openapi import Endpoint, Param
 from sandbox.protocol import Record, World
 from sandbox.server.admin import AdminHandlers
-from sandbox.server.common import ADMIN_PREFIX, SERVICE_PREFIX
+from sandbox.server.common import ADMIN_PREFIX, SERVICE_PREFIX, ApiError
 from sandbox.server.encoding import View
 from sandbox.server.handlers import ResourceHandlers
 from sandbox.server.pages import PageHandlers
@@ -68,6 +68,23 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
             Param("resourceId", "integer"),
             Param("unitId", "integer"),
         )
+        details_params = (
+            *res_params,
+            *(
+                Param(name, "integer", list=True)
+                for name in ("statusIds", "customerIds", "reservationCategoryIds")
+            ),
+            Param("distributionChannelId", "integer"),
+            Param("reservationNumber"),
+            Param(
+                "accommodationKindIds",
+                "integer",
+                list=True,
+                description="needs reservationIds or customerIds with it",
+            ),
+            Param("returnAllInclusiveBill", "boolean", description="accepted; bills are whole"),
+            sections,
+        )
 
         def page(path: str, collection: str, summary: str, **kw: Any) -> Endpoint:
             handler = self._page_handler(
@@ -107,6 +124,13 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
             view = getattr(self.world, "child_view", None)
             get = view if view is not None else self.world.children
             return lambda request: get(child, request.path_params[parent_param])
+
+        def content(request: Request) -> Sequence[Record]:
+            # the strict profile answers 404 for an unknown reservation, as the real service
+            rid = request.path_params["reservationId"]
+            if self.strict and self.world.get("reservations", rid) is None:
+                raise ApiError(404, "NOT_FOUND", f"reservationId {rid} not found")
+            return children("reservationId", "reservedresources")(request)
 
         rates = children("resourceId", "rates")
         return [
@@ -225,7 +249,7 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
                 "Reservations",
                 no_content=True,
                 extra=self._reservation_filters,
-                params=res_params,
+                params=(*res_params, Param("accommodationtypecode")),
             ),
             Endpoint(
                 "POST",
@@ -241,9 +265,9 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
                 "reservations",
                 "Reservations with sections",
                 no_content=True,
-                extra=self._reservation_filters,
+                extra=self._details_filters,
                 view=self._reservation_details,
-                params=(*res_params, sections),
+                params=details_params,
             ),
             page(
                 "/reservations/bills",
@@ -283,7 +307,7 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
                 "/reservations/{reservationId:int}/content",
                 "reservedresources",
                 "Reserved resources",
-                source=children("reservationId", "reservedresources"),
+                source=content,
             ),
             Endpoint(
                 "GET",

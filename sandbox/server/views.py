@@ -15,7 +15,10 @@ from sandbox.server.common import (
     ACCOMMODATION_SECTIONS,
     BILL_SECTIONS,
     RESERVATION_SECTIONS,
+    STRICT_RESERVATION_SECTIONS,
+    SUBJECTS_FIELD,
     WARM_COLLECTIONS,
+    ApiError,
 )
 from sandbox.server.encoding import View
 from sandbox.server.params import _ids, _int, _sections
@@ -68,6 +71,64 @@ class EndpointViews(ServiceBase):
         return [[Condition("distributionChannelIds", ":", i) for i in ids]]
 
     def _reservation_filters(self, request: Request) -> Filters:
+        """The query parameters of `GET /reservations` (real-service-notes 4.1)."""
+        query = request.query_params
+        filters = self._common_reservation_filters(request)
+        if code := query.get("accommodationtypecode"):
+            filters.append([Condition("reservationId", "in", self._booked({"code": code}))])
+        return filters
+
+    def _details_filters(self, request: Request) -> Filters:
+        """The query parameters of `GET /reservations/details` (real-service-notes 4.3)."""
+        query = request.query_params
+        filters = self._common_reservation_filters(request)
+        for name, field in (
+            ("statusIds", "status"),
+            ("customerIds", "customerId"),
+            ("reservationCategoryIds", "reservationCategoryId"),
+        ):
+            values = _ids(query.getlist(name), name)
+            if values:
+                filters.append([Condition(field, "in", frozenset(values))])
+        channel = _int(query.get("distributionChannelId"), "distributionChannelId")
+        if channel is not None:
+            filters.append([Condition("distributionChannelId", "in", frozenset({channel}))])
+        if number := query.get("reservationNumber"):
+            filters.append([Condition("reservationNumber", "::", number)])
+        kinds = _ids(query.getlist("accommodationKindIds"), "accommodationKindIds")
+        if kinds:
+            if not (query.getlist("reservationIds") or query.getlist("customerIds")):
+                raise ApiError(
+                    400,
+                    "INVALID_PARAMETER",
+                    "accommodationKindIds needs reservationIds or customerIds with it",
+                )
+            types = frozenset(
+                t["code"]
+                for t in self.world.records("accommodationtypes")
+                if t.get("accotypeKindId") in kinds
+            )
+            filters.append([Condition("reservationId", "in", self._booked({"code": types}))])
+        return filters
+
+    def _booked(self, wanted: dict[str, Any]) -> frozenset[int]:
+        """Reservations with an accommodation reserved resource whose fields match `wanted`
+        (a value, or a frozenset of allowed values)."""
+
+        def match(r: Record) -> bool:
+            for k, v in wanted.items():
+                got = r.get(k)
+                if not (got in v if isinstance(v, frozenset) else got == v):
+                    return False
+            return True
+
+        return frozenset(
+            r["reservationId"]
+            for r in self.world.records("reservedresources")
+            if r.get("type") == "ACCOMMODATIONTYPE" and match(r)
+        )
+
+    def _common_reservation_filters(self, request: Request) -> Filters:
         query = request.query_params
         filters: Filters = []
         ids = _ids(query.getlist("reservationIds"), "reservationIds")
@@ -87,9 +148,17 @@ class EndpointViews(ServiceBase):
         return filters
 
     def _reservation_details(self, request: Request) -> View:
-        return self._details_view(_sections(request, RESERVATION_SECTIONS))
+        if not self.strict:
+            return self._details_view(_sections(request, RESERVATION_SECTIONS))
+        # The real enum: unknown names are 400; without returnSections every modelled section.
+        asked = _sections(request, STRICT_RESERVATION_SECTIONS)
+        if request.query_params.getlist("returnSections"):
+            served = asked & set(RESERVATION_SECTIONS)
+        else:
+            served = set(RESERVATION_SECTIONS)
+        return self._details_view(served, subjects_field=SUBJECTS_FIELD["strict"])
 
-    def _details_view(self, sections: set[str]) -> View:
+    def _details_view(self, sections: set[str], subjects_field: str = "subjects") -> View:
         asked = [name for name in RESERVATION_SECTIONS if name in sections]
         bills = [(payer, key) for name, (payer, key) in BILL_SECTIONS.items() if name in sections]
         world = self.world
@@ -102,7 +171,7 @@ class EndpointViews(ServiceBase):
             spec.append(("reservedResources", "reservedresources", None, None))
         spec += [(key, "billlines", "payerType", payer) for payer, key in bills]
         if "SUBJECTS" in sections:
-            spec.append(("subjects", "subjects", None, None))
+            spec.append((subjects_field, "subjects", None, None))
 
         def sections_of(records: Sequence[Record]) -> list[dict[str, list[Record]]]:
             """Per record, its sections in contracts order, each child collection rendered for
@@ -130,7 +199,7 @@ class EndpointViews(ServiceBase):
                     for payer, key in bills:
                         sec[key] = by_payer.get(payer, [])
                 if subjects is not None:
-                    sec["subjects"] = subjects[i]
+                    sec[subjects_field] = subjects[i]
                 out.append(sec)
             return out
 
@@ -161,7 +230,8 @@ class EndpointViews(ServiceBase):
         def encode(record: Record) -> bytes:
             return encode_many([record])[0]
 
-        return View("reservations/details:" + ",".join(asked), build, encode, encode_many)
+        variant = "reservations/details:" + ",".join(asked) + ":" + subjects_field
+        return View(variant, build, encode, encode_many)
 
     def _bill_filters(self, request: Request) -> Filters:
         payer = self._payer(request, required=False)
@@ -179,7 +249,13 @@ class EndpointViews(ServiceBase):
         views = [(c, self.plain_view(c)) for c in WARM_COLLECTIONS]
         views += [
             ("accommodationtypes", self._accotype_view(True)),
-            ("reservations", self._details_view(set(RESERVATION_SECTIONS))),
+            (
+                "reservations",
+                self._details_view(
+                    set(RESERVATION_SECTIONS),
+                    SUBJECTS_FIELD["strict" if self.strict else "default"],
+                ),
+            ),
         ]
         with self.world.lock:
             if not self.cache.sync(self.world):

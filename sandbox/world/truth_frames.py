@@ -16,7 +16,7 @@ from sandbox.world.truth import allocate_many
 ON_THE_BOOKS = frozenset({12, 21, 31, 41})
 HELD = frozenset({10, 11})
 CANCELLED = frozenset({-12, -13})
-ITEM_LINES = frozenset({10, 20, 190, 250})
+ITEM_LINES = frozenset({10, 20, 130, 190, 250})  # 130 STAY_ARTICLE: docs/metrics.md
 COMMISSION_LINES = frozenset({100, 110})
 WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 DEFAULT_DURATIONS = (2, 3, 4, 7)
@@ -106,12 +106,30 @@ def money_col(values: Iterable[Any]) -> list[Decimal]:
     return [money(int(v)) for v in values]
 
 
+def location_companies(world: World) -> dict[int, int]:
+    """Location -> company through the documented `adminOrganisationId` (real-service-notes 8.2;
+    locations of the real service have no `companyId`): the company of the location's admin
+    organisation, the lowest companyId when several share one (as `core.dim_locations`)."""
+    company: dict[Any, int] = {}
+    for c in world.records("companies"):
+        org = c.get("adminOrganisationId")
+        if org is not None and (org not in company or c["companyId"] < company[org]):
+            company[org] = c["companyId"]
+    out: dict[int, int] = {}
+    for loc in world.records("locations"):
+        found = company.get(loc.get("adminOrganisationId"))
+        if found is not None:
+            out[loc["locationId"]] = found
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # the shared base: reservations and their allocated nights
+# (fields the notes do not promise are read with `.get`: the strict profile leaves them out)
 def reservations_of(world: World) -> pd.DataFrame:
     channels = {c["distributionChannelId"]: c for c in world.records("distributionchannels")}
     types = {t["resourceId"]: t for t in world.records("accommodationtypes")}
-    locations = {loc["locationId"]: loc for loc in world.records("locations")}
+    company_of = location_companies(world)
     accommodation: dict[int, dict[str, Any]] = {}
     for rr in world.records("reservedresources"):  # pk order: the first one wins
         if rr["type"] == "ACCOMMODATIONTYPE":
@@ -124,16 +142,15 @@ def reservations_of(world: World) -> pd.DataFrame:
         type_id = acc["resourceId"] if acc else None
         atype = types.get(type_id) if type_id is not None else None
         location_id = atype["locationId"] if atype else r["locationId"]
-        location = locations.get(location_id)
         channel = channels.get(r["distributionChannelId"], {})
         arrival = ord_of(r["arrivalDate"])
         departure = ord_of(r["departureDate"])
-        stay_start = ord_of(acc["startDate"]) if acc and acc["startDate"] else arrival
-        stay_end = ord_of(acc["endDate"]) if acc and acc["endDate"] else departure
+        stay_start = ord_of(acc.get("startDate")) if acc and acc.get("startDate") else arrival
+        stay_end = ord_of(acc.get("endDate")) if acc and acc.get("endDate") else departure
         guest = r["type"] == "RESERVATION" and r["categoryCode"] not in ("OWNER", "BLOCK")
         owner_or_block = r["type"] == "INVOICE" or r["categoryCode"] in ("OWNER", "BLOCK")
         on_books = status in ON_THE_BOOKS
-        cancel = ord_of(r["cancelDate"])
+        cancel = ord_of(r.get("cancelDate"))
         rows.append(
             {
                 "reservation_id": rid,
@@ -156,9 +173,9 @@ def reservations_of(world: World) -> pd.DataFrame:
                 "channel_type": channel.get("type"),
                 "currency_code": channel.get("currencyCode"),
                 "type_id": type_id,
-                "rate_type_id": acc["rateTypeId"] if acc else None,
+                "rate_type_id": acc.get("rateTypeId") if acc else None,
                 "location_id": location_id,
-                "company_id": location["companyId"] if location else None,
+                "company_id": company_of.get(location_id),
             }
         )
     return pd.DataFrame(rows)
@@ -168,7 +185,7 @@ def lines_of(world: World, res: pd.DataFrame) -> pd.DataFrame:
     """Item and commission bill lines with their class, cents, the VAT they include (item
     lines from their vatRate; all of a COMMISSION_VAT 110 line) and allocation period."""
     periods = {
-        rr["reservedResourceId"]: (rr["startDate"], rr["endDate"])
+        rr["reservedResourceId"]: (rr.get("startDate"), rr.get("endDate"))
         for rr in world.records("reservedresources")
     }
     stay = {
@@ -185,20 +202,21 @@ def lines_of(world: World, res: pd.DataFrame) -> pd.DataFrame:
                 cls = "tax"
             elif kind == 190:
                 cls = "cancellation"  # the compensation a cancelled booking keeps
-            elif kind == 10 and ln["resourceType"] in ("ACCOMMODATIONTYPE", "SPECIAL"):
+            elif kind in (10, 130) and ln.get("resourceType") in ("ACCOMMODATIONTYPE", "SPECIAL"):
                 cls = "room"
-            elif kind in (10, 20) and ln["resourceType"] == "EXTRA":
-                cls = "extra"
+            elif kind == 130 or (kind in (10, 20) and ln.get("resourceType") == "EXTRA"):
+                cls = "extra"  # a stay article is an add-on unless it bills the stay itself
             else:
                 cls = "other"
         else:
             continue  # summary lines never add to revenue
         rid = ln["reservationId"]
         total = cents(ln["total"])
-        if ln["startDate"] is not None and ln["endDate"] is not None:
+        if ln.get("startDate") is not None and ln.get("endDate") is not None:
             first, end = ord_of(ln["startDate"]), ord_of(ln["endDate"])
         else:
-            own = periods.get(ln["reservedResourceId"]) if ln["reservedResourceId"] else None
+            rr_id = ln.get("reservedResourceId")
+            own = periods.get(rr_id) if rr_id else None
             if own is not None and own[0] is not None and own[1] is not None:
                 first, end = ord_of(own[0]), ord_of(own[1])
             else:

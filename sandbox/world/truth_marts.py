@@ -42,6 +42,7 @@ from sandbox.world.truth_frames import (
     cents,
     dates_of,
     lines_of,
+    location_companies,
     money_col,
     month_of,
     months,
@@ -172,12 +173,11 @@ def _booking_pace(nights: pd.DataFrame, as_of: date, lo: int, hi: int) -> pd.Dat
 def _journal_entries(world: World) -> pd.DataFrame:
     reports = {r["journalReportId"]: r for r in world.records("journalreports")}
     companies = {c["companyId"]: c for c in world.records("companies")}
-    locations = {loc["locationId"]: loc for loc in world.records("locations")}
+    company_of = location_companies(world)
     rows: list[dict[str, Any]] = []
     for e in world.records("journalentries"):
         report = reports.get(e["reportId"], {})
-        location = locations.get(e["locationId"], {})
-        company_id = report.get("companyId") or location.get("companyId")
+        company_id = report.get("companyId") or company_of.get(e.get("locationId"))
         currency = report.get("currencyCode") or companies.get(company_id, {}).get("currencyCode")
         ledger = e["ledgerNumber"]
         rows.append(
@@ -242,7 +242,7 @@ def _cash_clearance(world: World) -> pd.DataFrame:
                 "ancv": counted[3],
                 "total": sum(counted),
                 "difference": cents(c["difference"]),
-                "with_difference": c["difference"] is not None and cents(c["difference"]) != 0,
+                "with_difference": c.get("difference") is not None and cents(c["difference"]) != 0,
             }
         )
     keys = ["clearance_date", "company_id", "location_id", "currency_code"]

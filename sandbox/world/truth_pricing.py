@@ -31,14 +31,17 @@ def _rate_nights(world: World, lo: int, hi: int) -> pd.DataFrame:
     for rate in world.records("rates"):
         if rate.get("status") not in (1, None):
             continue
-        groups.setdefault((rate["resourceId"], rate["rateTypeId"]), []).append(rate)
+        groups.setdefault((rate["resourceId"], rate.get("rateTypeId")), []).append(rate)
     parts: list[pd.DataFrame] = []
     for (type_id, rate_type_id), rates in sorted(groups.items()):
         price = np.full(width, -1, dtype=np.int64)
         have = np.zeros(width, dtype=bool)
         # lowest (priority, rateId) first: later writes win, so the winner is written last
         rates.sort(
-            key=lambda r: (r["priority"] if r["priority"] is not None else -(10**9), r["rateId"])
+            key=lambda r: (
+                r.get("priority") if r.get("priority") is not None else -(10**9),
+                r["rateId"],
+            )
         )
         for rate in rates:
             f = max(ord_of(rate["validFrom"]) or lo, lo) - lo
@@ -47,7 +50,7 @@ def _rate_nights(world: World, lo: int, hi: int) -> pd.DataFrame:
                 continue
             mask = np.zeros(width, dtype=bool)
             mask[f : t + 1] = True
-            if rate["applicableDays"] is not None:
+            if rate.get("applicableDays") is not None:
                 allowed = [WEEKDAYS.index(x) for x in rate["applicableDays"]]
                 mask &= np.isin(weekday, allowed)
             price[mask] = cents(rate["value"])
@@ -78,7 +81,7 @@ def supply(world: World, lo: int, hi: int) -> pd.DataFrame:
     for unit in world.records("units"):
         arr = per_type.setdefault(unit["resourceId"], np.zeros(width + 1, dtype=np.int64))
         f = max(ord_of(unit["setupDate"]) or lo, lo)
-        t = min(ord_of(unit["archivedFrom"]) or hi + 1, hi + 1)
+        t = min(ord_of(unit.get("archivedFrom")) or hi + 1, hi + 1)
         if t > f:
             arr[f - lo] += 1
             arr[t - lo] -= 1
@@ -123,7 +126,9 @@ def rate_availability(
         upto = min(first + timedelta(days=30), last)
         for rec in world.availability(arrival_from=first, arrival_to=upto):
             k = (int(rec["resourceId"]), ord_of(rec["arrivalDate"]) or 0)
-            best[k] = max(best.get(k, rec["availableUnits"]), rec["availableUnits"])
+            # the count of available units, or (strict profile, as the notes) its units[]
+            n = rec.get("availableUnits", len(rec.get("units") or ()))
+            best[k] = max(best.get(k, n), n)
         first = upto + timedelta(days=1)
     types = {t["resourceId"]: t["locationId"] for t in world.records("accommodationtypes")}
     out_rows: list[dict[str, Any]] = []

@@ -16,7 +16,15 @@ import numpy as np
 import pandas as pd
 
 from sandbox.protocol import World
-from sandbox.world.truth_frames import dates_of, div_money, money, money_col, months, ratio
+from sandbox.world.truth_frames import (
+    dates_of,
+    div_money,
+    location_companies,
+    money,
+    money_col,
+    months,
+    ratio,
+)
 from sandbox.world.truth_pricing import supply
 
 KEYS = ["ord", "location_id", "type_id", "currency_code"]
@@ -101,8 +109,8 @@ def channel_mix(nights: pd.DataFrame, lo: int, hi: int) -> pd.DataFrame:
 
 def _reporting_currencies(world: World, sold: pd.DataFrame) -> list[str]:
     """Each location's company currency and every currency sold."""
-    company = {c["companyId"]: c["currencyCode"] for c in world.records("companies")}
-    found = {company.get(loc["companyId"]) for loc in world.records("locations")}
+    currency = {c["companyId"]: c.get("currencyCode") for c in world.records("companies")}
+    found = {currency.get(company) for company in location_companies(world).values()}
     found |= set(sold["currency_code"])
     return sorted(c for c in found if isinstance(c, str))
 

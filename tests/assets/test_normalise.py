@@ -56,11 +56,6 @@ BAD = [
     ("bad-date", {"arrivalDate": "2026-13-45"}, "reservations.arrival_date: bad date"),
     ("unknown-code", {"status": 77}, "reservations.status: unknown code"),
     ("text-in-number", {"locationId": "abc"}, "reservations.location_id: not an integer"),
-    (
-        "missing-required",
-        {"departureDate": None},
-        "reservations.departure_date: missing required value",
-    ),
 ]
 
 
@@ -77,6 +72,30 @@ def test_bad_record_goes_to_quarantine_with_reason(change: dict, reason: str) ->
     assert json.loads(row["record"])["reservationNumber"] == "R00002"
     # the whole source record is held back: none of its children land either
     assert set(out.tables["bill_lines"].column("reservation_id").to_pylist()) == {1}
+
+
+def test_a_record_without_optional_fields_lands_with_nulls() -> None:
+    """Only keys and parent links are required (lake/tables.py): the notes never promise the
+    other fields, so a record that lacks them (absent or null) lands, never in quarantine."""
+    bare = {
+        k: v
+        for k, v in reservation(2).items()
+        if k not in ("status", "arrivalDate", "distributionChannelId", "cancelDate")
+    }
+    bare["departureDate"] = None
+    for line in bare["customerBill"]:
+        for name in ("billLineType", "total", "startDate", "description"):
+            line.pop(name, None)
+    bare["reservationSubjects"] = bare.pop("subjects")  # the real service's name
+    out = _normalise("reservations", [reservation(1), bare])
+    assert out.quarantined == 0 and not out.unknown_fields
+    rows = {r["reservation_id"]: r for r in out.tables["reservations"].to_pylist()}
+    assert [rows[2][c] for c in ("status", "arrival_date", "departure_date")] == [None] * 3
+    lines = out.tables["bill_lines"].to_pylist()
+    customer = [r for r in lines if r["reservation_id"] == 2 and r["payer_type"] == "CUSTOMER"]
+    assert customer and all(r["total"] is None and r["bill_line_type"] is None for r in customer)
+    subjects = out.tables["reservation_subjects"].column("reservation_id").to_pylist()
+    assert sorted(subjects) == [1, 2]
 
 
 def test_bad_child_row_quarantines_its_whole_record() -> None:
@@ -102,7 +121,7 @@ def test_a_bad_header_hands_nothing_on() -> None:
 
 def test_a_bad_record_of_a_child_stream_names_its_key_and_parent() -> None:
     entries = default_fixture()["journal_entries"](7)
-    entries[0]["mutationDate"] = None
+    entries[0]["mutationDate"] = "2026-13-45"
     entries[1]["journalEntryId"] = "x"
     out = _normalise("journal_entries", entries)
     assert out.lost["journal_entries"].to_pylist() == [

@@ -24,12 +24,12 @@ class PipelineRun:
     handle: Any  # the sandbox handle (world, stats)
 
 
-@pytest.fixture(scope="session")
-def full_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
-    """Session-scoped: every e2e module (one xdist group) reads the same run."""
+def _run(
+    tmp_path_factory: pytest.TempPathFactory, sandbox: SandboxSettings
+) -> Iterator[PipelineRun]:
     data_dir = tmp_path_factory.mktemp("data")
     settings = Settings(data_dir=Path(data_dir))
-    with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
+    with run_sandbox(sandbox) as handle:
         saved = os.environ.get("DAGSTER_HOME")
         try:
             summary = run_pipeline(
@@ -45,3 +45,16 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
             else:
                 os.environ["DAGSTER_HOME"] = saved
         yield PipelineRun(settings, summary, handle)
+
+
+@pytest.fixture(scope="session")
+def full_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
+    """Session-scoped: every e2e module (one xdist group) reads the same run."""
+    yield from _run(tmp_path_factory, SandboxSettings(seed=7, scale="small"))
+
+
+@pytest.fixture(scope="session")
+def strict_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
+    """The main job against the strict profile (tests/e2e/test_strict_profile.py, its own
+    xdist group so that it runs beside the default run)."""
+    yield from _run(tmp_path_factory, SandboxSettings(seed=7, scale="small", profile="strict"))

@@ -17,7 +17,8 @@ final as (
         availability.duration,
         coalesce(availability.departure_date, availability.arrival_date + cast(availability.duration as integer))
             as departure_date,
-        availability.available_units,
+        -- the count the default sandbox also sends, else (as the real service) its units[]
+        coalesce(availability.available_units, len(availability.units)) as available_units,
         len(availability.units) as listed_unit_count,
         prices.rate_type_id,
         prices.currency_code,

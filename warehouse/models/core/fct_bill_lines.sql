@@ -2,7 +2,10 @@
 -- (room / extra / tax / cancellation / other, item lines only; cancellation = the
 -- CANCEL_COMPENSATION line 190 a cancelled booking keeps, never room revenue), exact cents, the
 -- VAT the line includes (in cents, from its vatRate) and the currency of the reservation's
--- distribution channel.
+-- distribution channel. STAY_ARTICLE (130) is an item line: an article billed for the stay,
+-- revenue class 'extra' unless its resource is the accommodation itself (docs/metrics.md).
+-- WARRANT (50, a deposit), WITHHOLDINGARTICLE (140) and COST_TYPE (180) are outside the bill
+-- total: class 'other'.
 
 with bill_lines as (
     select * from staging.stg_bill_lines
@@ -20,7 +23,7 @@ classified as (
     select
         *,
         case
-            when bill_line_type in (10, 20, 190, 250) then 'item'
+            when bill_line_type in (10, 20, 130, 190, 250) then 'item'
             when bill_line_type in (40, 60, 70, 80, 90, 120, 260) then 'summary'
             when bill_line_type in (100, 110) then 'commission'
             else 'other'
@@ -41,8 +44,9 @@ final as (
             when classified.line_class <> 'item' then null
             when classified.bill_line_type = 250 then 'tax'
             when classified.bill_line_type = 190 then 'cancellation'
-            when classified.bill_line_type = 10
+            when classified.bill_line_type in (10, 130)
                 and classified.resource_type in ('ACCOMMODATIONTYPE', 'SPECIAL') then 'room'
+            when classified.bill_line_type = 130 then 'extra'
             when classified.bill_line_type in (10, 20)
                 and classified.resource_type = 'EXTRA' then 'extra'
             else 'other'

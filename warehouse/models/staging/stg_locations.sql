@@ -1,4 +1,4 @@
--- Locations (parks); each belongs to one company.
+-- Locations (parks); each belongs to one company, through its admin organisation.
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.
 
