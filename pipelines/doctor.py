@@ -291,7 +291,9 @@ def outlooks(spec: EndpointSpec, probe: EndpointProbe) -> list[TableOutlook]:
         if (target := by_section.get(section)) is None:
             continue
         feeders = [s for s, o in by_section.items() if o.table.name == target.table.name]
-        partial = any(s not in refused for s in feeders)
+        # another spelling of the same section (subjects / reservationSubjects) adds nothing
+        others = [s for s in feeders if by_section[s].constants != target.constants]
+        partial = any(s not in refused for s in others)
         payer = target.constants.get("payerType")
         what = f"no {payer} lines" if partial and payer else "nothing"
         outlook = "degraded" if partial else "empty"

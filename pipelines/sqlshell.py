@@ -10,6 +10,7 @@ dot commands (`.help`), and Ctrl-C cancels the statement being typed or run, not
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -186,6 +187,9 @@ def _save_history(readline: object, history: Path) -> None:
 def interactive(shell: Shell, warehouse: Path, history: Path | None) -> int:
     """The read-eval-print loop: statements end with ';', dot commands stand alone."""
     _readline(history)
+    # Ctrl-C must reach the shell even when it was started with SIGINT ignored (a parent that
+    # ignores it passes that on, and Python then installs no handler of its own).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     shell._say(
         f"reservoir sql on {warehouse} (read-only). Schemas: staging, core, marts. "
         "End statements with ';'. .help lists the commands."

@@ -4,14 +4,13 @@ dot commands, Ctrl-C and history in a pseudo-terminal."""
 from __future__ import annotations
 
 import csv
-import fcntl
 import io
 import json
 import os
-import pty
-import select
+import queue
+import shlex
 import subprocess
-import termios
+import threading
 import time
 from pathlib import Path
 
@@ -89,46 +88,49 @@ def test_one_row_is_singular_and_errors_go_to_stderr(data_dir: Path) -> None:
 
 
 class Terminal:
-    """`reservoir sql` on a pseudo-terminal: type lines, read what it shows."""
+    """`reservoir sql` on a pseudo-terminal made by `script` (util-linux), which makes it the
+    shell's controlling terminal, so Ctrl-C typed there reaches it as SIGINT. (A pty set up
+    with `preexec_fn` can deadlock in a multi-threaded test worker.)"""
 
     def __init__(self, data_dir: Path) -> None:
-        self.master, slave = pty.openpty()
+        command = shlex.join([str(VENV_BIN / "reservoir"), "sql"])
         self.proc = subprocess.Popen(
-            [str(VENV_BIN / "reservoir"), "sql"],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
+            ["script", "-qfec", command, "/dev/null"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             env=_env(data_dir),
             cwd=ROOT,
-            close_fds=True,
-            start_new_session=True,  # its own session, with this pty as its terminal,
-            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),  # so Ctrl-C reaches it
         )
-        os.close(slave)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.chunks: queue.Queue[bytes] = queue.Queue()
+        stdout = self.proc.stdout
+        reader = threading.Thread(
+            target=lambda: [self.chunks.put(c) for c in iter(lambda: stdout.read1(65536), b"")],
+            daemon=True,
+        )
+        reader.start()
         self.seen = ""
 
-    def read_until(self, text: str, timeout: float = 20) -> str:
+    def read_until(self, text: str, timeout: float = 90) -> str:  # a loaded CI machine
         deadline = time.monotonic() + timeout
         while text not in self.seen:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{text!r} not shown; got {self.seen[-2000:]!r}")
-            ready, _, _ = select.select([self.master], [], [], 0.2)
-            if ready:
-                try:
-                    self.seen += os.read(self.master, 65536).decode(errors="replace")
-                except OSError:
-                    break
+            try:
+                self.seen += self.chunks.get(timeout=0.2).decode(errors="replace")
+            except queue.Empty:
+                continue
         out, self.seen = self.seen, self.seen[self.seen.index(text) + len(text) :]
         return out
 
     def type(self, line: str) -> None:
-        os.write(self.master, line.encode())
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line.encode())
+        self.proc.stdin.flush()
 
     def close(self) -> int:
-        try:
-            return self.proc.wait(timeout=20)
-        finally:
-            os.close(self.master)
+        return self.proc.wait(timeout=30)
 
 
 def test_the_shell_in_a_terminal(data_dir: Path) -> None:

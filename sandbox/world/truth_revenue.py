@@ -44,6 +44,7 @@ REVENUE_DAILY = (
     "commission_net",
     "room_revenue_after_commission_gross",
     "room_revenue_after_commission_net",
+    "cancellation_revenue",
     "nights_sold",
     "nights_available",
     "adr_gross",
@@ -129,17 +130,37 @@ def _occupancy_keys(world: World, nights: pd.DataFrame, lo: int, hi: int) -> pd.
     return out
 
 
+def _cancelled(world: World, lo: int, hi: int) -> pd.DataFrame:
+    """Retained cancellation revenue per night x location x type x currency, in cents."""
+    c = world._truth_cancellation_nights()  # type: ignore[attr-defined]
+    out = pd.DataFrame(
+        {
+            "ord": [d.toordinal() for d in c["date"]],
+            "location_id": c["location_id"].to_numpy(dtype=np.int64),
+            "type_id": c["resource_id"].to_numpy(dtype=np.int64),
+            "currency_code": c["currency_code"].to_numpy(dtype=object),
+            "cancelled": c["cancellation_revenue_cents"].to_numpy(dtype=np.int64),
+        }
+    )
+    return out[out["ord"].between(lo, hi)]
+
+
 def revenue_daily(world: World, nights: pd.DataFrame, lo: int, hi: int) -> pd.DataFrame:
     sold = _sold_money(nights[nights["sold"] & nights["ord"].between(lo, hi)], KEYS)
+    cancelled = _cancelled(world, lo, hi)
     occupancy = _occupancy_keys(world, nights, lo, hi)
-    currencies = pd.DataFrame({"currency_code": _reporting_currencies(world, sold)})
+    found = pd.concat([sold[["currency_code"]], cancelled[["currency_code"]]])
+    currencies = pd.DataFrame({"currency_code": _reporting_currencies(world, found)})
     keys = pd.concat(
-        [occupancy.merge(currencies, how="cross")[KEYS], sold[KEYS]], ignore_index=True
+        [occupancy.merge(currencies, how="cross")[KEYS], sold[KEYS], cancelled[KEYS]],
+        ignore_index=True,
     ).drop_duplicates()
-    g = keys.merge(sold, on=KEYS, how="left").merge(
-        occupancy, on=["ord", "location_id", "type_id"], how="left"
+    g = (
+        keys.merge(sold, on=KEYS, how="left")
+        .merge(cancelled, on=KEYS, how="left")
+        .merge(occupancy, on=["ord", "location_id", "type_id"], how="left")
     )
-    for c in ("nights_sold", "available", *MONEY):
+    for c in ("nights_sold", "available", "cancelled", *MONEY):
         g[c] = g[c].fillna(0).astype(np.int64)
     g = g.sort_values(KEYS, kind="stable").reset_index(drop=True)
     rows: list[dict[str, Any]] = []
@@ -164,6 +185,7 @@ def revenue_daily(world: World, nights: pd.DataFrame, lo: int, hi: int) -> pd.Da
                 "commission_net": money(int(r.commission_net)),
                 "room_revenue_after_commission_gross": money(after),
                 "room_revenue_after_commission_net": money(after_net),
+                "cancellation_revenue": money(int(r.cancelled)),
                 "nights_sold": n,
                 "nights_available": a,
                 "adr_gross": div_money(room, n),

@@ -102,7 +102,7 @@ def test_the_worked_example_of_a_cancelled_booking(lake, query, tmp_path) -> Non
     ]
 
     nights = query(
-        "select date_day, room_revenue, total_revenue, cancellation_revenue, adr "
+        "select date_day, room_revenue_gross, total_revenue_gross, cancellation_revenue, adr_gross "
         "from marts.revenue_daily where cancellation_revenue <> 0 order by date_day"
     )
     assert [(str(d), str(c)) for d, _r, _t, c, _a in nights] == [
