@@ -51,6 +51,9 @@ candidates as (
     inner join active_rates
         on stay_nights.accommodation_type_id = active_rates.accommodation_type_id
         and stay_nights.rate_type_id = active_rates.rate_type_id
+        -- the nights window in the join itself (rate_applies checks it again): ~6x faster
+        and stay_nights.night_date between coalesce(active_rates.nights_from, date '0001-01-01')
+        and coalesce(active_rates.nights_to, date '9999-12-31')
     where rate_applies(
         stay_nights.night_date, stay_nights.arrival_date, stay_nights.stay_nights,
         stay_nights.booking_date,
