@@ -277,7 +277,8 @@ SPECS: tuple[EndpointSpec, ...] = (
         "pricing",
         "rates",
         "/accommodationtypes/{resourceId}/rates",
-        "Nightly list prices per accommodation type and rate type.",
+        "Rates per accommodation type and rate type: OVERRIDE / ABSOLUTE / RELATIVE values "
+        "with their nights, arrival, booking-date and length-of-stay windows.",
         fan_out=_per_accommodation_type,
         deps=("accommodation_types",),
         events=("RATE_EVENT",),

@@ -51,6 +51,7 @@ QUARANTINE_SCHEMA = pa.schema(
 
 # Reservation status codes the real service documents (real-service-notes 4.2).
 RATE_STATUSES = (0, 1)  # inactive, active (docs/contracts.md: status 1 = active)
+RATE_QUANTIFIERS = ("OVERRIDE", "ABSOLUTE", "RELATIVE")  # real-service-notes 5
 RESERVATION_STATUSES = (-99, -13, -12, -11, -10, -5, 0, 10, 11, 12, 21, 31, 41)
 # Bill line types (real-service-notes 4.4).
 BILL_LINE_TYPES = (10, 20, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 180, 190, 250, 260)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from lake.schema import (
     BILL_LINE_TYPES,
     PAYER_TYPES,
+    RATE_QUANTIFIERS,
     RATE_STATUSES,
     RESERVATION_STATUSES,
     Column,
@@ -148,11 +149,14 @@ _table(
     col("rateTypeIds", "int_list"),
     _id("rateOptionId"),
     col("value", "money"),
-    col("quantifier"),
+    col("quantifier", codes=RATE_QUANTIFIERS),
     col("valueType"),
     col("priority", "int"),
+    # the arrival-date window; write-only on the real service, so a read may leave it out
     col("validFrom", "date"),
     col("validTo", "date"),
+    col("usageDurationFrom", "date"),  # the window of the nights priced
+    col("usageDurationTo", "date"),
     col("bookdateFrom", "date"),
     col("bookdateTo", "date"),
     col("minDuration", "int"),

@@ -7,6 +7,7 @@ keeps them in sync).
 
 from __future__ import annotations
 
+from warehouse.dictionary_rates import LIST_PRICES, RATE_AVAILABILITY, RATE_EXAMPLE
 from warehouse.models import discover_models
 
 _SOLD = (
@@ -185,12 +186,9 @@ MARTS: dict[str, dict[str, str]] = {
         "rate_type_id": "Rate type (price list); for realised figures the rate type of the "
         "accommodation reserved resource.",
         "currency_code": COMMON["currency_code"],
-        "list_price": "Nightly list price: value of the active rate with the highest priority "
-        "valid on D for D's weekday (ties: highest rateId). " + _MONEY + ".",
+        "list_price": RATE_AVAILABILITY["list_price"],
         "nights_sold": f"Nights sold at this rate type: {_SOLD}.",
-        "room_revenue": f"Their room revenue, {_GROSS}. {_MONEY}.",
-        "realised_adr": f"Realised ADR = room_revenue / nights_sold, {_GROSS}, {_DIV}.",
-        "adr_vs_list_price": f"realised_adr - list_price. {_MONEY}.",
+        **{k: v for k, v in RATE_AVAILABILITY.items() if k != "list_price"},
         "nights_available": "Nights available of the accommodation type on D (all locations).",
         "remaining_units": "Units left to sell on D = nights_available - nights sold - owner / "
         "hold nights - held nights (all rate types).",
@@ -271,6 +269,7 @@ EXAMPLES: dict[str, list[str]] = {
         "month); the journals' 455.00 in 2026-10 and -455.00 + 227.50 in 2026-11 leave no "
         "cumulative difference.",
     ],
+    "marts.rate_availability_daily": RATE_EXAMPLE,
 }
 
 
@@ -369,6 +368,7 @@ def render_markdown() -> str:
         "arrival to the night before the latest departure (or the build's `reporting_range`).",
         "",
         *GUIDE,
+        *LIST_PRICES,
     ]
     for qualified, columns in MARTS.items():
         out += [

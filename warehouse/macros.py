@@ -29,6 +29,30 @@ MACROS: tuple[str, ...] = (
     "case when b is null or b = 0 then null else cast(a as double) / cast(b as double) end",
     "create or replace temp macro weekday_code(d) as "
     "['MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT', 'SUN'][isodow(d)]",
+    # Rates (docs/metrics.md, "List prices"): does a rate hold for night `night` of a stay
+    # arriving `arrival` for `stay_nights` nights, booked on `booked`? Every bound inclusive, a
+    # null bound open; applicable_days null = every weekday.
+    "create or replace temp macro rate_applies(night, arrival, stay_nights, booked, "
+    "nights_from, nights_to, arrival_from, arrival_to, bookdate_from, bookdate_to, "
+    "min_duration, max_duration, applicable_days) as "
+    "(nights_from is null or night >= nights_from) and (nights_to is null or night <= nights_to) "
+    "and (arrival_from is null or arrival >= arrival_from) "
+    "and (arrival_to is null or arrival <= arrival_to) "
+    "and (bookdate_from is null or booked >= bookdate_from) "
+    "and (bookdate_to is null or booked <= bookdate_to) "
+    "and (min_duration is null or stay_nights >= min_duration) "
+    "and (max_duration is null or stay_nights <= max_duration) "
+    "and (applicable_days is null or list_contains(applicable_days, weekday_code(night)))",
+    # Does rate (p1, id1) rank above rate (p2, id2)? Higher priority, then higher rateId; a
+    # null priority ranks lowest.
+    "create or replace temp macro rate_ranks_above(p1, id1, p2, id2) as "
+    "coalesce(p1, -4611686018427387904) > coalesce(p2, -4611686018427387904) "
+    "or (coalesce(p1, -4611686018427387904) = coalesce(p2, -4611686018427387904) and id1 > id2)",
+    # A RELATIVE rate's amount: `percent` (DECIMAL(18,2)) of `base_cents`, in integer cents,
+    # rounded half away from zero to the cent.
+    "create or replace temp macro relative_cents(base_cents, percent) as "
+    "cast(sign(cast(base_cents as hugeint) * to_cents(percent)) "
+    "* ((abs(cast(base_cents as hugeint) * to_cents(percent)) + 5000) // 10000) as bigint)",
     "create or replace temp macro status_name(code) as case code "
     "when -99 then 'DELETED' when -13 then 'DEF_CANCELLED' when -12 then 'CANCELLED' "
     "when -11 then 'EXPIRED' when -10 then 'DECLINED' when -5 then 'QUOTATION' "

@@ -217,7 +217,10 @@ class BillingMixin:
         ti = r.ti
         rr_id = r.acc_rr["reservedResourceId"]
         if r.category not in ("OWNER", "BLOCK"):
-            for start, n, price, rate_id in self.price_runs(ti.idx, r.rt, first, nights, override):
+            stay = (r.arr, r.dep - r.arr, r.created.toordinal())
+            for start, n, price, rate_id in self.price_runs(
+                ti.idx, r.rt, first, nights, override, stay=stay
+            ):
                 lines.append(
                     self._line(
                         r,

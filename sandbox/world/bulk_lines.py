@@ -23,6 +23,7 @@ from .billing import (
     SUMMARY_ORDER,
     TOURIST_TAX,
 )
+from .clock import DAY_MS, EPOCH_ORD
 from .reference import ADDONS
 
 
@@ -171,10 +172,8 @@ class BulkLinesMixin:
         day = arr[rrow] + offs - self.ord0
         key = tidx[rrow] * len(rt_ids) + rt_i[rrow]
         assert list(rt_ids) == self._rt_order
-        price_m = self.price_m
-        rate_m = self.rate_m
-        p = price_m[key, day]
-        rate = rate_m[key, day]
+        booked = EPOCH_ORD + fz.t0[c_idx].astype(np.int64) // DAY_MS
+        p, rate = self.stay_prices(key, day, arr[rrow], nights[rrow], booked[rrow])
         start = np.ones(len(p), dtype=bool)
         start[1:] = (rrow[1:] != rrow[:-1]) | (p[1:] != p[:-1])
         run_of = np.cumsum(start) - 1

@@ -122,31 +122,22 @@ class ReservationsMixin(BookingMixin, LifecycleMixin, ScriptedMixin):
                 cs = np.concatenate([np.zeros((len(units), 1), np.int64), busy.cumsum(axis=1)], 1)
                 setup = self.unit_setup[units]
                 arch = self.unit_arch[units]
-                pcs = {}
-                for rt in rts:
-                    p = np.full(span, -1, dtype=np.int64)
-                    if s1 > s0:
-                        p[s0 - lo : s1 - lo] = self.price[(ti.idx, rt)][s0:s1]
-                    neg = np.concatenate([[0], (p < 0).cumsum()])
-                    pc = np.concatenate([[0], np.where(p < 0, 0, p).cumsum()])
-                    pcs[rt] = (pc, neg)
+                booked = self.now.toordinal()
+                totals = {rt: self.stay_totals(ti.idx, rt, a0, n_arr, durs, booked) for rt in rts}
                 for i in range(n_arr):
                     arr = a0 + i
-                    for d in durs:
+                    for j, d in enumerate(durs):
                         free = (cs[:, i + d] - cs[:, i] == 0) & (setup <= arr) & (arch >= arr + d)
                         ids = [self.unit_ids[int(u)] for u in units[free]]
-                        prices = []
-                        for rt in rts:
-                            pc, neg = pcs[rt]
-                            if neg[i + d] - neg[i]:
-                                continue
-                            prices.append(
-                                {
-                                    "rateTypeId": rt,
-                                    "currencyCode": self.rate_types[rt][1],
-                                    "price": int(pc[i + d] - pc[i]) / 100,
-                                }
-                            )
+                        prices = [
+                            {
+                                "rateTypeId": rt,
+                                "currencyCode": self.rate_types[rt][1],
+                                "price": int(totals[rt][i, j]) / 100,
+                            }
+                            for rt in rts
+                            if totals[rt][i, j] >= 0
+                        ]
                         out.append(
                             {
                                 "resourceId": ti.resource_id,

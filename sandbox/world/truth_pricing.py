@@ -1,4 +1,5 @@
-"""The ground truth of the pricing marts: list prices per night and what was sellable, from the world's rates and availability.
+"""The ground truth of the pricing marts: list prices per night (the rate rule of
+`truth_rates`) and what was sellable, from the world's rates and availability.
 
 Money here is as billed (VAT included), as the list prices are; the supply per night and type
 (`supply`) also feeds the revenue marts' truth (`truth_revenue`).
@@ -13,9 +14,8 @@ import numpy as np
 import pandas as pd
 
 from sandbox.protocol import World
+from sandbox.world import truth_rates
 from sandbox.world.truth_frames import (
-    WEEKDAYS,
-    cents,
     div_money,
     money,
     ord_of,
@@ -23,55 +23,32 @@ from sandbox.world.truth_frames import (
 
 
 def _rate_nights(world: World, lo: int, hi: int) -> pd.DataFrame:
-    """List price per (night, type, rate type): the winning active rate of the rate rule."""
+    """List price per (night, type, rate type): what the rates charge for the night's reference
+    stay (truth_rates: arriving that night for 7 nights, booked that day)."""
     currency = {rt["rateTypeId"]: rt["currencyCode"] for rt in world.records("ratetypes")}
-    width = hi - lo + 1
-    weekday = (np.arange(lo, hi + 1) - 1) % 7  # ordinal 1 (0001-01-01) is a Monday
-    groups: dict[tuple[int, int], list[dict[str, Any]]] = {}
-    for rate in world.records("rates"):
-        if rate.get("status") not in (1, None):
-            continue
-        groups.setdefault((rate["resourceId"], rate.get("rateTypeId")), []).append(rate)
-    parts: list[pd.DataFrame] = []
-    for (type_id, rate_type_id), rates in sorted(groups.items()):
-        price = np.full(width, -1, dtype=np.int64)
-        have = np.zeros(width, dtype=bool)
-        # lowest (priority, rateId) first: later writes win, so the winner is written last
-        rates.sort(
-            key=lambda r: (
-                r.get("priority") if r.get("priority") is not None else -(10**9),
-                r["rateId"],
-            )
-        )
-        for rate in rates:
-            f = max(ord_of(rate["validFrom"]) or lo, lo) - lo
-            t = min(ord_of(rate["validTo"]) or hi, hi) - lo
-            if t < f:
-                continue
-            mask = np.zeros(width, dtype=bool)
-            mask[f : t + 1] = True
-            if rate.get("applicableDays") is not None:
-                allowed = [WEEKDAYS.index(x) for x in rate["applicableDays"]]
-                mask &= np.isin(weekday, allowed)
-            price[mask] = cents(rate["value"])
-            have |= mask
-        idx = np.flatnonzero(have)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "ord": idx + lo,
-                    "type_id": type_id,
-                    "rate_type_id": rate_type_id,
-                    "currency_code": currency.get(rate_type_id),
-                    "list_cents": price[idx],
-                }
-            )
-        )
-    if not parts:
-        return pd.DataFrame(
-            columns=["ord", "type_id", "rate_type_id", "currency_code", "list_cents"]
-        )
-    return pd.concat(parts, ignore_index=True)
+    priced = truth_rates.price(
+        truth_rates.active_rates(world), truth_rates.reference_stays(world, lo, hi)
+    )
+    priced = priced[priced["list_cents"].notna()]
+    return pd.DataFrame(
+        {
+            "ord": priced["ord"].to_numpy(dtype=np.int64),
+            "type_id": priced["type_id"].to_numpy(dtype=np.int64),
+            "rate_type_id": priced["rate_type_id"].to_numpy(dtype=np.int64),
+            "currency_code": [currency.get(int(x)) for x in priced["rate_type_id"]],
+            "list_cents": priced["list_cents"].to_numpy(dtype=np.int64),
+        }
+    )
+
+
+def _sold_list_prices(world: World, nights: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """Per key: the list prices of the nights sold (each stay night priced as its own stay)."""
+    priced = truth_rates.stay_rate_nights(world, nights)
+    priced = priced[priced["sold"] & priced["list_cents"].notna()]
+    priced = priced.assign(list_cents=priced["list_cents"].astype(np.int64))
+    return priced.groupby(key, as_index=False, dropna=False).agg(
+        sold_list=("list_cents", "sum"), sold_listed=("list_cents", "size")
+    )
 
 
 def supply(world: World, lo: int, hi: int) -> pd.DataFrame:
@@ -110,6 +87,8 @@ def rate_availability(
     )
     listed = _rate_nights(world, lo, hi)
     rows = listed.merge(realised, on=key, how="outer")
+    in_stay = nights[in_range & nights["stay_night"]]
+    rows = rows.merge(_sold_list_prices(world, in_stay, key), on=key, how="left")
     # occupancy of the type on D (all locations): supply and every reservation taking a unit
     stay = nights[nights["stay_night"] & in_range]
     taken_mask = stay["sold"] | stay["owner_hold"] | (stay["held"] & stay["guest"])
@@ -138,6 +117,9 @@ def rate_availability(
         room = 0 if pd.isna(r.room) else int(r.room)
         adr = div_money(room, n) if not pd.isna(r.nights_sold) else None
         avail = None if pd.isna(r.available) else int(r.available)
+        sold_list = (
+            None if pd.isna(r.sold_listed) else div_money(int(r.sold_list), int(r.sold_listed))
+        )
         out_rows.append(
             {
                 "date_day": date.fromordinal(int(r.ord)),
@@ -151,6 +133,10 @@ def rate_availability(
                 "realised_adr": adr,
                 "adr_vs_list_price": (
                     None if adr is None or list_cents is None else adr - money(list_cents)
+                ),
+                "sold_list_price": sold_list,
+                "adr_vs_sold_list_price": (
+                    None if adr is None or sold_list is None else adr - sold_list
                 ),
                 "nights_available": avail,
                 "remaining_units": None if avail is None else avail - int(r.size),

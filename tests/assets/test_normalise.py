@@ -170,3 +170,26 @@ def test_lineage_columns() -> None:
         False,
     )
     assert row["_extracted_at"] == NOW and row["_extra"] is None
+
+
+def test_a_rate_without_validity_dates_lands_and_an_unknown_quantifier_does_not() -> None:
+    """validFrom / validTo are write-only on the service (real-service-notes 5): a rate read
+    without them, or with nulls, lands with null dates; a quantifier outside OVERRIDE,
+    ABSOLUTE and RELATIVE is quarantined rather than priced wrongly."""
+    plain, dated, odd = default_fixture()["rates"](11) + default_fixture()["rates"](12)[:1]
+    del plain["validFrom"], plain["validTo"]
+    plain |= {"quantifier": "RELATIVE", "value": -12.5, "minDuration": 14}
+    dated |= {"validFrom": None, "validTo": None, "usageDurationFrom": "2026-07-01"}
+    odd["quantifier"] = "PERCENT"
+    out = _normalise("rates", [plain, dated, odd])
+    rows = {r["rate_id"]: r for r in out.tables["rates"].to_pylist()}
+    assert sorted(rows) == [110, 111]
+    assert rows[110]["valid_from"] is None and rows[110]["valid_to"] is None
+    assert (rows[110]["quantifier"], str(rows[110]["value"]), rows[110]["min_duration"]) == (
+        "RELATIVE",
+        "-12.50",
+        14,
+    )
+    assert str(rows[111]["usage_duration_from"]) == "2026-07-01"
+    (row,) = out.quarantine.to_pylist()
+    assert row["reason"].startswith("rates.quantifier: unknown code")

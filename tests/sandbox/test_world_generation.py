@@ -9,8 +9,8 @@ from datetime import date, datetime
 import pytest
 
 from sandbox.protocol import CHILDREN, COLLECTIONS
-from sandbox.world import World
-from sandbox.world.clock import WEEKDAYS, cents
+from sandbox.world import World, truth_rates
+from sandbox.world.clock import cents
 from sandbox.world.states import (
     CANCELLED_STATES,
     CODES,
@@ -19,6 +19,7 @@ from sandbox.world.states import (
     ON_BOOKS,
     history_is_legal,
 )
+from sandbox.world.truth_frames import lines_of, nights_of, reservations_of
 
 ITEM = {10, 20, 190, 250}
 
@@ -148,24 +149,27 @@ def test_reserved_resources(world: World) -> None:
     assert extras > 0
 
 
-def _list_price(rates: list[dict], day: date) -> tuple[int, int] | None:
-    best = None
-    wd = WEEKDAYS[day.weekday()]
-    iso = day.isoformat()
-    for r in rates:
-        if r["validFrom"] <= iso <= r["validTo"] and (
-            not r["applicableDays"] or wd in r["applicableDays"]
-        ):
-            key = (r["priority"], r["rateId"])
-            if best is None or key > best[0]:
-                best = (key, cents(r["value"]))
-    return None if best is None else (best[1], best[0][1])
+def _stay_list_prices(world: World) -> tuple[dict[tuple[int, int], int], dict[tuple, str]]:
+    """List price (cents) of every stay night by the rate rule written from the records
+    (sandbox.world.truth_rates), and the rates that set it, by their remark."""
+    res = reservations_of(world)
+    priced = truth_rates.stay_rate_nights(world, nights_of(res, lines_of(world, res)))
+    priced = priced[priced["list_cents"].notna()]
+    remark = {r["rateId"]: r["remark"] for r in world.records("rates")}
+    keys = list(zip(priced["reservation_id"].tolist(), priced["ord"].tolist(), strict=True))
+    prices = dict(zip(keys, priced["list_cents"].astype(int).tolist(), strict=True))
+    used = {
+        k: ", ".join(remark[x] for x in (w, *adj))
+        for k, w, adj in zip(
+            keys, priced["rate_id"].tolist(), priced["adjustment_rate_ids"].tolist(), strict=True
+        )
+    }
+    return prices, used
 
 
 def test_bills_follow_the_bill_rules(world: World) -> None:
-    rates_by: dict[tuple[int, int], list[dict]] = defaultdict(list)
-    for r in world.records("rates"):
-        rates_by[(r["resourceId"], r["rateTypeId"])].append(r)
+    listed, used = _stay_list_prices(world)
+    priced_by: Counter[str] = Counter()
     chan = {c["distributionChannelId"]: c for c in world.records("distributionchannels")}
     payers = Counter()
     checked_prices = 0
@@ -212,17 +216,26 @@ def test_bills_follow_the_bill_rules(world: World) -> None:
                     s = date.fromisoformat(x["startDate"])
                     e = date.fromisoformat(x["endDate"])
                     assert (e - s).days == x["quantity"]
-                    if n % 7 == 0:  # list price = bill price on every night of the run
-                        rl = rates_by[(x["resourceId"], x["rateTypeId"])]
+                    if n % 7 == 0:  # list price of the stay = bill price on every night
                         for k in range(x["quantity"]):
-                            lp = _list_price(rl, date.fromordinal(s.toordinal() + k))
-                            assert lp is not None and lp[0] == cents(x["value"])
+                            night = (rec["reservationId"], s.toordinal() + k)
+                            assert listed[night] == cents(x["value"]), (x, used[night])
+                            priced_by[used[night]] += 1
                             checked_prices += 1
         # PAID moves PROVISIONAL to DEFINITIVE: every CHECKED_OUT guest stay is fully paid
         if NAMES[rec["status"]] == "CHECKED_OUT":
             for pl in by_payer.values():
                 assert sum(cents(x["total"]) for x in pl if x["billLineType"] == 120) == 0
     assert checked_prices > 500 and cancelled_bills > 50
+    # every kind of rate priced some of them: arrival, booking and length-of-stay windows,
+    # OVERRIDE, ABSOLUTE and RELATIVE (docs/sandbox.md, "Rates")
+    kinds = {part for key in priced_by for part in key.split(", ")}
+    assert kinds >= {
+        "Summer week",
+        "Advance booking spring",
+        "Short stay surcharge",
+        "Long stay discount",
+    }, priced_by
     assert payers["PAYING_CUSTOMER"] > 0 and payers["AGENT"] > 0
 
 

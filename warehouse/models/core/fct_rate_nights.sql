@@ -1,6 +1,10 @@
--- Nightly list price per accommodation type x rate type x night of the reporting range: the
--- value of the active rate with the highest priority whose valid_from <= night <= valid_to and
--- whose applicable_days is null or holds the night's weekday (ties: highest rate_id).
+-- Nightly list price per accommodation type x rate type x night D of the reporting range: what
+-- the rates charge for night D of the reference stay, arriving on D for 7 nights, booked on D
+-- (docs/metrics.md, "List prices"). The applicable OVERRIDE rate ranking highest (priority,
+-- then rate_id; null priority lowest) sets base_price; each applicable ABSOLUTE (+/- amount) and
+-- RELATIVE (+/- percent of base_price, rounded half away from zero to the cent on its own) rate
+-- ranking above it is added; list_price = base_price + those, never below 0. Rates without
+-- validFrom / validTo hold for every arrival. Core.fct_stay_rate_nights prices booked stays.
 
 with rates as (
     select * from staging.stg_rates
@@ -18,25 +22,77 @@ dates as (
     select * from core.dim_dates
 ),
 
+active_rates as (
+    select
+        *,
+        coalesce(quantifier, 'OVERRIDE') as rate_quantifier,
+    from rates
+    where coalesce(rate_status, 1) = 1
+),
+
+-- the reference stay of night D: arrival D, 7 nights, booked on D
+candidates as (
+    select
+        active_rates.accommodation_type_id,
+        active_rates.rate_type_id,
+        dates.date_day as night_date,
+        active_rates.rate_id,
+        active_rates.priority,
+        active_rates.rate_quantifier,
+        active_rates.rate_value,
+    from active_rates
+    inner join dates
+        on dates.date_day between coalesce(active_rates.nights_from, date '0001-01-01')
+        and coalesce(active_rates.nights_to, date '9999-12-31')
+    where dates.is_in_reporting_range
+        and rate_applies(
+            dates.date_day, dates.date_day, 7, dates.date_day,
+            active_rates.nights_from, active_rates.nights_to,
+            active_rates.arrival_from, active_rates.arrival_to,
+            active_rates.bookdate_from, active_rates.bookdate_to,
+            active_rates.min_duration, active_rates.max_duration,
+            active_rates.applicable_days
+        )
+),
+
 winning as (
     select
-        rates.accommodation_type_id,
-        rates.rate_type_id,
-        dates.date_day as night_date,
-        rates.rate_id,
-        rates.priority,
-        rates.nightly_price,
-    from rates
-    inner join dates
-        on dates.date_day between rates.valid_from and rates.valid_to
-    where dates.is_in_reporting_range
-        and coalesce(rates.rate_status, 1) = 1
-        and (rates.applicable_days is null
-            or list_contains(rates.applicable_days, dates.weekday_code))
+        accommodation_type_id,
+        rate_type_id,
+        night_date,
+        rate_id,
+        priority,
+        to_cents(rate_value) as base_cents,
+    from candidates
+    where rate_quantifier = 'OVERRIDE'
     qualify row_number() over (
-        partition by rates.accommodation_type_id, rates.rate_type_id, dates.date_day
-        order by rates.priority desc nulls last, rates.rate_id desc
+        partition by accommodation_type_id, rate_type_id, night_date
+        order by priority desc nulls last, rate_id desc
     ) = 1
+),
+
+adjustments as (
+    select
+        winning.accommodation_type_id,
+        winning.rate_type_id,
+        winning.night_date,
+        sum(
+            case candidates.rate_quantifier
+                when 'ABSOLUTE' then to_cents(candidates.rate_value)
+                else relative_cents(winning.base_cents, candidates.rate_value)
+            end
+        ) as adjustment_cents,
+        list(candidates.rate_id order by candidates.rate_id) as adjustment_rate_ids,
+    from winning
+    inner join candidates
+        on winning.accommodation_type_id = candidates.accommodation_type_id
+        and winning.rate_type_id = candidates.rate_type_id
+        and winning.night_date = candidates.night_date
+    where candidates.rate_quantifier in ('ABSOLUTE', 'RELATIVE')
+        and rate_ranks_above(
+            candidates.priority, candidates.rate_id, winning.priority, winning.rate_id
+        )
+    group by all
 ),
 
 final as (
@@ -49,8 +105,15 @@ final as (
         rate_types.currency_code,
         winning.rate_id,
         winning.priority,
-        winning.nightly_price as list_price,
+        from_cents(winning.base_cents) as base_price,
+        coalesce(adjustments.adjustment_rate_ids, cast([] as bigint[])) as adjustment_rate_ids,
+        from_cents(greatest(winning.base_cents + coalesce(adjustments.adjustment_cents, 0), 0))
+            as list_price,
     from winning
+    left join adjustments
+        on winning.accommodation_type_id = adjustments.accommodation_type_id
+        and winning.rate_type_id = adjustments.rate_type_id
+        and winning.night_date = adjustments.night_date
     left join rate_types
         on winning.rate_type_id = rate_types.rate_type_id
     left join accommodation_types

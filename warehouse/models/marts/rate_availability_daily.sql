@@ -1,4 +1,6 @@
--- List price vs realised ADR per night x accommodation type x rate type x currency, with the
+-- List price vs realised ADR per night x accommodation type x rate type x currency: the list
+-- price of the night's reference stay (core.fct_rate_nights) and the average list price of the
+-- nights sold, each priced as a night of its own stay (core.fct_stay_rate_nights), with the
 -- units left to sell (supply - sold - owner/hold - held nights) and the service's own
 -- availability index for arrivals that night.
 
@@ -8,6 +10,10 @@ with rate_nights as (
 
 stay_nights as (
     select * from core.fct_stay_nights
+),
+
+stay_rate_nights as (
+    select * from core.fct_stay_rate_nights
 ),
 
 occupancy as (
@@ -38,6 +44,22 @@ realised as (
     inner join dates
         on stay_nights.night_date = dates.date_day
     where stay_nights.is_sold
+        and dates.is_in_reporting_range
+    group by all
+),
+
+sold_list_prices as (
+    select
+        stay_rate_nights.night_date,
+        stay_rate_nights.accommodation_type_id,
+        stay_rate_nights.rate_type_id,
+        stay_rate_nights.currency_code,
+        sum(stay_rate_nights.list_price) as sold_list_total,
+        count(stay_rate_nights.list_price) as sold_listed_nights,
+    from stay_rate_nights
+    inner join dates
+        on stay_rate_nights.night_date = dates.date_day
+    where stay_rate_nights.is_sold
         and dates.is_in_reporting_range
     group by all
 ),
@@ -80,6 +102,11 @@ final as (
         div_money(realised.room_revenue, realised.nights_sold) as realised_adr,
         div_money(realised.room_revenue, realised.nights_sold) - rate_nights.list_price
             as adr_vs_list_price,
+        div_money(sold_list_prices.sold_list_total, sold_list_prices.sold_listed_nights)
+            as sold_list_price,
+        div_money(realised.room_revenue, realised.nights_sold)
+        - div_money(sold_list_prices.sold_list_total, sold_list_prices.sold_listed_nights)
+            as adr_vs_sold_list_price,
         type_occupancy.nights_available,
         type_occupancy.nights_available - type_occupancy.nights_taken as remaining_units,
         service_availability.service_available_units,
@@ -94,6 +121,11 @@ final as (
         and keys.accommodation_type_id is not distinct from realised.accommodation_type_id
         and keys.rate_type_id is not distinct from realised.rate_type_id
         and keys.currency_code is not distinct from realised.currency_code
+    left join sold_list_prices
+        on keys.night_date = sold_list_prices.night_date
+        and keys.accommodation_type_id is not distinct from sold_list_prices.accommodation_type_id
+        and keys.rate_type_id is not distinct from sold_list_prices.rate_type_id
+        and keys.currency_code is not distinct from sold_list_prices.currency_code
     left join type_occupancy
         on keys.night_date = type_occupancy.date_day
         and keys.accommodation_type_id = type_occupancy.accommodation_type_id

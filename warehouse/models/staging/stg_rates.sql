@@ -1,4 +1,5 @@
--- Nightly rates per accommodation type and rate type.
+-- Rates per accommodation type and rate type: value, quantifier (OVERRIDE / ABSOLUTE / RELATIVE)
+-- and the windows they hold in (nights, arrival, booking date, length of stay).
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.
 
@@ -13,12 +14,14 @@ final as (
         rate_type_id,
         rate_type_ids,
         rate_option_id,
-        value as nightly_price,
+        value as rate_value,
         quantifier,
         value_type,
         priority,
-        valid_from,
-        valid_to,
+        valid_from as arrival_from,
+        valid_to as arrival_to,
+        usage_duration_from as nights_from,
+        usage_duration_to as nights_to,
         bookdate_from,
         bookdate_to,
         min_duration,
