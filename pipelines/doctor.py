@@ -356,20 +356,14 @@ def diagnose(
 async def _diagnose(settings: Settings, target: Any, transport: Any) -> DoctorReport:
     from pipelines.status import requests_used_today
     from service.api import ReservationService
-    from service.config import ServiceConfig
 
     report = DoctorReport(target.source, target.client_id, target.scope)
     try:
-        config = ServiceConfig(
-            base_url=target.base_url,
-            client_id=target.client_id,
-            client_secret=target.client_secret,
-            scope=target.scope,
-            max_concurrency=settings.max_concurrency,
+        config = target.client_config(
+            settings,
             max_retries=PROBE_RETRIES,
             max_retry_seconds=PROBE_TIMEOUT_SECONDS,
             timeout=PROBE_TIMEOUT_SECONDS,
-            max_response_bytes=round(settings.max_response_mb * 1024 * 1024),
             show_archived=True,  # as the pipeline's resource asks
         )
     except ServiceError as exc:

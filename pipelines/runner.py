@@ -78,6 +78,22 @@ class ServiceTarget:
             return f"the embedded sandbox (seed {world.seed}, scale {world.scale}{profile})"
         return f"the service at {self.base_url} (scope {self.scope or '-'})"
 
+    def client_config(self, settings: Settings, **overrides: Any) -> Any:
+        """The client's settings for this service under the run's limits, with `overrides`
+        (a probe's short retries and timeouts)."""
+        from service.config import ServiceConfig
+
+        return ServiceConfig(
+            base_url=self.base_url,
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            scope=self.scope,
+            max_concurrency=settings.max_concurrency,
+            max_requests=settings.max_requests,
+            max_response_bytes=round(settings.max_response_mb * 1024 * 1024),
+            **overrides,
+        )
+
     @classmethod
     def from_sandbox(cls, handle: Any) -> ServiceTarget:
         """A running sandbox (`sandbox.runner.SandboxHandle`) as the run's service."""
@@ -173,17 +189,12 @@ def preflight(settings: Settings, target: ServiceTarget) -> None:
     a second with one line, instead of every asset spending the client's retry budget first.
     """
     from service.api import ReservationService
-    from service.config import ServiceConfig
     from service.errors import ServiceError, ServiceUnavailable
     from service.sync import run
 
     try:
-        config = ServiceConfig(
-            base_url=target.base_url,
-            client_id=target.client_id,
-            client_secret=target.client_secret,
-            scope=target.scope,
-            max_concurrency=settings.max_concurrency,
+        config = target.client_config(
+            settings,
             max_retries=PREFLIGHT_RETRIES,
             max_retry_seconds=PREFLIGHT_TIMEOUT_SECONDS,
             timeout=PREFLIGHT_TIMEOUT_SECONDS,
