@@ -67,3 +67,35 @@ def test_reservoir_run_with_a_500_for_the_credentials_exits_with_one_line(tmp_pa
     assert "Bad credentials" in lines[0] and "client secret and scope" in lines[0]
     assert STUB_SECRET not in done.stdout + done.stderr
     assert stub.authentications == 1 and elapsed < CLI_LIMIT
+
+
+def test_the_strict_sandbox_answers_a_wrong_secret_with_500_and_the_run_stops_at_once(
+    tmp_path: Path,
+) -> None:
+    """The strict profile answers a refused credential as the real service documents it (500,
+    "Error occurred while processing"); the preflight still stops within seconds and names the
+    credentials."""
+    from sandbox.runner import SandboxSettings, run_sandbox
+
+    with run_sandbox(SandboxSettings(profile="strict")) as sandbox:
+        import httpx
+
+        answer = httpx.post(
+            sandbox.base_url + "/authenticate",
+            data={
+                "grant_type": "client_credentials",
+                "client_id": sandbox.client_id,
+                "client_secret": "wrong-secret-123",
+                "scope": sandbox.scope,
+            },
+        )
+        assert answer.status_code == 500 and "Error occurred while processing" in answer.text
+        settings = Settings(data_dir=tmp_path, base_url=sandbox.base_url)
+        target = ServiceTarget(
+            sandbox.base_url, sandbox.client_id, "wrong-secret-123", sandbox.scope, today=None
+        )
+        started = time.monotonic()
+        with pytest.raises(RunError) as info:
+            preflight(settings, target)
+        assert time.monotonic() - started < FAST
+        assert "secret" in str(info.value).lower() and "wrong-secret-123" not in str(info.value)

@@ -26,6 +26,8 @@ from sandbox.server.common import (
 )
 from sandbox.server.params import _date, _int, _int_list
 
+AUTH_ERROR_MESSAGE = "Error occurred while processing"  # real-service-notes section 1
+
 
 class ResourceHandlers(ServiceBase):
     """The service's handlers that are not plain `page`/`item` endpoints."""
@@ -37,6 +39,8 @@ class ResourceHandlers(ServiceBase):
         try:
             return json_response(self.tokens.authenticate(fields))
         except AuthError as exc:
+            if self.strict:  # the only authenticate error the real service documents
+                return error_response(500, "INTERNAL_SERVER_ERROR", AUTH_ERROR_MESSAGE)
             return error_response(exc.status, exc.code, exc.message)
 
     async def reservation_bills(self, request: Request) -> Response:
