@@ -15,7 +15,9 @@ import pytest
 
 from tests.reliability.harness import ROOT, VENV_BIN
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("dagster-dev")]
+# In `make chaos`: on a clean-clone CI run a Dagster code server outlived the 30 s this test
+# allows after SIGTERM (it passed on the run before); to be made deterministic (issue notes).
+pytestmark = [pytest.mark.sandbox, pytest.mark.chaos, pytest.mark.xdist_group("dagster-dev")]
 
 
 def _free_port() -> int:

@@ -133,6 +133,9 @@ class Terminal:
         return self.proc.wait(timeout=30)
 
 
+# In `make chaos`: under xdist on a clean-clone CI run the pseudo-terminal showed no prompt
+# (it passed on the run before and alone); to be made deterministic (issue notes).
+@pytest.mark.chaos
 def test_the_shell_in_a_terminal(data_dir: Path) -> None:
     term = Terminal(data_dir)
     term.read_until("reservoir> ")
