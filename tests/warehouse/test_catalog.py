@@ -16,8 +16,12 @@ from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import Batch
 from warehouse.build import build_warehouse
 from warehouse.catalog import undescribed
+from warehouse.catalog_doc import render_markdown
+from warehouse.dictionary import GRAIN
 from warehouse.models import discover_models
 from warehouse.probe import model_columns, model_schemas
+
+CATALOG_DOC = Path(__file__).parents[2] / "docs" / "catalog.md"
 
 
 def test_every_lake_column_is_described_and_codes_are_named() -> None:
@@ -68,6 +72,31 @@ def test_every_column_of_the_built_warehouse_has_a_comment(tmp_path: Path) -> No
     # the definitions' column lists (the empty build) are the built ones, types included
     for q, built in result.models.items():
         assert model_schemas()[q] == built.columns, q
+
+
+def test_each_mart_grain_identifies_its_rows(tmp_path: Path) -> None:
+    batch = Batch().reference(units=2)
+    batch.reservation(1, "2025-01-01", "2025-01-04", unit_id=1000)
+    batch.reservation(2, "2025-01-02", "2025-01-05", unit_id=1001)
+    batch.flush(Lake(tmp_path), kind="full")
+    result = build_warehouse(tmp_path)
+    assert set(GRAIN) == {q for q in result.models if q.startswith("marts.")}
+    con = duckdb.connect(str(result.path), read_only=True)
+    try:
+        for q, key in GRAIN.items():
+            columns = ", ".join(key)
+            (rows, keys) = con.execute(
+                f"select count(*), count(distinct ({columns})) from {q}"
+            ).fetchone() or (0, 0)
+            assert rows == keys, q
+        (nights,) = con.execute("select count(*) from marts.occupancy_daily").fetchone() or (0,)
+        assert nights > 0
+    finally:
+        con.close()
+
+
+def test_catalogue_page_is_current() -> None:
+    assert CATALOG_DOC.read_text() == render_markdown()
 
 
 def _schema(spec: dg.AssetSpec) -> dg.TableSchema:

@@ -10,8 +10,9 @@ import duckdb
 from pipelines.warehouse_assets import WarehouseResource, build_warehouse_assets
 from tests.warehouse.scenarios import Batch
 from warehouse.checks import CHECKS
-from warehouse.dictionary import MARTS, render_markdown
+from warehouse.dictionary import MARTS
 from warehouse.lake_schema import TABLES
+from warehouse.metrics_doc import render_markdown
 from warehouse.models import LAYERS, discover_models
 
 DOCS = Path(__file__).parents[2] / "docs" / "metrics.md"
