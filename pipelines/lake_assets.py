@@ -195,7 +195,7 @@ def _quarantine_limits(lake: LakeResource, config: LakeRun) -> tuple[float, int]
     return share, floor
 
 
-def _settings(lake: LakeResource, config: LakeRun) -> IngestSettings:
+def _settings(lake: LakeResource, config: LakeRun, run_id: str = "") -> IngestSettings:
     if config.event_overlap_seconds < 0:
         raise dg.Failure(
             "event_overlap_seconds must be 0 (no overlap window) or more, "
@@ -216,6 +216,7 @@ def _settings(lake: LakeResource, config: LakeRun) -> IngestSettings:
         event_overlap=timedelta(seconds=config.event_overlap_seconds),
         id_reconcile_every_days=config.id_reconcile_every_days,
         normalise_workers=lake.normalise_workers,
+        run_label=run_id,
     )
 
 
@@ -227,7 +228,7 @@ def land(
     selected: set[str],
 ) -> RunReport:
     """Run the ingestion engine in the configured mode; raise dg.Failure with its message."""
-    settings = _settings(lake, config)
+    settings = _settings(lake, config, context.run.run_id)
     store = lake.lake()
     batch_id = lake.batch_id_for(context)
     mode = run_mode(context, config)

@@ -113,8 +113,8 @@ def results(
     context: dg.AssetExecutionContext, report: RunReport, lake: LakeResource, selected: set[str]
 ) -> Iterator[dg.MaterializeResult]:
     store = lake.lake()
-    # Requests of the streams that report their own (full extracts), and the rest of the run's
-    # (event reads, refetches) once, on the first table.
+    # Each stream's own requests (every mode), and the rest of the run's (event reads, the
+    # reservation-id list) once, on the first table.
     run_requests = report.requests - sum(r.requests for r in report.landed.values())
     wanted_checks = context.selected_asset_check_keys
     first = True
