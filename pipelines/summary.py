@@ -19,7 +19,7 @@ from rich.table import Table
 from assets import progress
 from pipelines.settings import Settings
 
-RUN_LEVEL_ROW = "(events, id lists)"
+RUN_LEVEL_ROW = "(read by no table)"  # event feed, reservation-id list, clock probe
 
 
 @dataclass

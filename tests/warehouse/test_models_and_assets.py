@@ -87,6 +87,9 @@ def test_factory_specs_and_materialize(tmp_path: Path) -> None:
     }
     meta = mats[("warehouse", "marts", "occupancy_daily")]
     assert meta["dagster/row_count"].value == 2
+    for key, metadata in mats.items():  # every model's materialization explains its columns
+        columns = metadata["dagster/column_schema"].value.columns
+        assert columns and all(c.description for c in columns), key
     checks = result.get_asset_check_evaluations()
     assert {c.check_name for c in checks} == set(CHECKS)
     # no journals in this lake: the bill revenue stays unreconciled, the rest passes
