@@ -220,7 +220,7 @@ def test_a_run_waiting_for_the_lake_lock_says_who_holds_it(served: Served) -> No
 def test_webhook_and_sweep_runs_report_each_streams_requests(served: Served) -> None:
     """Last in the module: it lands outside `reservoir run` (the modes' own entry points)."""
     lake = Lake(served.settings.lake_dir)
-    opener = sandbox_opener(served.handle)
+    opener = sandbox_opener(served.handle, show_archived=True)  # as the pipeline's resource
     ids = sorted(lake.current_ids("reservations", "reservation_id"))[:3]
     pushed = refresh_reservations(lake, opener, served.ingest_settings(), ids)
     landed = pushed.landed["reservations"]
