@@ -123,3 +123,19 @@ def test_every_asset_has_a_described_column_schema(prefix: str) -> None:
         mart = next(s for s in specs if s.key.path == ["warehouse", "marts", "occupancy_daily"])
         names = [c.name for c in _schema(mart).columns]
         assert names[:2] == ["date_day", "location_id"] and "occupancy" in names
+
+
+def test_no_description_outlives_its_column() -> None:
+    """The other direction: every entry of the core dictionary and of the lake's descriptions
+    names a column that exists (a renamed or dropped column leaves no stale text behind)."""
+    from lake.column_docs import TABLES as LAKE_DOCS
+    from warehouse.dictionary_core import CORE
+
+    columns = model_columns()
+    stale = [f"{q}.{c}" for q, docs in CORE.items() for c in docs if c not in columns.get(q, ())]
+    assert stale == []
+    landed = {n: {c.column for c in t.columns} for n, t in LAKE_TABLES.items()}
+    stale = [
+        f"{t}.{c}" for t, docs in LAKE_DOCS.items() for c in docs if c not in landed.get(t, ())
+    ]
+    assert stale == []
