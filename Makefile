@@ -24,7 +24,7 @@ test: $(STAMP)
 	bash scripts/ensure-chromium.sh
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not chaos"
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not chaos" --durations=30
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -7,6 +7,7 @@ One structure feeds the `COMMENT ON COLUMN`s the builder writes into the warehou
 
 from __future__ import annotations
 
+from warehouse.dictionary_pace import BOOKING_PACE
 from warehouse.dictionary_rates import RATE_AVAILABILITY
 
 _SOLD = (
@@ -126,28 +127,7 @@ MARTS: dict[str, dict[str, str]] = {
         "room_revenue_share": "Channel mix: share of the month's room_revenue_net in this "
         f"currency. {_RATIO}.",
     },
-    "marts.booking_pace": {
-        "stay_date": "Stay night D.",
-        "as_of_date": "Snapshot date A: the build's as_of (meta.build_settings: the service's "
-        "date at the last lake run) and the 52 weekly snapshots before it; stay dates run from "
-        "A to A + 365 days within the reporting range.",
-        "currency_code": COMMON["currency_code"],
-        "days_before_arrival": "D - A in days.",
-        "otb_nights": "On the books as of A (metrics.md / contracts.md): stay nights D of guest "
-        "stays with reservationDate <= A that are on the books now, plus cancelled ones with "
-        "cancelDate > A.",
-        "otb_room_revenue": f"Room revenue of those nights, {_GROSS} (today's bill-line "
-        "allocation; the lake does not keep past prices of a still-current line set). "
-        f"{_MONEY}.",
-        "pickup_nights": "Pickup = OTB(A) - OTB(A - 7 days) for the same stay date.",
-        "pickup_room_revenue": f"Pickup of room revenue vs the previous snapshot. {_MONEY}.",
-        "stly_stay_date": "Same time last year: D - 364 days (weekday aligned).",
-        "stly_as_of_date": "A - 364 days: the same number of days before arrival.",
-        "stly_otb_nights": "OTB nights of stly_stay_date as of stly_as_of_date.",
-        "stly_otb_room_revenue": f"OTB room revenue of the STLY pair. {_MONEY}.",
-        "pace_nights": "Pace vs STLY = otb_nights - stly_otb_nights.",
-        "pace_room_revenue": f"otb_room_revenue - stly_otb_room_revenue. {_MONEY}.",
-    },
+    "marts.booking_pace": BOOKING_PACE,
     "marts.cancellations_monthly": {
         "month_start": "Month: booking month for the creation columns, arrival month for the "
         "arrival columns, cancellation month (cancelDate) for the cancellation columns.",

@@ -103,6 +103,9 @@ CORE: dict[str, dict[str, str]] = {
         "valid_to": "When the next version started (null for the latest).",
         "is_deleted": "The version is a deletion (tombstone).",
         "status_name": "Name of status_code (CANCELLED, DEFINITIVE, ...).",
+        "is_on_the_books": "This version is on the books: not a deletion, status 12, 21, 31 or "
+        "41 (what booking_pace counts as of a date in its validity).",
+        "is_guest_stay": _FLAGS["is_guest_stay"],
         "nights": "departure_date - arrival_date.",
         "observed_at": "When the lake read this version.",
         "is_current": "The latest version, not deleted, and the one staging keeps.",

@@ -53,6 +53,13 @@ MACROS: tuple[str, ...] = (
     "create or replace temp macro relative_cents(base_cents, percent) as "
     "cast(sign(cast(base_cents as hugeint) * to_cents(percent)) "
     "* ((abs(cast(base_cents as hugeint) * to_cents(percent)) + 5000) // 10000) as bigint)",
+    # Which reservations count (docs/metrics.md): on the books = PROVISIONAL, DEFINITIVE,
+    # CHECKED_IN, CHECKED_OUT; a guest stay = type RESERVATION outside the owner and block
+    # categories. One definition for the current state (fct_reservations) and for every
+    # recorded version (fct_reservation_versions, booking_pace).
+    "create or replace temp macro is_on_the_books(code) as coalesce(code in (12, 21, 31, 41), false)",
+    "create or replace temp macro is_guest_stay(reservation_type, category) as coalesce("
+    "reservation_type = 'RESERVATION' and coalesce(category, '') not in ('OWNER', 'BLOCK'), false)",
     "create or replace temp macro status_name(code) as case code "
     "when -99 then 'DELETED' when -13 then 'DEF_CANCELLED' when -12 then 'CANCELLED' "
     "when -11 then 'EXPIRED' when -10 then 'DECLINED' when -5 then 'QUOTATION' "

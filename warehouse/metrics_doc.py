@@ -8,6 +8,7 @@ The page is self-contained: the definitions the marts implement are stated here,
 from __future__ import annotations
 
 from warehouse.dictionary import MARTS
+from warehouse.dictionary_pace import PACE_HISTORY
 from warehouse.dictionary_rates import LIST_PRICES, RATE_EXAMPLE
 from warehouse.models import discover_models
 
@@ -217,6 +218,7 @@ def render_markdown() -> str:
         "",
         *DEFINITIONS,
         *GUIDE,
+        *PACE_HISTORY,
         *LIST_PRICES,
     ]
     for qualified, columns in MARTS.items():

@@ -134,6 +134,7 @@ def reservations_of(world: World) -> pd.DataFrame:
     for rr in world.records("reservedresources"):  # pk order: the first one wins
         if rr["type"] == "ACCOMMODATIONTYPE":
             accommodation.setdefault(rr["reservationId"], rr)
+    today = world.now.date().toordinal()
     rows: list[dict[str, Any]] = []
     for r in world.records("reservations"):
         rid = r["reservationId"]
@@ -151,6 +152,10 @@ def reservations_of(world: World) -> pd.DataFrame:
         owner_or_block = r["type"] == "INVOICE" or r["categoryCode"] in ("OWNER", "BLOCK")
         on_books = status in ON_THE_BOOKS
         cancel = ord_of(r.get("cancelDate"))
+        # the day the served version took effect (a cancellation not before its cancelDate):
+        # a warehouse that recorded only this version judges earlier days by today's status
+        modified = ord_of(r.get("modifiedDate")) or today
+        history_from = max(modified, cancel) if status in CANCELLED and cancel else modified
         rows.append(
             {
                 "reservation_id": rid,
@@ -168,6 +173,7 @@ def reservations_of(world: World) -> pd.DataFrame:
                 "booked": ord_of(r["reservationDate"]),
                 "cancelled_on": -1 if cancel is None else cancel,  # -1: never after any A
                 "has_cancel_date": cancel is not None,
+                "history_from": history_from,
                 "channel_id": r["distributionChannelId"],
                 "channel_code": channel.get("code", r["distributionChannelCode"]),
                 "channel_type": channel.get("type"),

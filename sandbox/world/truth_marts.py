@@ -80,24 +80,36 @@ def _booking_pace(nights: pd.DataFrame, as_of: date, lo: int, hi: int) -> pd.Dat
     cancelled_on = cand["cancelled_on"].to_numpy(dtype=np.int64)
     has_cancel = cand["has_cancel_date"].to_numpy(dtype=bool)
     room = cand["room"].to_numpy(dtype=np.int64)
+    history_from = cand["history_from"].to_numpy(dtype=np.int64)
     a0 = as_of.toordinal()
     d0 = min(int(d.min()) if len(d) else a0, a0 - 7 * (PACE_WEEKS + 1) - STLY_DAYS)
     d1 = max(int(d.max()) if len(d) else a0, a0 + PACE_HORIZON) + 1
     width = d1 - d0
     ncur = len(currencies)
 
-    def otb(a: int) -> tuple[np.ndarray, np.ndarray]:
-        """OTB nights and room cents as of A, indexed [currency, stay ordinal - d0]."""
-        m = (booked <= a) & (on_books | (has_cancel & (cancelled_on > a)))
+    def count(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Nights and room cents of the nights `m`, indexed [currency, stay ordinal - d0]."""
         idx = cur_idx[m] * width + (d[m] - d0)
         n = np.bincount(idx, minlength=ncur * width).reshape(ncur, width)
         c = np.bincount(idx, weights=room[m], minlength=ncur * width)
         # weights go through float64: exact for sums of integer cents below 2**53
         return n.astype(np.int64), np.rint(c).astype(np.int64).reshape(ncur, width)
 
-    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    def otb(a: int) -> tuple[np.ndarray, ...]:
+        """As of A (docs/metrics.md, "Pace from history", with one recorded version per
+        reservation, the served one): by history from the day that version took effect, by
+        today's status before; and by today's status for every A."""
+        by_status = (booked <= a) & (on_books | (has_cancel & (cancelled_on > a)))
+        from_history = on_books & (history_from <= a)
+        from_status = by_status & (history_from > a)
+        n_all, c_all = count(by_status)
+        n_hist, c_hist = count(from_history)
+        n_stat, c_stat = count(from_status)
+        return n_hist + n_stat, c_hist + c_stat, n_hist, n_stat, n_all, c_all
 
-    def otb_at(a: int) -> tuple[np.ndarray, np.ndarray]:
+    cache: dict[int, tuple[np.ndarray, ...]] = {}
+
+    def otb_at(a: int) -> tuple[np.ndarray, ...]:
         if a not in cache:
             cache[a] = otb(a)
         return cache[a]
@@ -109,9 +121,9 @@ def _booking_pace(nights: pd.DataFrame, as_of: date, lo: int, hi: int) -> pd.Dat
         if last < first:
             continue
         days = np.arange(first, last + 1)
-        cur_n, cur_c = otb_at(a)
-        prev_n, prev_c = otb_at(a - 7)
-        stly_n, stly_c = otb_at(a - STLY_DAYS)
+        cur_n, cur_c, cur_hist, cur_stat, cur_all_n, cur_all_c = otb_at(a)
+        prev_n, prev_c = otb_at(a - 7)[:2]
+        stly_n, stly_c = otb_at(a - STLY_DAYS)[:2]
         for ci, code in enumerate(currencies):
             i = days - d0
             j = days - STLY_DAYS - d0
@@ -127,6 +139,10 @@ def _booking_pace(nights: pd.DataFrame, as_of: date, lo: int, hi: int) -> pd.Dat
                         "prev_cents": prev_c[ci, i],
                         "stly_nights": stly_n[ci, j],
                         "stly_cents": stly_c[ci, j],
+                        "hist_nights": cur_hist[ci, i],
+                        "stat_nights": cur_stat[ci, i],
+                        "all_nights": cur_all_n[ci, i],
+                        "all_cents": cur_all_c[ci, i],
                     }
                 )
             )
@@ -145,6 +161,10 @@ def _booking_pace(nights: pd.DataFrame, as_of: date, lo: int, hi: int) -> pd.Dat
         "stly_otb_room_revenue",
         "pace_nights",
         "pace_room_revenue",
+        "otb_nights_from_history",
+        "otb_nights_from_current_status",
+        "otb_nights_by_current_status",
+        "otb_room_revenue_by_current_status",
     ]
     if not parts:
         return pd.DataFrame(columns=cols)
@@ -165,6 +185,10 @@ def _booking_pace(nights: pd.DataFrame, as_of: date, lo: int, hi: int) -> pd.Dat
             "stly_otb_room_revenue": money_col(g["stly_cents"]),
             "pace_nights": g["otb_nights"] - g["stly_nights"],
             "pace_room_revenue": money_col(g["otb_cents"] - g["stly_cents"]),
+            "otb_nights_from_history": g["hist_nights"],
+            "otb_nights_from_current_status": g["stat_nights"],
+            "otb_nights_by_current_status": g["all_nights"],
+            "otb_room_revenue_by_current_status": money_col(g["all_cents"]),
         }
     )
     return out[cols]

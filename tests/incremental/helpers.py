@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from lake.store import Lake
 from lake.tables import TABLES
+from warehouse.dictionary_pace import PATH_DEPENDENT_COLUMNS
 
 
 def sandbox_opener(sb: Any, **config: Any) -> Callable[[], Any]:
@@ -78,15 +79,39 @@ def mart_differences(a: Path, b: Path, schema: str = "marts") -> dict[str, objec
                 "only_b": sorted(names_b - names_a),
             }
         for name in sorted(names_a & names_b):
-            ta = ca.sql(f'select * from {schema}."{name}"').to_arrow_table()
-            tb = cb.sql(f'select * from {schema}."{name}"').to_arrow_table()
-            diff = table_differences(ta, tb)
-            if diff is not None:
-                out[name] = diff
+            for part, where in _parts(f"{schema}.{name}", ca):
+                ta = ca.sql(f'select {part} from {schema}."{name}" {where}').to_arrow_table()
+                tb = cb.sql(f'select {part} from {schema}."{name}" {where}').to_arrow_table()
+                diff = table_differences(ta, tb)
+                if diff is not None:
+                    out[f"{name} {where}" if where else name] = diff
     finally:
         ca.close()
         cb.close()
     return out
+
+
+def _parts(qualified: str, con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """What of a model two run paths must agree on: every column, but for the columns that
+    depend on the recorded history (PATH_DEPENDENT_COLUMNS). Of those, the on-the-books
+    figures must agree where every reservation's current version is in force (the latest as-of
+    date); pickup, STLY and pace look back to earlier dates."""
+    dependent = PATH_DEPENDENT_COLUMNS.get(qualified)
+    if not dependent:
+        return [("*", "")]
+    schema, name = qualified.split(".")
+    columns = [
+        r[0]
+        for r in con.execute(
+            "select column_name from information_schema.columns "
+            "where table_schema = $1 and table_name = $2 order by ordinal_position",
+            [schema, name],
+        ).fetchall()
+    ]
+    stable = ", ".join(f'"{c}"' for c in columns if c not in dependent)
+    latest = f'where as_of_date = (select max(as_of_date) from {schema}."{name}")'
+    at_latest = ", ".join(f'"{c}"' for c in columns if c not in dependent or c.startswith("otb_"))
+    return [(stable, ""), (at_latest, latest)]
 
 
 def _tables(con: duckdb.DuckDBPyConnection, schema: str) -> set[str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import httpx
 import pytest
 
@@ -89,6 +90,23 @@ def _follow(s: Served, steps: list[int]) -> Path:
 def test_three_daily_runs_equal_a_full_load(served: Served) -> None:
     dir_a = _follow(served, [24, 24, 24])
     served.assert_equals_a_fresh_full_load(dir_a, "after_3x24h")
+    # pace from history: the directory that followed the service judged more of its past
+    # on-the-books nights by recorded versions than a fresh load, which has one version each
+    judged = {d: _history_judged(served.tmp / d / "warehouse.duckdb") for d in ("a", "after_3x24h")}
+    assert judged["a"] > judged["after_3x24h"], judged
+
+
+def _history_judged(path: Path) -> int:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        row = con.execute(
+            "select sum(otb_nights_from_history) from marts.booking_pace "
+            "where as_of_date < (select max(as_of_date) from marts.booking_pace)"
+        ).fetchone()
+    finally:
+        con.close()
+    assert row is not None
+    return int(row[0])
 
 
 @pytest.mark.chaos

@@ -74,6 +74,8 @@ numbered as (
         versions.is_deleted,
         versions.status_code,
         status_name(versions.status_code) as status_name,
+        not versions.is_deleted and is_on_the_books(versions.status_code) as is_on_the_books,
+        is_guest_stay(versions.reservation_type, versions.category_code) as is_guest_stay,
         versions.reservation_type,
         versions.category_code,
         versions.arrival_date,

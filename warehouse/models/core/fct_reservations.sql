@@ -63,17 +63,14 @@ bill_totals as (
 flagged as (
     select
         reservations.*,
-        reservations.status_code in (12, 21, 31, 41) as is_on_the_books,
+        is_on_the_books(reservations.status_code) as is_on_the_books,
         reservations.status_code in (10, 11) as is_held,
         reservations.status_code = -5 as is_quoted,
         reservations.status_code in (-12, -13) as is_cancelled,
         reservations.status_code = -10 as is_declined,
         reservations.status_code = -11 as is_expired,
-        coalesce(
-            reservations.reservation_type = 'RESERVATION'
-            and coalesce(reservations.category_code, '') not in ('OWNER', 'BLOCK'),
-            false
-        ) as is_guest_stay,
+        is_guest_stay(reservations.reservation_type, reservations.category_code)
+            as is_guest_stay,
         coalesce(
             reservations.reservation_type = 'INVOICE'
             or reservations.category_code in ('OWNER', 'BLOCK'),

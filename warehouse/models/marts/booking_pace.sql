@@ -3,6 +3,14 @@
 -- dates from the snapshot to 365 days after it within the reporting range; pickup vs the
 -- previous snapshot (7 days earlier) and same time last year (stay date - 364 days, as-of date -
 -- 364 days: the same weekday and days before arrival). Revenue is today's bill-line allocation.
+--
+-- On the books as of A is judged from history: the reservation's version valid at the end of
+-- day A (core.fct_reservation_versions) decides whether it was on the books and which nights it
+-- held. Before a reservation's history starts (its first recorded version; a fresh full load
+-- records one version, the current one), today's status decides: booked on or before A and on
+-- the books now, or cancelled after A. The mart says which rule gave each night
+-- (otb_nights_from_history, otb_nights_from_current_status), and keeps the path-independent
+-- figure that uses today's status for every A (otb_nights_by_current_status).
 
 with settings as (
     select * from meta.build_settings
@@ -16,6 +24,14 @@ stay_nights as (
     select * from core.fct_stay_nights
 ),
 
+reservations as (
+    select * from core.fct_reservations
+),
+
+versions as (
+    select * from core.fct_reservation_versions
+),
+
 -- 106 weekly snapshots: 53 reported, plus the ones pickup and STLY look back to
 snapshots as (
     select
@@ -25,30 +41,153 @@ snapshots as (
     cross join range(0, 106) as weeks(k)
 ),
 
-candidates as (
-    select * from stay_nights
-    where is_stay_night
-        and is_guest_stay
-        and (is_on_the_books or is_cancelled)
+-- a version takes effect at its modifiedDate, never before the cancellation it records
+effective_versions as (
+    select
+        reservation_id,
+        version_number,
+        is_on_the_books,
+        is_guest_stay,
+        arrival_date,
+        departure_date,
+        greatest(valid_from, case when status_code in (-12, -13) then cancelled_at end)
+            as effective_from,
+    from versions
+),
+
+timed_versions as (
+    select
+        *,
+        lead(effective_from) over (
+            partition by reservation_id order by version_number
+        ) as effective_to,
+        min(effective_from) over (partition by reservation_id) as history_starts_at,
+    from effective_versions
+),
+
+-- the as-of dates at whose end each version was the one in force
+version_spans as (
+    select
+        *,
+        cast(effective_from as date) as first_as_of_date,
+        cast(effective_to - interval 1 day as date) as last_as_of_date,
+    from timed_versions
+),
+
+history_starts as (
+    select distinct
+        reservation_id,
+        cast(history_starts_at as date) as history_start_date,
+    from timed_versions
+),
+
+-- nights each on-the-books guest version held, with today's allocation of their room revenue
+history_nights as (
+    select
+        version_spans.reservation_id,
+        version_spans.first_as_of_date,
+        version_spans.last_as_of_date,
+        cast(unnest(range(version_spans.arrival_date, version_spans.departure_date,
+            interval 1 day)) as date) as night_date,
+    from version_spans
+    where version_spans.is_on_the_books
+        and version_spans.is_guest_stay
+        and version_spans.departure_date > version_spans.arrival_date
+        and (version_spans.last_as_of_date is null
+            or version_spans.last_as_of_date >= version_spans.first_as_of_date)
+),
+
+history_candidates as (
+    select
+        history_nights.*,
+        reservations.currency_code,
+        coalesce(stay_nights.room_revenue, 0) as room_revenue,
+    from history_nights
+    inner join reservations
+        on history_nights.reservation_id = reservations.reservation_id
+    left join stay_nights
+        on history_nights.reservation_id = stay_nights.reservation_id
+        and history_nights.night_date = stay_nights.night_date
+),
+
+otb_from_history as (
+    select
+        snapshots.as_of_date,
+        history_candidates.night_date as stay_date,
+        history_candidates.currency_code,
+        count(*) as otb_nights,
+        sum(history_candidates.room_revenue) as otb_room_revenue,
+    from snapshots
+    inner join history_candidates
+        on history_candidates.night_date between snapshots.as_of_date
+            and snapshots.as_of_date + 372
+        and snapshots.as_of_date >= history_candidates.first_as_of_date
+        and (history_candidates.last_as_of_date is null
+            or snapshots.as_of_date <= history_candidates.last_as_of_date)
+    group by all
+),
+
+-- today's status for every as-of date, and which of those dates precede the history
+current_candidates as (
+    select
+        stay_nights.*,
+        coalesce(history_starts.history_start_date, date '9999-12-31') as history_start_date,
+    from stay_nights
+    left join history_starts
+        on stay_nights.reservation_id = history_starts.reservation_id
+    where stay_nights.is_stay_night
+        and stay_nights.is_guest_stay
+        and (stay_nights.is_on_the_books or stay_nights.is_cancelled)
+),
+
+otb_by_current_status as (
+    select
+        snapshots.as_of_date,
+        current_candidates.night_date as stay_date,
+        current_candidates.currency_code,
+        count(*) as otb_nights,
+        sum(current_candidates.room_revenue) as otb_room_revenue,
+        count(*) filter (where snapshots.as_of_date < current_candidates.history_start_date)
+            as otb_nights_before_history,
+        coalesce(
+            sum(current_candidates.room_revenue) filter (
+                where snapshots.as_of_date < current_candidates.history_start_date
+            ),
+            0
+        ) as otb_room_revenue_before_history,
+    from snapshots
+    inner join current_candidates
+        on current_candidates.night_date between snapshots.as_of_date
+            and snapshots.as_of_date + 372
+        and current_candidates.booking_date <= snapshots.as_of_date
+        and (current_candidates.is_on_the_books
+            or current_candidates.cancelled_on > snapshots.as_of_date)
+    group by all
 ),
 
 otb as (
     select
-        snapshots.as_of_date,
-        candidates.night_date as stay_date,
-        candidates.currency_code,
-        count(*) as otb_nights,
-        sum(candidates.room_revenue) as otb_room_revenue,
-    from snapshots
-    inner join candidates
-        on candidates.night_date between snapshots.as_of_date and snapshots.as_of_date + 372
-        and candidates.booking_date <= snapshots.as_of_date
-        and (candidates.is_on_the_books or candidates.cancelled_on > snapshots.as_of_date)
-    group by all
+        coalesce(hist.as_of_date, cur.as_of_date) as as_of_date,
+        coalesce(hist.stay_date, cur.stay_date) as stay_date,
+        coalesce(hist.currency_code, cur.currency_code) as currency_code,
+        coalesce(hist.otb_nights, 0) + coalesce(cur.otb_nights_before_history, 0) as otb_nights,
+        coalesce(hist.otb_room_revenue, 0) + coalesce(cur.otb_room_revenue_before_history, 0)
+            as otb_room_revenue,
+        coalesce(hist.otb_nights, 0) as otb_nights_from_history,
+        coalesce(cur.otb_nights_before_history, 0) as otb_nights_from_current_status,
+        coalesce(cur.otb_nights, 0) as otb_nights_by_current_status,
+        coalesce(cur.otb_room_revenue, 0) as otb_room_revenue_by_current_status,
+    from otb_from_history as hist
+    full outer join otb_by_current_status as cur
+        on hist.as_of_date = cur.as_of_date
+        and hist.stay_date = cur.stay_date
+        and hist.currency_code is not distinct from cur.currency_code
 ),
 
 currencies as (
-    select distinct currency_code from candidates
+    select distinct currency_code from current_candidates
+    union
+    select distinct currency_code from history_candidates
 ),
 
 grid as (
@@ -82,6 +221,11 @@ final as (
         coalesce(cur.otb_nights, 0) - coalesce(stly.otb_nights, 0) as pace_nights,
         cast(coalesce(cur.otb_room_revenue, 0) - coalesce(stly.otb_room_revenue, 0)
             as decimal(18, 2)) as pace_room_revenue,
+        coalesce(cur.otb_nights_from_history, 0) as otb_nights_from_history,
+        coalesce(cur.otb_nights_from_current_status, 0) as otb_nights_from_current_status,
+        coalesce(cur.otb_nights_by_current_status, 0) as otb_nights_by_current_status,
+        cast(coalesce(cur.otb_room_revenue_by_current_status, 0) as decimal(18, 2))
+            as otb_room_revenue_by_current_status,
     from grid
     left join otb as cur
         on grid.as_of_date = cur.as_of_date

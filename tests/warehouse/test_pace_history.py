@@ -1,0 +1,163 @@
+"""Pace from history: on the books as of a past date follows the version in force then
+(docs/metrics.md, "Pace from history"), and today's status before a reservation's history."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from tests.warehouse.scenarios import Batch
+from warehouse.build import build_warehouse
+
+STAY = "2025-03-07"
+
+
+def _version(batch: Batch, rid: int, departure: str, *, status: int, booked: str, modified: str):
+    batch.reservation(rid, STAY, departure, status=status, booked=booked, unit_id=1000 + rid)
+    batch.tables["reservations"][-1]["modified_date"] = modified
+
+
+def _pace(query: Any, stay_date: str) -> dict[str, tuple[int, ...]]:
+    rows = query(
+        "select as_of_date, otb_nights, otb_nights_from_history, "
+        "otb_nights_from_current_status, otb_nights_by_current_status "
+        "from marts.booking_pace where stay_date = cast($1 as date) "
+        "and as_of_date between date '2025-01-04' and date '2025-02-22' order by 1",
+        [stay_date],
+    )
+    return {a.isoformat(): tuple(r) for a, *r in rows}
+
+
+def test_on_the_books_follows_the_version_in_force(lake, query, tmp_path: Path) -> None:
+    first = Batch().reference(units=5)
+    # 1: OPTIONAL (held) from Jan 10, confirmed Feb 1
+    _version(
+        first,
+        1,
+        "2025-03-09",
+        status=11,
+        booked="2025-01-10T09:00:00",
+        modified="2025-01-10T09:00:00",
+    )
+    # 2: PROVISIONAL from Jan 5, declined Feb 1 (a decline has no cancelDate)
+    _version(
+        first,
+        2,
+        "2025-03-09",
+        status=12,
+        booked="2025-01-05T09:00:00",
+        modified="2025-01-05T09:00:00",
+    )
+    # 3: PROVISIONAL from Jan 12 for two nights, extended by a night on Feb 15
+    _version(
+        first,
+        3,
+        "2025-03-09",
+        status=12,
+        booked="2025-01-12T09:00:00",
+        modified="2025-01-12T09:00:00",
+    )
+    first.flush(lake, kind="full")
+
+    second = Batch()
+    _version(
+        second,
+        1,
+        "2025-03-09",
+        status=12,
+        booked="2025-01-10T09:00:00",
+        modified="2025-02-01T12:00:00",
+    )
+    _version(
+        second,
+        2,
+        "2025-03-09",
+        status=-10,
+        booked="2025-01-05T09:00:00",
+        modified="2025-02-01T12:00:00",
+    )
+    _version(
+        second,
+        3,
+        "2025-03-10",
+        status=12,
+        booked="2025-01-12T09:00:00",
+        modified="2025-02-15T08:00:00",
+    )
+    second.flush(lake, kind="delta")
+
+    build_warehouse(
+        tmp_path, as_of=date(2025, 3, 1), reporting_range=(date(2025, 3, 1), date(2025, 3, 31))
+    )
+
+    # (otb, from history, from today's status, by today's status for every as-of date)
+    assert _pace(query, "2025-03-07") == {
+        # before every history: today's status; only 1 and 3 are on the books now, and
+        # neither was booked yet
+        "2025-01-04": (0, 0, 0, 0),
+        # 2 on the books (history); 1 only held; 3 not booked yet. Today's status would count
+        # 1 (booked and on the books now) and not 2 (declined now)
+        "2025-01-11": (1, 1, 0, 1),
+        "2025-01-18": (2, 2, 0, 2),
+        "2025-01-25": (2, 2, 0, 2),
+        # Feb 1: 1 confirmed, 2 declined
+        "2025-02-01": (2, 2, 0, 2),
+        "2025-02-08": (2, 2, 0, 2),
+        "2025-02-15": (2, 2, 0, 2),
+        "2025-02-22": (2, 2, 0, 2),
+    }
+    # the night 3 gained on Feb 15 counts from then; today's status counts it from booking
+    assert _pace(query, "2025-03-09") == {
+        "2025-01-04": (0, 0, 0, 0),
+        "2025-01-11": (0, 0, 0, 0),
+        "2025-01-18": (0, 0, 0, 1),
+        "2025-01-25": (0, 0, 0, 1),
+        "2025-02-01": (0, 0, 0, 1),
+        "2025-02-08": (0, 0, 0, 1),
+        "2025-02-15": (1, 1, 0, 1),
+        "2025-02-22": (1, 1, 0, 1),
+    }
+
+
+def test_a_single_version_gives_todays_rule(lake, query, tmp_path: Path) -> None:
+    """A fresh full load records one version: before it took effect today's status decides,
+    so otb_nights equals otb_nights_by_current_status on every row."""
+    batch = Batch().reference(units=5)
+    _version(
+        batch,
+        1,
+        "2025-03-09",
+        status=12,
+        booked="2025-01-10T09:00:00",
+        modified="2025-02-01T12:00:00",
+    )
+    batch.reservation(
+        2,
+        STAY,
+        "2025-03-09",
+        status=-12,
+        booked="2025-01-05T09:00:00",
+        cancelled="2025-02-03T10:00:00",
+        unit_id=1002,
+    )
+    batch.tables["reservations"][-1]["modified_date"] = "2025-02-03T10:00:00"
+    batch.flush(lake, kind="full")
+    build_warehouse(
+        tmp_path, as_of=date(2025, 3, 1), reporting_range=(date(2025, 3, 1), date(2025, 3, 31))
+    )
+    assert _pace(query, "2025-03-07") == {
+        "2025-01-04": (0, 0, 0, 0),
+        "2025-01-11": (2, 0, 2, 2),
+        "2025-01-18": (2, 0, 2, 2),
+        "2025-01-25": (2, 0, 2, 2),
+        "2025-02-01": (2, 1, 1, 2),
+        "2025-02-08": (1, 1, 0, 1),
+        "2025-02-15": (1, 1, 0, 1),
+        "2025-02-22": (1, 1, 0, 1),
+    }
+    assert query(
+        "select count(*) from marts.booking_pace "
+        "where otb_nights <> otb_nights_by_current_status "
+        "or otb_room_revenue <> otb_room_revenue_by_current_status"
+    ) == [(0,)]
