@@ -23,9 +23,10 @@ class PageEvent:
 
 @dataclass(frozen=True)
 class WaitEvent:
-    """The run is waiting for the lake's writer lock, held by `holder` (pid, run, since)."""
+    """The run waits for the lake's writer lock, held by `holder` (pid, run, since); None: the
+    wait is over, the run holds the lock."""
 
-    holder: str
+    holder: str | None
 
 
 Event = PageEvent | WaitEvent
@@ -53,8 +54,9 @@ def report(table: str, records: int, quarantined: int = 0, *, done: bool = False
     _emit(PageEvent(table, records, quarantined, done))
 
 
-def waiting(holder: str) -> None:
-    """Tell listeners that the run waits for the lake's writer lock, and who holds it."""
+def waiting(holder: str | None) -> None:
+    """Tell listeners that the run waits for the lake's writer lock and who holds it (None: it
+    has the lock now)."""
     _emit(WaitEvent(holder))
 
 

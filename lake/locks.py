@@ -23,7 +23,8 @@ class LakeBusy(RuntimeError):
     """Another writer holds the lake lock for longer than we are willing to wait."""
 
 
-OnWait = Callable[[str], None]
+# Told who holds a busy lock when the wait begins, and None once the lock is taken after it.
+OnWait = Callable[[str | None], None]
 
 
 @contextlib.contextmanager
@@ -37,7 +38,7 @@ def writer_lock(
     """Exclusive lake writer lock (`flock`; released by the OS if the process dies).
 
     `holder` names the run taking it (stamped into the lock file with the pid and the time);
-    `on_wait` is told once, when the lock is busy, who holds it and since when.
+    `on_wait` is told, when the lock is busy, who holds it and since when, then None once taken.
     """
     with _flocked(
         lake,
@@ -127,6 +128,9 @@ def _flocked(
                     with contextlib.suppress(Exception):  # a display never stops the wait
                         on_wait(holder_of(path))
                 time.sleep(0.2)
+        if told and on_wait is not None:
+            with contextlib.suppress(Exception):
+                on_wait(None)
         try:
             if stamp:  # who holds it, for a person (or a waiting run) looking at the lock
                 handle.seek(0)

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from assets import progress
 from pipelines.settings import Settings
@@ -85,7 +86,9 @@ class ProgressDisplay:
             return f"waiting for the lake's writer lock ({elapsed}), held by {self.waiting_for}"
         return f"extracting ({elapsed})"
 
-    def _render(self) -> Table:
+    def render(self) -> RenderableType:
+        if self.waiting_for is not None:  # one line: nothing is extracted while waiting
+            return Text(self.title)
         table = Table(title=self.title, expand=False)
         for col in ("table", "pages", "records", "quarantined"):
             table.add_column(col, justify="right" if col != "table" else "left")
@@ -96,10 +99,9 @@ class ProgressDisplay:
     def on_page(self, event: progress.Event) -> None:
         if isinstance(event, progress.WaitEvent):
             self.waiting_for = event.holder
-            if self._live is None and self.enabled:  # no live display: one line says it
-                self.console.print(self.title)
+            if self._live is None and self.enabled and event.holder is not None:
+                self.console.print(self.title)  # no live display: one line says it
             return
-        self.waiting_for = None
         line = self.lines.setdefault(event.table, TableLine())
         if not event.done:
             line.pages += 1
@@ -115,7 +117,7 @@ class ProgressDisplay:
             if self.enabled and self.console.is_terminal:
                 # rendered afresh on every refresh: the clock moves while nothing lands
                 with Live(
-                    console=self.console, refresh_per_second=4, get_renderable=self._render
+                    console=self.console, refresh_per_second=4, get_renderable=self.render
                 ) as live:
                     self._live = live
                     yield

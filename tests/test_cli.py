@@ -185,3 +185,29 @@ def test_catalog_lists_the_marts_and_describes_each_column() -> None:
     unknown = runner.invoke(app, ["catalog", "revenue_weekly"], env=wide)
     assert unknown.exit_code == 2
     assert "no model or lake table is called 'revenue_weekly'" in unknown.output
+
+
+def test_the_live_display_says_what_a_run_waits_for() -> None:
+    """While the lake's writer lock is busy the display names its holder, on one line; once the
+    run has the lock it shows the tables again."""
+    import io
+
+    from rich.console import Console
+
+    from assets import progress
+    from pipelines.summary import ProgressDisplay
+
+    console = Console(file=io.StringIO(), width=200, record=True)
+    display = ProgressDisplay(console, enabled=True)
+    display.on_page(progress.WaitEvent("pid 7, run abc, since 2026-11-25T12:00:00+00:00"))
+    console.print(display.render())
+    display.on_page(progress.WaitEvent(None))
+    display.on_page(progress.PageEvent("reservations", 10))
+    console.print(display.render())
+    lines = console.export_text().splitlines()
+    waiting = [x for x in lines if x.startswith("waiting for the lake's writer lock (")]
+    assert waiting and all(
+        x.endswith("held by pid 7, run abc, since 2026-11-25T12:00:00+00:00") for x in waiting
+    )
+    assert any(x.strip().startswith("extracting (") for x in lines)
+    assert any("reservations" in x and "10" in x for x in lines)

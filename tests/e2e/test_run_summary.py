@@ -189,9 +189,13 @@ def test_a_run_waiting_for_the_lake_lock_says_who_holds_it(served: Served) -> No
     waited = threading.Event()
     outcome: dict[str, object] = {}
 
+    waits: list[str | None] = []
+
     def on_event(event: progress.Event) -> None:
         if isinstance(event, progress.WaitEvent):
-            waited.set()
+            waits.append(event.holder)
+            if event.holder is not None:
+                waited.set()
 
     def second_run() -> None:
         try:
@@ -207,14 +211,16 @@ def test_a_run_waiting_for_the_lake_lock_says_who_holds_it(served: Served) -> No
             # released once the second run has said that it waits (a bound, not a speed check)
             assert waited.wait(timeout=600), out.getvalue()
     finally:
+        if thread.is_alive():
+            thread.join()
         unsubscribe()
-        thread.join()
     assert "error" not in outcome, outcome.get("error")
     line = next(x for x in out.getvalue().splitlines() if "writer lock" in x)
     assert line.startswith("waiting for the lake's writer lock (")
     assert f"held by pid {os.getpid()}, run first-run-id, since 20" in line
     summary = outcome["summary"]
     assert isinstance(summary, RunSummary) and summary.mode == "incremental"
+    assert len(waits) == 2 and waits[1] is None  # told once, then told the wait was over
 
 
 def test_webhook_and_sweep_runs_report_each_streams_requests(served: Served) -> None:
