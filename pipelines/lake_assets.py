@@ -22,6 +22,7 @@ from typing import Any, Literal
 import dagster as dg
 from pydantic import Field
 
+from assets import progress
 from assets.catalogue import CHILD_DESCRIPTIONS, SPECS
 from assets.full import land_full
 from assets.guard import RemovalRefused
@@ -299,6 +300,20 @@ def _fail(
     ) from first
 
 
+def _lock_waits_logged(context: dg.AssetExecutionContext) -> progress.Listener:
+    """A run stuck behind another one's lake lock says so in its Dagster event log."""
+
+    def log(event: progress.Event) -> None:
+        if isinstance(event, progress.WaitEvent):
+            context.log.info(
+                f"waiting for the lake's writer lock, held by {event.holder}"
+                if event.holder is not None
+                else "the lake's writer lock is ours now"
+            )
+
+    return log
+
+
 def build_lake_assets() -> dg.AssetsDefinition:
     """The one multi-asset over every lake table, for every run mode."""
 
@@ -319,7 +334,11 @@ def build_lake_assets() -> dg.AssetsDefinition:
             context.run.run_id, {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
         )
         selected = {k.path[-1] for k in context.selected_asset_keys}
-        report = land(context, config, service, lake, selected)
+        unsubscribe = progress.subscribe(_lock_waits_logged(context))
+        try:
+            report = land(context, config, service, lake, selected)
+        finally:
+            unsubscribe()
         context.log.info(
             f"{report.mode} batch {report.batch_id}: {len(report.tables)} tables landed, "
             f"{report.requests} requests"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
+import dagster as dg
 import pytest
 from rich.console import Console
 
@@ -221,6 +222,16 @@ def test_a_run_waiting_for_the_lake_lock_says_who_holds_it(served: Served) -> No
     summary = outcome["summary"]
     assert isinstance(summary, RunSummary) and summary.mode == "incremental"
     assert len(waits) == 2 and waits[1] is None  # told once, then told the wait was over
+    # and the run's Dagster event log says so (a run launched from the UI has no display)
+    logged = [
+        e.user_message
+        for e in dg.DagsterInstance.get().all_logs(summary.run_id)
+        if "writer lock" in e.user_message
+    ]
+    assert logged[0].endswith(
+        f"held by pid {os.getpid()}, run first-run-id, since " + (line.rsplit(", since ", 1)[1])
+    )
+    assert logged[1] == "the lake's writer lock is ours now"
 
 
 def test_webhook_and_sweep_runs_report_each_streams_requests(served: Served) -> None:
