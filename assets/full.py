@@ -12,7 +12,6 @@ from assets.finance import record_full_reads
 from assets.land_report import LandReport
 from assets.run import RunReport
 from assets.settings import IngestSettings, OpenClient
-from lake.locks import writer_lock
 from lake.state import mark_warehouse_pending, next_batch_id, write_as_of
 from lake.store import Lake
 from service.streams import leaf_error
@@ -83,7 +82,7 @@ def land_full(
     """A full snapshot of `specs` as one run (the event cursor is not touched); the tables it
     landed are marked pending for the warehouse."""
     started = time.perf_counter()
-    with writer_lock(lake, settings.lock_timeout):
+    with settings.writer_lock(lake):
         # The run's own batch id, as given: re-executing a full run overwrites its own files.
         batch_id = batch_id or next_batch_id(lake)
         report = RunReport(batch_id, "full")

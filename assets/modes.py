@@ -53,7 +53,6 @@ from assets.plan import (
 from assets.run import ChangeRun, RunReport, pending_on_failure
 from assets.settings import IngestSettings, OpenClient
 from assets.sweep import latest_modified, sweep
-from lake.locks import writer_lock
 from lake.state import (
     SWEEP_STATE,
     AsOf,
@@ -118,7 +117,7 @@ def bootstrap(
             used = service_requests(service)
             return int(hwm or 0), when if isinstance(when, str) else None, used, dated, as_of
 
-    with writer_lock(lake, settings.lock_timeout):
+    with settings.writer_lock(lake):
         hwm, hwm_date, used, settings, report.as_of = run_sync(mark)
         report.landed.update(
             full_snapshot(lake, open_client, settings, batch_id, specs=catalogue.specs)
@@ -166,7 +165,7 @@ def apply_changes(
             raise RuntimeError("no event cursor in the lake: run the bootstrap (full) first")
         return bootstrap(lake, open_client, settings, batch_id=batch_id, catalogue=catalogue)
     started = time.perf_counter()
-    with writer_lock(lake, settings.lock_timeout):
+    with settings.writer_lock(lake):
         cursor = read_cursor(lake) or cursor  # another writer may have moved it meanwhile
         batch_id = fresh_batch_id(lake, batch_id)
         report = RunReport(batch_id, "incremental", cursor_before=cursor.event_id)
@@ -268,7 +267,7 @@ def refresh_reservations(
     """
     started = time.perf_counter()
     ids = {int(i) for i in reservation_ids}
-    with writer_lock(lake, settings.lock_timeout):
+    with settings.writer_lock(lake):
         batch_id = fresh_batch_id(lake, batch_id)
         report = RunReport(batch_id, "webhook")
         report.plan = {"refresh": {"reservations": len(ids)}}

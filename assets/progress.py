@@ -1,7 +1,8 @@
 """A process-local progress hook: extraction reports pages as they land, a display listens.
 
 The command line shows live progress while Dagster runs the job in the same process; assets call
-`report(...)` and never know whether anyone is listening (Dagster runs from the UI have none).
+`report(...)` (a page landed) and `waiting(...)` (the lake's writer lock is busy) and never know
+whether anyone is listening (Dagster runs from the UI have none).
 """
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ class PageEvent:
     done: bool = False
 
 
-Listener = Callable[[PageEvent], None]
+@dataclass(frozen=True)
+class WaitEvent:
+    """The run waits for the lake's writer lock, held by `holder` (pid, run, since); None: the
+    wait is over, the run holds the lock."""
+
+    holder: str | None
+
+
+Event = PageEvent | WaitEvent
+Listener = Callable[[Event], None]
 
 _listeners: list[Listener] = []
 _lock = threading.Lock()
@@ -41,9 +51,18 @@ def subscribe(listener: Listener) -> Callable[[], None]:
 
 def report(table: str, records: int, quarantined: int = 0, *, done: bool = False) -> None:
     """Tell listeners that a page (or the end of a table) landed. Listener errors never break a run."""
+    _emit(PageEvent(table, records, quarantined, done))
+
+
+def waiting(holder: str | None) -> None:
+    """Tell listeners that the run waits for the lake's writer lock and who holds it (None: it
+    has the lock now)."""
+    _emit(WaitEvent(holder))
+
+
+def _emit(event: Event) -> None:
     with _lock:
         listeners = list(_listeners)
-    event = PageEvent(table, records, quarantined, done)
     for listener in listeners:
         with contextlib.suppress(Exception):  # a display must never fail an extraction
             listener(event)

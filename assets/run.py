@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -17,6 +18,7 @@ from assets.diff import Diff, diff_against_lake
 from assets.fetch import by_ids, full_list, only_resources, stamp
 from assets.finance import FinanceWindow, refresh_finance
 from assets.landing import Landing, LandReport, keys_of
+from assets.pages import service_requests
 from assets.plan import event_time
 from assets.settings import IngestSettings, Pages, Record
 from lake.state import AsOf, Cursor, mark_warehouse_pending
@@ -136,7 +138,11 @@ class ChangeRun:
         if skipped:
             self.report.landed[key] = landing.skip()
             return landing.report
-        rep = landing.commit()
+        started = time.perf_counter()
+        try:
+            rep = landing.commit()
+        finally:
+            landing.report.seconds += time.perf_counter() - started
         self.report.landed[key] = rep
         if self.on_landed is not None:
             self.on_landed(key)
@@ -144,7 +150,13 @@ class ChangeRun:
 
     async def _fill(self, landing: Landing, pages: Pages) -> None:
         """Every page into the landing (and out of the worker pool); on failure nothing of the
-        stream lands."""
+        stream lands.
+
+        The requests made and the seconds spent meanwhile are the stream's own (its
+        `LandReport`, shown per table in every run mode): a run fills one landing at a time, so
+        nothing is counted twice; what no landing reads (events, the id list) stays run-level.
+        """
+        before, started = service_requests(self.service), time.perf_counter()
         try:
             async for page, at in stamp(pages):
                 landing.add_page(page, at)
@@ -152,6 +164,9 @@ class ChangeRun:
         except BaseException:
             landing.abort()
             raise
+        finally:
+            landing.report.requests += service_requests(self.service) - before
+            landing.report.seconds += time.perf_counter() - started
 
     # -- events -------------------------------------------------------------------------
 

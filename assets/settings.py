@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
-from lake.locks import DEFAULT_LOCK_TIMEOUT
+from assets.progress import waiting
+from lake.locks import DEFAULT_LOCK_TIMEOUT, writer_lock
 from lake.parts import DEFAULT_FLUSH_ROWS
+from lake.store import Lake
 
 EVENTS_SOURCE = "/events"
 DEFAULT_MAX_EVENTS = 200_000  # one run reads at most this many events; the next run continues
@@ -68,6 +71,13 @@ class IngestSettings:
     id_reconcile_every_days: int = DEFAULT_EVERY_DAYS
     finance_overlap: timedelta = DEFAULT_FINANCE_OVERLAP
     sweep_finance_window: timedelta = DEFAULT_SWEEP_FINANCE_WINDOW
+    # Who takes the lake's writer lock (the Dagster run id): a run waiting for it says so.
+    run_label: str = ""
+
+    def writer_lock(self, lake: Lake) -> AbstractContextManager[Path]:
+        """The lake's writer lock for this run: stamped with `run_label`; while another run
+        holds it, the progress display says which one and since when."""
+        return writer_lock(lake, self.lock_timeout, holder=self.run_label, on_wait=waiting)
 
     @property
     def business_date(self) -> date:

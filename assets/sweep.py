@@ -24,7 +24,6 @@ from assets.landing import keys_of
 from assets.pages import account
 from assets.run import ChangeRun, RunReport, pending_on_failure
 from assets.settings import IngestSettings, OpenClient
-from lake.locks import writer_lock
 from lake.state import SWEEP_STATE, fresh_batch_id, mark_warehouse_pending, write_as_of
 from lake.store import Lake
 
@@ -76,7 +75,7 @@ def sweep(
         page_size=id_page_size,
     )
     started = time.perf_counter()
-    with writer_lock(lake, settings.lock_timeout):  # held for the id read and every landing
+    with settings.writer_lock(lake):  # held for the id read and every landing
         batch_id = fresh_batch_id(lake, batch_id)
         report = RunReport(batch_id, "sweep")
         state = lake.read_state(SWEEP_STATE) or {}

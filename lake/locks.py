@@ -6,7 +6,7 @@ import contextlib
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,17 +23,43 @@ class LakeBusy(RuntimeError):
     """Another writer holds the lake lock for longer than we are willing to wait."""
 
 
+# Told who holds a busy lock when the wait begins, and None once the lock is taken after it.
+OnWait = Callable[[str | None], None]
+
+
 @contextlib.contextmanager
-def writer_lock(lake: Lake, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[Path]:
-    """Exclusive lake writer lock (`flock`; released by the OS if the process dies)."""
+def writer_lock(
+    lake: Lake,
+    timeout: float = DEFAULT_LOCK_TIMEOUT,
+    *,
+    holder: str = "",
+    on_wait: OnWait | None = None,
+) -> Iterator[Path]:
+    """Exclusive lake writer lock (`flock`; released by the OS if the process dies).
+
+    `holder` names the run taking it (stamped into the lock file with the pid and the time);
+    `on_wait` is told, when the lock is busy, who holds it and since when, then None once taken.
+    """
     with _flocked(
         lake,
         LOCK_FILE,
         fcntl.LOCK_EX,
         timeout,
-        "another run is writing to the lake ({path} is locked); try again when it has finished",
+        "another run is writing to the lake ({path} is locked by {holder}); try again when it "
+        "has finished",
+        holder=holder,
+        on_wait=on_wait,
     ) as path:
         yield path
+
+
+def holder_of(path: Path) -> str:
+    """Who holds a lock, as its holder stamped it ('pid 123, run abc, since ...')."""
+    try:
+        stamp = path.read_text().strip()
+    except OSError:
+        stamp = ""
+    return stamp or "an unknown process"
 
 
 @contextlib.contextmanager
@@ -73,7 +99,15 @@ def compaction_lock(
 
 @contextlib.contextmanager
 def _flocked(
-    lake: Lake, name: str, mode: int, timeout: float, busy: str, *, stamp: bool = True
+    lake: Lake,
+    name: str,
+    mode: int,
+    timeout: float,
+    busy: str,
+    *,
+    stamp: bool = True,
+    holder: str = "",
+    on_wait: OnWait | None = None,
 ) -> Iterator[Path]:
     """`flock` on `_state/<name>` in `mode`, waiting up to `timeout` s, else `LakeBusy(busy)`."""
     folder = lake.root / "_state"
@@ -81,19 +115,29 @@ def _flocked(
     path = folder / name
     deadline = time.monotonic() + max(timeout, 0.0)
     with open(path, "a+") as handle:
+        told = False
         while True:
             try:
                 fcntl.flock(handle.fileno(), mode | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise LakeBusy(busy.format(path=path)) from None
+                    raise LakeBusy(busy.format(path=path, holder=holder_of(path))) from None
+                if on_wait is not None and not told:
+                    told = True
+                    with contextlib.suppress(Exception):  # a display never stops the wait
+                        on_wait(holder_of(path))
                 time.sleep(0.2)
+        if told and on_wait is not None:
+            with contextlib.suppress(Exception):
+                on_wait(None)
         try:
-            if stamp:  # who holds it, for a person looking at a stuck lock
+            if stamp:  # who holds it, for a person (or a waiting run) looking at the lock
                 handle.seek(0)
                 handle.truncate()
-                handle.write(f"pid {os.getpid()} since {datetime.now(UTC).isoformat()}\n")
+                run = f", run {holder}" if holder else ""
+                since = datetime.now(UTC).isoformat(timespec="seconds")
+                handle.write(f"pid {os.getpid()}{run}, since {since}\n")
                 handle.flush()
             yield path
         finally:

@@ -49,13 +49,68 @@ QUARANTINE_SCHEMA = pa.schema(
     ]
 )
 
-# Reservation status codes the real service documents (real-service-notes 4.2).
-RATE_STATUSES = (0, 1)  # inactive, active (docs/contracts.md: status 1 = active)
-RATE_QUANTIFIERS = ("OVERRIDE", "ABSOLUTE", "RELATIVE")  # real-service-notes 5
-RESERVATION_STATUSES = (-99, -13, -12, -11, -10, -5, 0, 10, 11, 12, 21, 31, 41)
-# Bill line types (real-service-notes 4.4).
-BILL_LINE_TYPES = (10, 20, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 180, 190, 250, 260)
-PAYER_TYPES = ("CUSTOMER", "PAYING_CUSTOMER", "AGENT")
+# Coded values with the names the real service documents: they decide what is quarantined and
+# they are listed in the column descriptions (`lake.column_docs`).
+RATE_STATUS_NAMES: dict[object, str] = {0: "inactive", 1: "active"}  # docs/contracts.md
+RATE_QUANTIFIER_NAMES: dict[object, str] = {  # real-service-notes 5
+    "OVERRIDE": "replaces the price",
+    "ABSOLUTE": "adds an amount",
+    "RELATIVE": "adds a percent",
+}
+RESERVATION_STATUS_NAMES: dict[object, str] = {  # real-service-notes 4.2
+    -99: "DELETED",
+    -13: "DEFINITIVE_CANCELLED",
+    -12: "CANCELLED",
+    -11: "EXPIRED",
+    -10: "DECLINED",
+    -5: "QUOTATION",
+    0: "INITIAL",
+    10: "REQUEST",
+    11: "OPTIONAL",
+    12: "PROVISIONAL",
+    21: "DEFINITIVE",
+    31: "CHECKED_IN",
+    41: "CHECKED_OUT",
+}
+BILL_LINE_TYPE_NAMES: dict[object, str] = {  # real-service-notes 4.4
+    10: "RESERVED_RESOURCE",
+    20: "RESORT_ARTICLE",
+    40: "SUBTOTAL",
+    50: "WARRANT",
+    60: "VAT",
+    70: "TOTAL",
+    80: "PAID_AMOUNT",
+    90: "DUE_AMOUNT",
+    100: "COMMISSION",
+    110: "COMMISSION_VAT",
+    120: "TO_PAY",
+    130: "STAY_ARTICLE",
+    140: "WITHHOLDINGARTICLE",
+    180: "COST_TYPE",
+    190: "CANCEL_COMPENSATION",
+    250: "TAX",
+    260: "TOTAL_EXCL_TAX",
+}
+PAYER_TYPE_NAMES: dict[object, str] = {  # real-service-notes 4.4: the bill it is on
+    "CUSTOMER": "the guest's bill",
+    "PAYING_CUSTOMER": "the bill of the customer who pays",
+    "AGENT": "the agent's (reseller's) bill",
+}
+RATE_STATUSES = tuple(RATE_STATUS_NAMES)
+RATE_QUANTIFIERS = tuple(RATE_QUANTIFIER_NAMES)
+RESERVATION_STATUSES = tuple(RESERVATION_STATUS_NAMES)
+BILL_LINE_TYPES = tuple(BILL_LINE_TYPE_NAMES)
+PAYER_TYPES = tuple(PAYER_TYPE_NAMES)
+CODE_NAMES: dict[tuple[object, ...], dict[object, str]] = {
+    tuple(names): names
+    for names in (
+        RATE_STATUS_NAMES,
+        RATE_QUANTIFIER_NAMES,
+        RESERVATION_STATUS_NAMES,
+        BILL_LINE_TYPE_NAMES,
+        PAYER_TYPE_NAMES,
+    )
+}
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 

@@ -177,6 +177,23 @@ def sql(
 
 
 @app.command()
+def catalog(
+    name: Annotated[
+        str | None,
+        typer.Argument(help="A model (revenue_daily, core.fct_stay_nights) or lake.<table>."),
+    ] = None,
+) -> None:
+    """What the warehouse and the lake hold: every mart with its grain, or one model's or lake
+    table's columns with their types and descriptions (works before any run)."""
+    from pipelines.catalog_view import UnknownName, print_catalog
+
+    try:
+        print_catalog(name)
+    except UnknownName as exc:
+        raise _fail(str(exc)) from None
+
+
+@app.command()
 def dashboard(
     out: Annotated[
         Path | None,

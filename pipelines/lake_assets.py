@@ -22,6 +22,7 @@ from typing import Any, Literal
 import dagster as dg
 from pydantic import Field
 
+from assets import progress
 from assets.catalogue import CHILD_DESCRIPTIONS, SPECS
 from assets.full import land_full
 from assets.guard import RemovalRefused
@@ -195,7 +196,7 @@ def _quarantine_limits(lake: LakeResource, config: LakeRun) -> tuple[float, int]
     return share, floor
 
 
-def _settings(lake: LakeResource, config: LakeRun) -> IngestSettings:
+def _settings(lake: LakeResource, config: LakeRun, run_id: str = "") -> IngestSettings:
     if config.event_overlap_seconds < 0:
         raise dg.Failure(
             "event_overlap_seconds must be 0 (no overlap window) or more, "
@@ -216,6 +217,7 @@ def _settings(lake: LakeResource, config: LakeRun) -> IngestSettings:
         event_overlap=timedelta(seconds=config.event_overlap_seconds),
         id_reconcile_every_days=config.id_reconcile_every_days,
         normalise_workers=lake.normalise_workers,
+        run_label=run_id,
     )
 
 
@@ -227,7 +229,7 @@ def land(
     selected: set[str],
 ) -> RunReport:
     """Run the ingestion engine in the configured mode; raise dg.Failure with its message."""
-    settings = _settings(lake, config)
+    settings = _settings(lake, config, context.run.run_id)
     store = lake.lake()
     batch_id = lake.batch_id_for(context)
     mode = run_mode(context, config)
@@ -298,6 +300,20 @@ def _fail(
     ) from first
 
 
+def _lock_waits_logged(context: dg.AssetExecutionContext) -> progress.Listener:
+    """A run stuck behind another one's lake lock says so in its Dagster event log."""
+
+    def log(event: progress.Event) -> None:
+        if isinstance(event, progress.WaitEvent):
+            context.log.info(
+                f"waiting for the lake's writer lock, held by {event.holder}"
+                if event.holder is not None
+                else "the lake's writer lock is ours now"
+            )
+
+    return log
+
+
 def build_lake_assets() -> dg.AssetsDefinition:
     """The one multi-asset over every lake table, for every run mode."""
 
@@ -318,7 +334,11 @@ def build_lake_assets() -> dg.AssetsDefinition:
             context.run.run_id, {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
         )
         selected = {k.path[-1] for k in context.selected_asset_keys}
-        report = land(context, config, service, lake, selected)
+        unsubscribe = progress.subscribe(_lock_waits_logged(context))
+        try:
+            report = land(context, config, service, lake, selected)
+        finally:
+            unsubscribe()
         context.log.info(
             f"{report.mode} batch {report.batch_id}: {len(report.tables)} tables landed, "
             f"{report.requests} requests"

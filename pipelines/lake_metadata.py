@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 from assets.catalogue import SPECS, EndpointSpec
 from assets.land_report import LandReport
 from assets.run import RunReport
+from lake.column_docs import lake_column_docs
 from lake.schema import Table
 from pipelines.resources import LakeResource
 
@@ -27,9 +28,11 @@ def lake_key(table: str) -> dg.AssetKey:
 
 
 def column_schema(table: Table, include_pii: bool = False) -> dg.TableSchema:
+    """The table's columns with their Arrow types and descriptions (`lake.column_docs`)."""
     arrow = table.arrow_schema(include_pii)
+    docs = lake_column_docs(table, include_pii)
     return dg.TableSchema(
-        columns=[dg.TableColumn(f.name, str(f.type)) for f in arrow],
+        columns=[dg.TableColumn(f.name, str(f.type), description=docs[f.name]) for f in arrow],
         constraints=dg.TableConstraints(other=[f"primary key ({', '.join(table.key)})"]),
     )
 
@@ -110,8 +113,8 @@ def results(
     context: dg.AssetExecutionContext, report: RunReport, lake: LakeResource, selected: set[str]
 ) -> Iterator[dg.MaterializeResult]:
     store = lake.lake()
-    # Requests of the streams that report their own (full extracts), and the rest of the run's
-    # (event reads, refetches) once, on the first table.
+    # Each stream's own requests (every mode), and the rest of the run's (event reads, the
+    # reservation-id list) once, on the first table.
     run_requests = report.requests - sum(r.requests for r in report.landed.values())
     wanted_checks = context.selected_asset_check_keys
     first = True

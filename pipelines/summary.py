@@ -12,12 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from assets import progress
 from pipelines.settings import Settings
+
+RUN_LEVEL_ROW = "(read by no table)"  # event feed, reservation-id list, clock probe
 
 
 @dataclass
@@ -73,31 +76,49 @@ class ProgressDisplay:
         self.enabled = enabled
         self.lines: dict[str, TableLine] = {}
         self.started = time.monotonic()
+        self.waiting_for: str | None = None  # who holds the lake's writer lock we wait for
         self._live: Live | None = None
 
-    def _render(self) -> Table:
-        table = Table(title=f"extracting ({time.monotonic() - self.started:.0f}s)", expand=False)
+    @property
+    def title(self) -> str:
+        elapsed = f"{time.monotonic() - self.started:.0f}s"
+        if self.waiting_for is not None:
+            return f"waiting for the lake's writer lock ({elapsed}), held by {self.waiting_for}"
+        return f"extracting ({elapsed})"
+
+    def render(self) -> RenderableType:
+        if self.waiting_for is not None:  # one line: nothing is extracted while waiting
+            return Text(self.title)
+        table = Table(title=self.title, expand=False)
         for col in ("table", "pages", "records", "quarantined"):
             table.add_column(col, justify="right" if col != "table" else "left")
         for name, line in self.lines.items():
             table.add_row(name, str(line.pages), f"{line.rows:,}", str(line.quarantined))
         return table
 
-    def on_page(self, event: progress.PageEvent) -> None:
+    def on_page(self, event: progress.Event) -> None:
+        if isinstance(event, progress.WaitEvent):
+            self.waiting_for = event.holder
+            if self._live is None and self.enabled and event.holder is not None:
+                self.console.print(self.title)  # no live display: one line says it
+            return
         line = self.lines.setdefault(event.table, TableLine())
         if not event.done:
             line.pages += 1
             line.rows += event.records
             line.quarantined += event.quarantined
         if self._live is not None:
-            self._live.update(self._render())
+            self._live.refresh()
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
         unsubscribe = progress.subscribe(self.on_page)
         try:
             if self.enabled and self.console.is_terminal:
-                with Live(self._render(), console=self.console, refresh_per_second=4) as live:
+                # rendered afresh on every refresh: the clock moves while nothing lands
+                with Live(
+                    console=self.console, refresh_per_second=4, get_renderable=self.render
+                ) as live:
                     self._live = live
                     yield
                     self._live = None
@@ -187,17 +208,14 @@ def print_summary(console: Console, summary: RunSummary, settings: Settings, sou
     table = Table(title=f"reservoir {summary.mode} run {summary.run_id[:8]}")
     for col in ("table", "rows", "requests", "seconds", "quarantined"):
         table.add_column(col, justify="left" if col == "table" else "right")
-    # Full extracts report requests and seconds per source stream (on its root table); the
-    # other modes land every table in one plan, whose totals only the last row can show.
-    per_table = any(line.seconds for line in summary.tables.values())
+    # Every mode reports each source stream's requests and seconds (on its first table); what
+    # no stream read (the event feed, the reservation-id list) has a row of its own.
     for name, line in sorted(summary.tables.items()):
         table.add_row(
-            name,
-            f"{line.rows:,}",
-            str(line.requests) if per_table else "",
-            f"{line.seconds:.1f}" if per_table else "",
-            str(line.quarantined),
+            name, f"{line.rows:,}", str(line.requests), f"{line.seconds:.1f}", str(line.quarantined)
         )
+    if summary.extra_requests:
+        table.add_row(RUN_LEVEL_ROW, "", str(summary.extra_requests), "", "")
     table.add_section()
     total_rows = sum(line.rows for line in summary.tables.values())
     quarantined = sum(line.quarantined for line in summary.tables.values())

@@ -26,9 +26,10 @@ import duckdb
 
 from pipelines.lake_metadata import lake_key
 from warehouse.build import build_warehouse, warehouse_path
+from warehouse.catalog import column_docs
 from warehouse.checks import CHECKS, run_check
-from warehouse.dictionary import column_docs
 from warehouse.models import Model, discover_models
+from warehouse.probe import model_columns, model_schemas
 from warehouse.refresh import refresh_warehouse
 
 KEY_PREFIX = "warehouse"
@@ -47,9 +48,21 @@ def model_key(model: Model) -> dg.AssetKey:
     return dg.AssetKey([KEY_PREFIX, model.layer, model.name])
 
 
+def column_schema(
+    qualified: str, columns: tuple[tuple[str, str], ...], known: dict[str, list[str]]
+) -> dg.TableSchema:
+    """Dagster's column schema of one model: names, DuckDB types and `warehouse.catalog`'s
+    descriptions (`known` holds every model's columns, for the descriptions carried over)."""
+    docs = column_docs(qualified, {**known, qualified: [c for c, _ in columns]})
+    return dg.TableSchema(
+        columns=[dg.TableColumn(name=c, type=t, description=docs[c]) for c, t in columns]
+    )
+
+
 def _spec(model: Model, models: dict[str, Model]) -> dg.AssetSpec:
     deps = [model_key(models[d]) for d in sorted(model.deps)]
     deps += [lake_key(t) for t in sorted(model.lake_tables)]
+    q = model.qualified
     return dg.AssetSpec(
         key=model_key(model),
         deps=deps,
@@ -57,7 +70,11 @@ def _spec(model: Model, models: dict[str, Model]) -> dg.AssetSpec:
         kinds=KINDS,
         description=model.description,
         skippable=True,
-        metadata={"sql_path": str(model.path)},
+        metadata={
+            "sql_path": str(model.path),
+            # known before any run: the model built empty (`warehouse.probe`)
+            "dagster/column_schema": column_schema(q, model_schemas()[q], model_columns()),
+        },
     )
 
 
@@ -99,17 +116,11 @@ def build_warehouse_assets(
         for q, model in built.items():
             if q not in selected:
                 continue
-            docs = column_docs(q)
             yield dg.MaterializeResult(
                 asset_key=keys[q],
                 metadata={
                     "dagster/row_count": model.row_count,
-                    "dagster/column_schema": dg.TableSchema(
-                        columns=[
-                            dg.TableColumn(name=c, type=t, description=docs.get(c))
-                            for c, t in model.columns
-                        ]
-                    ),
+                    "dagster/column_schema": column_schema(q, model.columns, model_columns()),
                     "build_id": result.build_id,
                     "build_seconds": round(model.seconds, 3),
                     "path": str(result.path),

@@ -13,7 +13,22 @@ from pipelines.cli import app
 runner = CliRunner()
 
 COMMANDS = [
-    ([], ["run", "doctor", "status", "sql", "dashboard", "dev", "settings", "sandbox", "webhooks"]),
+    (
+        [],
+        [
+            "run",
+            "doctor",
+            "status",
+            "sql",
+            "catalog",
+            "dashboard",
+            "dev",
+            "settings",
+            "sandbox",
+            "webhooks",
+        ],
+    ),
+    (["catalog"], ["name", "grain", "lake.<table>"]),
     (["run"], ["--mode", "--select", "--scale", "--profile", "--quiet"]),
     (["doctor"], ["--json", "request budget", "Exit code 0"]),
     (["status"], ["cursor"]),
@@ -148,3 +163,51 @@ def test_sandbox_serve_passes_the_profile(monkeypatch: pytest.MonkeyPatch) -> No
     bad = runner.invoke(app, ["sandbox", "serve", "--profile", "lenient"])
     assert bad.exit_code != 0 and "--profile must be default or strict" in bad.output
     assert len(seen) == 1
+
+
+def test_catalog_lists_the_marts_and_describes_each_column() -> None:
+    """Before any run (no warehouse needed): the marts with their grain, then one mart's and one
+    lake table's columns with their descriptions, and a clear error for an unknown name."""
+    wide = {"COLUMNS": "400"}
+    overview = runner.invoke(app, ["catalog"], env=wide)
+    assert overview.exit_code == 0, overview.output
+    assert "marts.revenue_daily" in overview.output
+    assert "date_day x location_id x accommodation_type_id x currency_code" in overview.output
+    mart = runner.invoke(app, ["catalog", "revenue_daily"], env=wide)
+    assert mart.exit_code == 0, mart.output
+    assert "Grain: one row per date_day x location_id" in mart.output
+    line = next(x for x in mart.output.splitlines() if " adr_net " in x)
+    assert "DECIMAL(18,2)" in line and "ADR excluding VAT = room_revenue_net / nights_sold" in line
+    lake = runner.invoke(app, ["catalog", "lake.reservations"], env=wide)
+    assert lake.exit_code == 0, lake.output
+    status = next(x for x in lake.output.splitlines() if " status " in x)
+    assert "-12 = CANCELLED" in status and "BIGINT" in status
+    unknown = runner.invoke(app, ["catalog", "revenue_weekly"], env=wide)
+    assert unknown.exit_code == 2
+    assert "no model or lake table is called 'revenue_weekly'" in unknown.output
+
+
+def test_the_live_display_says_what_a_run_waits_for() -> None:
+    """While the lake's writer lock is busy the display names its holder, on one line; once the
+    run has the lock it shows the tables again."""
+    import io
+
+    from rich.console import Console
+
+    from assets import progress
+    from pipelines.summary import ProgressDisplay
+
+    console = Console(file=io.StringIO(), width=200, record=True)
+    display = ProgressDisplay(console, enabled=True)
+    display.on_page(progress.WaitEvent("pid 7, run abc, since 2026-11-25T12:00:00+00:00"))
+    console.print(display.render())
+    display.on_page(progress.WaitEvent(None))
+    display.on_page(progress.PageEvent("reservations", 10))
+    console.print(display.render())
+    lines = console.export_text().splitlines()
+    waiting = [x for x in lines if x.startswith("waiting for the lake's writer lock (")]
+    assert waiting and all(
+        x.endswith("held by pid 7, run abc, since 2026-11-25T12:00:00+00:00") for x in waiting
+    )
+    assert any(x.strip().startswith("extracting (") for x in lines)
+    assert any("reservations" in x and "10" in x for x in lines)

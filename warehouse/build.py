@@ -22,7 +22,7 @@ from lake.locks import compaction_lock
 from lake.sql import quote_ident, quote_literal
 from lake.store import Lake
 from warehouse import asof
-from warehouse.dictionary import column_docs
+from warehouse.catalog import column_docs
 from warehouse.lake import attach_lake, detach_lake
 from warehouse.macros import KPI_WINDOW, MACROS
 from warehouse.models import LAYERS, Model, discover_models, downstream, resolve, upstream
@@ -116,7 +116,7 @@ def build_warehouse(
             dated = _as_of(con, data_dir, as_of)
             as_of = dated.as_of
             moved = incremental and _previous_as_of(con) != as_of
-            _write_settings(con, build_id, dated, reporting_range)
+            write_settings(con, build_id, dated, reporting_range)
 
             selected = (
                 _select(con, models, only, settings_moved=moved) if incremental else set(models)
@@ -171,7 +171,7 @@ def _previous_as_of(con: duckdb.DuckDBPyConnection) -> date | None:
     return found.as_of if found is not None else None
 
 
-def _write_settings(
+def write_settings(
     con: duckdb.DuckDBPyConnection,
     build_id: str,
     dated: asof.WarehouseAsOf,
@@ -236,19 +236,19 @@ def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> ModelResult:
 
 
 def _apply_comments(con: duckdb.DuckDBPyConnection, models: list[Model]) -> None:
-    """COMMENT ON TABLE/COLUMN from the model headers and the metric dictionary (one script)."""
-    present = set(
-        con.execute(
-            "select table_schema || '.' || table_name, column_name "
-            "from information_schema.columns where table_catalog = current_database()"
-        ).fetchall()
-    )
+    """COMMENT ON TABLE/COLUMN from the model headers and `warehouse.catalog` (one script)."""
+    present: dict[str, list[str]] = {}
+    for table, column in con.execute(
+        "select table_schema || '.' || table_name, column_name from information_schema.columns "
+        "where table_catalog = current_database() order by ordinal_position"
+    ).fetchall():
+        present.setdefault(table, []).append(column)
     statements = []
     for model in models:
         name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
         statements.append(f"comment on table {name} is {quote_literal(model.description)}")
-        for column, text in column_docs(model.qualified).items():
-            if (model.qualified, column) in present:
+        for column, text in column_docs(model.qualified, present).items():
+            if text:
                 statements.append(
                     f"comment on column {name}.{quote_ident(column)} is {quote_literal(text)}"
                 )

@@ -1,15 +1,14 @@
-"""The metric dictionary: what every mart column means and which metrics.md definition it uses.
+"""The metric dictionary: what every mart column means and which definition it uses.
 
-One structure feeds both the `COMMENT ON COLUMN`s the builder writes into the warehouse and
-`docs/metrics.md` (regenerate with `python -m warehouse.dictionary > docs/metrics.md`; a test
-keeps them in sync).
+One structure feeds the `COMMENT ON COLUMN`s the builder writes into the warehouse (through
+`warehouse.catalog`), Dagster's column schema of the marts and `docs/metrics.md`
+(`warehouse.metrics_doc`; a test keeps them in sync).
 """
 
 from __future__ import annotations
 
-from warehouse.dictionary_pace import BOOKING_PACE, PACE_HISTORY
-from warehouse.dictionary_rates import LIST_PRICES, RATE_AVAILABILITY, RATE_EXAMPLE
-from warehouse.models import discover_models
+from warehouse.dictionary_pace import BOOKING_PACE
+from warehouse.dictionary_rates import RATE_AVAILABILITY
 
 _SOLD = (
     "on-the-books (status 12, 21, 31, 41) guest stays (type RESERVATION, category not OWNER/BLOCK)"
@@ -222,164 +221,26 @@ MARTS: dict[str, dict[str, str]] = {
     },
 }
 
-
-# Worked examples, printed after their mart's columns in docs/metrics.md (a warehouse test
-# builds each one and checks every figure quoted).
-EXAMPLES: dict[str, list[str]] = {
-    "marts.cancellations_monthly": [
-        "### Worked example: a cancelled booking",
-        "",
-        "On 2026-10-20 a guest (2 adults) books 4 nights from 2026-12-16 in EUR: rent "
-        "4 x 95.00 = 380.00, final cleaning 75.00 and tourist tax 2 x 4 x 2.50 = 20.00, bill "
-        "TOTAL 475.00, and pays it all. On 2026-11-01, 45 days before arrival, the guest "
-        "cancels. The sandbox's policy (docs/sandbox.md) retains 50 % at 30 to 89 days out, of "
-        "the bill's value without tourist tax (455.00), at most what was paid: 227.50. The bill "
-        "then holds one CANCEL_COMPENSATION line (190) of 227.50: TOTAL 227.50, PAID 227.50, "
-        "DUE 0.00, and the refund (`reservation.refund_given`) is 475.00 - 227.50 = 247.50. "
-        "The journals reverse the 380.00 (8000) and 75.00 (8100), and the tourist tax, on "
-        "2026-11-01 and credit 227.50 to the cancellation ledger 8300.",
-        "",
-        "- `cancellations_monthly`, month 2026-11-01, the location, EUR: cancellations 1, "
-        "cancelled_value 455.00, retained_cancellation_revenue 227.50, retained_share 0.5; "
-        "month 2026-10-01: reservations_created 1, reservations_cancelled 1.",
-        "- `revenue_daily`: cancellation_revenue 56.88, 56.88, 56.87, 56.87 on the nights "
-        "2026-12-16 to 2026-12-19 (the first nights take the extra cent); room_revenue, "
-        "total_revenue, ADR and RevPAR count nothing of it.",
-        "- `revenue_reconciliation`: 227.50 on the bill side in 2026-11 (the cancellation "
-        "month); the journals' 455.00 in 2026-10 and -455.00 + 227.50 in 2026-11 leave no "
-        "cumulative difference.",
-    ],
-    "marts.rate_availability_daily": RATE_EXAMPLE,
+# The grain of each mart: the columns that identify a row (unique in every build; the catalogue
+# page lists them and tests/warehouse/test_catalog.py checks them on a built warehouse).
+GRAIN: dict[str, tuple[str, ...]] = {
+    "marts.occupancy_daily": ("date_day", "location_id", "accommodation_type_id"),
+    "marts.revenue_daily": ("date_day", "location_id", "accommodation_type_id", "currency_code"),
+    "marts.channel_mix_monthly": ("month_start", "distribution_channel_id", "currency_code"),
+    "marts.booking_pace": ("stay_date", "as_of_date", "currency_code"),
+    "marts.cancellations_monthly": ("month_start", "location_id", "currency_code"),
+    "marts.rate_availability_daily": (
+        "date_day",
+        "accommodation_type_id",
+        "rate_type_id",
+        "currency_code",
+    ),
+    "marts.finance_journal_monthly": (
+        "company_id",
+        "ledger_number",
+        "month_start",
+        "currency_code",
+    ),
+    "marts.cash_clearance_daily": ("clearance_date", "company_id", "location_id", "currency_code"),
+    "marts.revenue_reconciliation": ("company_id", "month_start", "currency_code"),
 }
-
-
-KPI_WINDOW_COLUMNS: dict[str, str] = {
-    "currency_code": "Currency of the revenue columns (of the selling distribution channel).",
-    "nights_available": "Supply nights of every unit in the window (all currencies).",
-    "nights_sold": "Nights sold in the window, all currencies.",
-    "occupancy": "nights_sold / nights_available.",
-    "room_revenue_gross": "Room revenue of the window in this currency, VAT included.",
-    "room_revenue_net": "Room revenue of the window in this currency, VAT excluded.",
-    "total_revenue_gross": "Total revenue of the window in this currency, VAT included.",
-    "total_revenue_net": "Total revenue of the window in this currency, VAT excluded.",
-    "currency_nights_sold": "Nights sold in this currency.",
-    "adr_gross": "room_revenue_gross / currency_nights_sold, to the cent.",
-    "adr_net": "room_revenue_net / currency_nights_sold, to the cent.",
-    "revpar_gross": "room_revenue_gross / nights_available, to the cent: the RevPAR when one "
-    "currency sells, that currency's contribution to it when several do.",
-    "revpar_net": "room_revenue_net / nights_available, to the cent (as revpar_gross).",
-    "trevpar_gross": "total_revenue_gross / nights_available, to the cent.",
-    "trevpar_net": "total_revenue_net / nights_available, to the cent.",
-}
-
-
-GUIDE: tuple[str, ...] = (
-    "## Gross and net of VAT",
-    "",
-    "The service's prices include VAT (a bill's VAT line, 60, is the VAT inside its item lines), "
-    "so revenue as billed is gross. metrics.md and USALI report room revenue net of taxes. Marts "
-    "that carry both name every revenue figure explicitly: `_gross` = VAT included (as billed), "
-    "`_net` = VAT excluded (`revenue_daily`, `channel_mix_monthly`, `marts.kpi_window`). The "
-    "unsuffixed names these marts had (`room_revenue`, `adr`, `revpar`, `trevpar`, `commission`, "
-    "`net_room_revenue`, `net_adr`, `net_revpar`) are gone rather than kept as aliases, so no "
-    "query silently keeps reading gross figures as if they were net; 'net' of commission is now "
-    "`*_after_commission_*`. Marts with a single basis (`booking_pace`, "
-    "`rate_availability_daily`, `revenue_reconciliation`) and the core tables keep unsuffixed "
-    "names and are gross (VAT included), as the list prices and the journals' VAT-included "
-    "side are; core's `*_net` columns are VAT excluded.",
-    "",
-    "VAT is allocated per bill line: VAT = line total x vatRate / (100 + vatRate), rounded to "
-    "the cent half away from zero (the check `bill_vat_matches_vat_line` compares their sum "
-    "with each bill's VAT line); the "
-    "line's net (total - VAT) is spread over its nights by the same integer-cent rule as its "
-    "total, and a night's VAT is gross - net. Worked example: 3 nights billed as one rent line "
-    "of 300.00 at 9 % VAT. VAT = 300.00 x 9 / 109 = 24.7706 -> 24.77; net = 275.23. Per night: "
-    "gross 100.00, 100.00, 100.00; net 91.75, 91.74, 91.74 (275.23 / 3, the first night takes "
-    "the spare cent); VAT 8.25, 8.26, 8.26. adr_gross = 100.00, adr_net = 275.23 / 3 = 91.74.",
-    "",
-    "## Aggregating RevPAR",
-    "",
-    "RevPAR over a window, a park or the portfolio is sum(room revenue) / sum(nights_available) "
-    "over the `revenue_daily` rows of one currency; never average daily RevPAR and never add "
-    "nights across currencies. Every night x location x accommodation type has a row in every "
-    "reporting currency, sold or not, so a currency's sum of nights_available is the full "
-    "supply. Example: a park of 10 units sells 3 GBP nights at 120.00 in a 30-night month: GBP "
-    "RevPAR = 360.00 / 300 = 1.20 (not 360.00 / 30 = 12.00, the supply of the three nights "
-    "alone). With several currencies, each currency's RevPAR is its contribution to the park's "
-    "RevPAR. `marts.kpi_window` applies the same rule.",
-    "",
-    "## Which bill lines are revenue",
-    "",
-    "Item lines (RESERVED_RESOURCE 10, RESORT_ARTICLE 20, STAY_ARTICLE 130, CANCEL_COMPENSATION "
-    "190, TAX 250) make up a bill's TOTAL (70); their revenue class says what they earn. Room "
-    "revenue: lines 10 and 130 whose resource type is ACCOMMODATIONTYPE or SPECIAL (a discount "
-    "on the rent). Extras: lines 10 and 20 whose resource type is EXTRA, and every other STAY_ARTICLE "
-    "(130). A stay article is an article billed for the stay (bed linen, final cleaning): the "
-    "notes list the type next to the add-on types and the accommodation itself is billed as a "
-    "RESERVED_RESOURCE, so metrics.md counts it as add-on revenue, in total revenue and TRevPAR, "
-    "never in room revenue, ADR or RevPAR, unless its resource is the accommodation. Tourist tax "
-    "(250) is never revenue. WARRANT (50, a refundable deposit), WITHHOLDINGARTICLE (140) and "
-    "COST_TYPE (180) are outside the TOTAL and never revenue (class `other`); should the real "
-    "service count them in its TOTAL, the check `bill_items_equal_total` reports those bills.",
-    "",
-)
-
-
-def column_docs(qualified: str) -> dict[str, str]:
-    """Column comments of one model (empty for models without dictionary entries)."""
-    return MARTS.get(qualified, {})
-
-
-def render_markdown() -> str:
-    """docs/metrics.md: the metric dictionary for analysts."""
-    models = discover_models()
-    out = [
-        "# Metric dictionary",
-        "",
-        "Generated from `warehouse/dictionary.py` (`python -m warehouse.dictionary > "
-        "docs/metrics.md`); the same text is in the warehouse as `COMMENT ON` (DuckDB: "
-        "`select * from duckdb_columns() where schema_name = 'marts'`). Definitions follow "
-        "`shared/spec/metrics.md` and `docs/contracts.md` section 2.",
-        "",
-        "Conventions: money is DECIMAL(18,2) in the row's `currency_code` and is allocated to "
-        "nights in integer cents; ratios of money (ADR, RevPAR, ...) are rounded half away from "
-        "zero to the cent; occupancy-type ratios are DOUBLE and should be recomputed from the "
-        "counts, never averaged. The nightly grain covers the reporting range: the earliest "
-        "arrival to the night before the latest departure (or the build's `reporting_range`).",
-        "",
-        *GUIDE,
-        *PACE_HISTORY,
-        *LIST_PRICES,
-    ]
-    for qualified, columns in MARTS.items():
-        out += [
-            f"## `{qualified}`",
-            "",
-            models[qualified].description,
-            "",
-            "| column | definition |",
-            "|---|---|",
-        ]
-        out += [f"| `{c}` | {text.replace('|', '/')} |" for c, text in columns.items()]
-        out.append("")
-        if qualified in EXAMPLES:
-            out += [*EXAMPLES[qualified], ""]
-    out += [
-        "## `marts.kpi_window(lo, hi)`",
-        "",
-        "A table macro published with the marts: the headline KPIs over the nights `lo` to `hi` "
-        "(both included), one row per currency that sold in the window (one row with a null "
-        "currency when none did). The run summary and the dashboard read it; use it rather than "
-        "averaging daily ratios. Example: `select * from marts.kpi_window(date '2026-10-01', "
-        "date '2026-10-31')`.",
-        "",
-        "| column | definition |",
-        "|---|---|",
-    ]
-    out += [f"| `{c}` | {text} |" for c, text in KPI_WINDOW_COLUMNS.items()]
-    out.append("")
-    return "\n".join(out)
-
-
-if __name__ == "__main__":
-    print(render_markdown(), end="")

@@ -1,6 +1,6 @@
 """The metric dictionary's pace part: the columns of `marts.booking_pace`, how on the books as of
 a past date follows each reservation's recorded history, and which columns depend on that
-history (`warehouse.dictionary` prints them)."""
+history (`warehouse.metrics_doc` prints them)."""
 
 from __future__ import annotations
 

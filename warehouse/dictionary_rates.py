@@ -1,5 +1,5 @@
 """The metric dictionary's pricing part: how list prices follow the rates, the columns of
-`marts.rate_availability_daily` and its worked example (`warehouse.dictionary` prints them)."""
+`marts.rate_availability_daily` and its worked example (`warehouse.metrics_doc` prints them)."""
 
 from __future__ import annotations
 

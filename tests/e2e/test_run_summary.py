@@ -1,13 +1,32 @@
-"""What `reservoir run` reports: every table landed, requests counted once, KPIs, the cap kept."""
+"""What `reservoir run` reports: every table landed, requests counted once, KPIs, the cap kept;
+requests and seconds per table in every mode, and who holds the lake lock a run waits for."""
 
 from __future__ import annotations
 
+import io
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
+import dagster as dg
 import pytest
+from rich.console import Console
 
+from assets import progress
+from assets.modes import refresh_reservations
+from assets.settings import IngestSettings
+from assets.sweep import sweep
+from lake.locks import writer_lock
+from lake.store import Lake
+from pipelines.runner import ServiceTarget, run_pipeline
+from pipelines.settings import Settings
+from pipelines.summary import RUN_LEVEL_ROW, RunSummary
+from sandbox.runner import SandboxHandle, SandboxSettings, run_sandbox
 from tests.e2e.conftest import PipelineRun
+from tests.incremental.helpers import sandbox_opener
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
@@ -94,3 +113,143 @@ def test_window_kpis_have_one_definition(full_run: PipelineRun) -> None:
         assert rp_gross == (gross / available).quantize(cent, ROUND_HALF_UP)
     occupancy_line = next(v for k, v in lines.items() if k.startswith("occupancy, last"))
     assert occupancy_line == f"{sold / available:.1%}"
+
+
+# -- every mode: requests and seconds per table; a run waiting for the lake lock says why ----
+
+
+@dataclass
+class Served:
+    """A sandbox served over HTTP with a bootstrapped lake (`reservoir run`, mode auto)."""
+
+    settings: Settings
+    handle: SandboxHandle
+
+    def run(self, console: Console) -> RunSummary:
+        return run_pipeline(
+            self.settings,
+            mode="auto",
+            console=console,
+            target=ServiceTarget.from_sandbox(self.handle),
+        )
+
+    def ingest_settings(self) -> IngestSettings:
+        return IngestSettings(today=self.handle.world.now.date(), horizon_days=7)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    saved = os.environ.get("DAGSTER_HOME")
+    settings = Settings(data_dir=tmp_path_factory.mktemp("modes"))
+    try:
+        with run_sandbox(SandboxSettings(seed=5, scale="small")) as handle:
+            first = Served(settings, handle).run(Console(file=io.StringIO()))
+            assert first.mode == "bootstrap"
+            yield Served(settings, handle)
+    finally:
+        if saved is None:
+            os.environ.pop("DAGSTER_HOME", None)
+        else:
+            os.environ["DAGSTER_HOME"] = saved
+
+
+def _printed_row(out: str, table: str) -> list[str]:
+    """The cells of one table's row of the printed summary."""
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip("│┃ ").split("│")]
+        if cells and cells[0] == table:
+            return cells
+    raise AssertionError(f"no row for {table} in:\n{out}")
+
+
+def test_an_incremental_run_shows_requests_and_seconds_per_table(served: Served) -> None:
+    served.handle.world.advance(24)
+    out = io.StringIO()
+    summary = served.run(Console(file=out, width=200))
+    assert summary.mode == "incremental"
+    reservations = summary.tables["reservations"]
+    assert reservations.rows > 0  # a day of bookings and changes was refetched
+    assert reservations.requests > 0 and reservations.seconds > 0
+    # each stream's requests once, plus the event reads: the run's total, all served
+    assert summary.requests == sum(t.requests for t in summary.tables.values()) + (
+        summary.extra_requests
+    )
+    assert summary.extra_requests > 0  # the event feed is read by no stream
+    assert summary.requests <= served.handle.stats()["requests"]
+    cells = _printed_row(out.getvalue(), "reservations")
+    assert cells[1:4] == [
+        f"{reservations.rows:,}",
+        str(reservations.requests),
+        (f"{reservations.seconds:.1f}"),
+    ]
+    assert _printed_row(out.getvalue(), RUN_LEVEL_ROW)[2] == str(summary.extra_requests)
+
+
+def test_a_run_waiting_for_the_lake_lock_says_who_holds_it(served: Served) -> None:
+    out = io.StringIO()
+    waited = threading.Event()
+    outcome: dict[str, object] = {}
+
+    waits: list[str | None] = []
+
+    def on_event(event: progress.Event) -> None:
+        if isinstance(event, progress.WaitEvent):
+            waits.append(event.holder)
+            if event.holder is not None:
+                waited.set()
+
+    def second_run() -> None:
+        try:
+            outcome["summary"] = served.run(Console(file=out, width=300))
+        except BaseException as exc:  # reported below, in the test's thread
+            outcome["error"] = exc
+
+    unsubscribe = progress.subscribe(on_event)
+    thread = threading.Thread(target=second_run)
+    try:
+        with writer_lock(Lake(served.settings.lake_dir), holder="first-run-id"):
+            thread.start()
+            # released once the second run has said that it waits (a bound, not a speed check)
+            assert waited.wait(timeout=600), out.getvalue()
+    finally:
+        if thread.is_alive():
+            thread.join()
+        unsubscribe()
+    assert "error" not in outcome, outcome.get("error")
+    line = next(x for x in out.getvalue().splitlines() if "writer lock" in x)
+    assert line.startswith("waiting for the lake's writer lock (")
+    assert f"held by pid {os.getpid()}, run first-run-id, since 20" in line
+    summary = outcome["summary"]
+    assert isinstance(summary, RunSummary) and summary.mode == "incremental"
+    assert len(waits) == 2 and waits[1] is None  # told once, then told the wait was over
+    # and the run's Dagster event log says so (a run launched from the UI has no display)
+    logged = [
+        e.user_message
+        for e in dg.DagsterInstance.get().all_logs(summary.run_id)
+        if "writer lock" in e.user_message
+    ]
+    assert logged[0].endswith(
+        f"held by pid {os.getpid()}, run first-run-id, since " + (line.rsplit(", since ", 1)[1])
+    )
+    assert logged[1] == "the lake's writer lock is ours now"
+
+
+def test_webhook_and_sweep_runs_report_each_streams_requests(served: Served) -> None:
+    """Last in the module: it lands outside `reservoir run` (the modes' own entry points)."""
+    lake = Lake(served.settings.lake_dir)
+    opener = sandbox_opener(served.handle, show_archived=True)  # as the pipeline's resource
+    ids = sorted(lake.current_ids("reservations", "reservation_id"))[:3]
+    pushed = refresh_reservations(lake, opener, served.ingest_settings(), ids)
+    landed = pushed.landed["reservations"]
+    assert landed.rows["reservations"] == len(ids)
+    assert landed.requests > 0 and landed.seconds > 0
+    assert landed.requests <= pushed.requests
+
+    swept = sweep(lake, opener, served.ingest_settings())
+    assert swept.mode == "sweep"
+    read = {name: r for name, r in swept.landed.items() if r.requests}
+    # the changed reservations, each reference list and finance: every stream read counts its own
+    assert {"reservations", "locations", "journal_reports", "cash_clearances"} <= set(read)
+    assert all(r.seconds > 0 for r in read.values())
+    # what no stream read (the reservation-id list) stays run-level, never counted twice
+    assert sum(r.requests for r in swept.landed.values()) < swept.requests

@@ -10,8 +10,9 @@ import duckdb
 from pipelines.warehouse_assets import WarehouseResource, build_warehouse_assets
 from tests.warehouse.scenarios import Batch
 from warehouse.checks import CHECKS
-from warehouse.dictionary import MARTS, render_markdown
+from warehouse.dictionary import MARTS
 from warehouse.lake_schema import TABLES
+from warehouse.metrics_doc import render_markdown
 from warehouse.models import LAYERS, discover_models
 
 DOCS = Path(__file__).parents[2] / "docs" / "metrics.md"
@@ -86,6 +87,9 @@ def test_factory_specs_and_materialize(tmp_path: Path) -> None:
     }
     meta = mats[("warehouse", "marts", "occupancy_daily")]
     assert meta["dagster/row_count"].value == 2
+    for key, metadata in mats.items():  # every model's materialization explains its columns
+        columns = metadata["dagster/column_schema"].value.columns
+        assert columns and all(c.description for c in columns), key
     checks = result.get_asset_check_evaluations()
     assert {c.check_name for c in checks} == set(CHECKS)
     # no journals in this lake: the bill revenue stays unreconciled, the rest passes
