@@ -8,6 +8,7 @@ keeps them in sync).
 from __future__ import annotations
 
 from warehouse.dictionary_rates import LIST_PRICES, RATE_AVAILABILITY, RATE_EXAMPLE
+from warehouse.dictionary_sales import SALES_MARTS
 from warehouse.models import discover_models
 
 _SOLD = (
@@ -149,6 +150,7 @@ MARTS: dict[str, dict[str, str]] = {
         "pace_nights": "Pace vs STLY = otb_nights - stly_otb_nights.",
         "pace_room_revenue": f"otb_room_revenue - stly_otb_room_revenue. {_MONEY}.",
     },
+    **SALES_MARTS,
     "marts.cancellations_monthly": {
         "month_start": "Month: booking month for the creation columns, arrival month for the "
         "arrival columns, cancellation month (cancelDate) for the cancellation columns.",
