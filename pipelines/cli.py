@@ -210,6 +210,49 @@ def dashboard(
 
 
 @app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on (local only by default).")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(help="Port of the web app.")] = 8050,
+) -> None:
+    """Serve the dashboard (filters, drill-down) and the metrics feed (/api), read-only."""
+    from pipelines.serve.commands import serve as run_server
+
+    settings = _settings()
+    if not settings.warehouse_path.exists():
+        raise _fail(f"no warehouse at {settings.warehouse_path}; run `reservoir run` first.")
+    run_server(settings.warehouse_path, host=host, port=port)
+
+
+@app.command()
+def export(
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="A metric (GET /api/metrics) or a mart: sales, supply, revenue, forecast."
+        ),
+    ],
+    by: Annotated[list[str], typer.Option(help="Dimensions, e.g. --by month,currency.")] = [],  # noqa: B006
+    where: Annotated[list[str], typer.Option(help="Filters KEY=VALUE, e.g. --where park=1.")] = [],  # noqa: B006
+    output: Annotated[str, typer.Option("--format", help="json, csv or parquet.")] = "csv",
+    out: Annotated[Path | None, typer.Option(help="File to write (default: stdout).")] = None,
+) -> None:
+    """Export a metric by dimensions, or a slice of a mart, as the feed serves it."""
+    from pipelines.dashboard import DashboardError
+    from pipelines.serve.commands import export as run_export
+    from warehouse.semantic_query import FeedError
+
+    settings = _settings()
+    try:
+        rows = run_export(settings.warehouse_path, name, by=by, where=where, fmt=output, out=out)
+    except (FeedError, DashboardError) as exc:
+        raise _fail(str(exc)) from None
+    if out is not None:
+        typer.echo(f"{rows} rows written to {out}")
+
+
+@app.command()
 def dev(
     port: Annotated[int, typer.Option(help="Port of the Dagster UI.")] = 3000,
     scale: Annotated[

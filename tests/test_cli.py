@@ -13,12 +13,29 @@ from pipelines.cli import app
 runner = CliRunner()
 
 COMMANDS = [
-    ([], ["run", "doctor", "status", "sql", "dashboard", "dev", "settings", "sandbox", "webhooks"]),
+    (
+        [],
+        [
+            "run",
+            "doctor",
+            "status",
+            "sql",
+            "dashboard",
+            "serve",
+            "export",
+            "dev",
+            "settings",
+            "sandbox",
+            "webhooks",
+        ],
+    ),
     (["run"], ["--mode", "--select", "--scale", "--profile", "--quiet"]),
     (["doctor"], ["--json", "request budget", "Exit code 0"]),
     (["status"], ["cursor"]),
     (["sql"], ["read-only"]),
     (["dashboard"], ["--out", "--today"]),
+    (["serve"], ["--host", "--port", "metrics feed"]),
+    (["export"], ["--by", "--where", "--format", "--out"]),
     (["dev"], ["Dagster UI"]),
     (["sandbox"], ["serve", "advance"]),
     (
@@ -62,6 +79,8 @@ def test_settings_hides_secrets(tmp_path: Path) -> None:
     [
         (["sql", "select 1"], {}, "no warehouse at"),
         (["dashboard"], {}, "no warehouse at"),
+        (["serve"], {}, "no warehouse at"),
+        (["export", "occupancy"], {}, "no warehouse at"),
         (["run"], {"RESERVOIR_BASE_URL": "https://service.example/v2"}, "RESERVOIR_CLIENT_ID"),
         (["run"], {"RESERVOIR_MAX_CONCURRENCY": "40"}, "between 1 and 15"),
         (["run", "--mode", "sometimes"], {}, "--mode must be"),
@@ -71,6 +90,8 @@ def test_settings_hides_secrets(tmp_path: Path) -> None:
     ids=[
         "sql-no-warehouse",
         "dashboard-no-warehouse",
+        "serve-no-warehouse",
+        "export-no-warehouse",
         "url-without-credentials",
         "concurrency-cap",
         "bad-mode",
