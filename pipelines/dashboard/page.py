@@ -99,7 +99,7 @@ def _month_links(data: PageData, mode: Mode) -> dict[str, str]:
         return {}
     f = data.filters
     return {
-        m.isoformat()[:7]: "/?" + urlencode(f.query(month=m))
+        m.isoformat()[:7]: "/?" + urlencode(f.query(month=m)) + "#nights"
         for m in (row[0] for row in data.monthly["occupancy"].rows)
     }
 
@@ -116,27 +116,25 @@ def _months(data: PageData, charts: _Charts, mode: Mode) -> str:
         ),
         "Room revenue by month against last year",
     )
-    adr = {(r[0], r[1]): r[-1] for r in data.monthly["adr_net"].rows}
-    revpar = {(r[0], r[1]): r[-1] for r in data.monthly["revpar_net"].rows}
-    occ_by_month = {r[0]: r for r in occ.rows}
+    money = {
+        name: {(r[0], r[1]): r[-1] for r in data.monthly[name].rows}
+        for name in ("room_revenue_net", "adr_net", "revpar_net")
+    }
+    currencies = sorted({c for (_m, c) in money["room_revenue_net"]})
     rows = []
-    for month, currency, revenue in rev.rows:
-        o = occ_by_month.get(month)
+    for month, *_x, occupancy in occ.rows:
         label = _e(_month(month))
         if month.isoformat()[:7] in links:
             label = f'<a href="{_e(links[month.isoformat()[:7]])}">{label}</a>'
-        rows.append(
-            [
-                label,
-                _e(currency),
-                _e(_pct(o[-1]) if o else "–"),
-                _e(_money(revenue, currency)),
-                _e(_money(adr.get((month, currency)), currency)),
-                _e(_money(revpar.get((month, currency)), currency)),
-            ]
-        )
+        cells = [label, _e(_pct(occupancy))]
+        for c in currencies:
+            cells += [_e(_money(money[n].get((month, c)), c)) for n in money]
+        rows.append(cells)
+    heads = ["Month", "Occupancy"]
+    for c in currencies:
+        heads += [f"Revenue {c}", f"ADR {c}", f"RevPAR {c}"]
     body += table(
-        ["Month", "Currency", "Occupancy", "Room revenue", "ADR", "RevPAR"],
+        heads,
         rows,
         caption="Per month, excl. VAT" + (" (pick a month for its nights)" if links else ""),
         raw=True,
