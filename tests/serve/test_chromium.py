@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pipelines.dashboard import build_dashboard
 from tests.serve.browser import CHROMIUM, Browser, browser
 from tests.serve.conftest import Built
-from tests.serve.expected import pct, ratio, sums
 from tests.serve.server import serving
-from tests.serve.test_app import default_range
+from tests.serve.test_app import default_range, expected_tiles
 
 pytestmark = [
     pytest.mark.chromium,
@@ -51,7 +51,6 @@ CHARTS = (
     "document.querySelectorAll('[data-figure] .main-svg').length > 0 && "
     "[...document.querySelectorAll('[data-figure]')].every(e => e.querySelector('.main-svg'))]"
 )
-OCCUPANCY_TILE = "document.querySelector('[data-metric=occupancy] .tile-value').textContent"
 
 
 @pytest.fixture(scope="module")
@@ -73,47 +72,76 @@ def _keep(png: Path, name: str) -> None:
     shutil.copy(png, shots / name)
 
 
+TILES = """
+Object.fromEntries([...document.querySelectorAll('.tile')].map(t => [t.dataset.metric,
+  [...t.querySelectorAll('.tile-value')].map(v => v.textContent)]))
+"""
+
+
+def _apply(chrome: Browser, field: str, value: str) -> None:
+    """Pick `value` (an option's visible text, or a date) in the form's `field`, press Apply."""
+    chrome.call(
+        "Runtime.evaluate",
+        expression=(
+            f"const f = document.querySelector('.filters [name={field}]');"
+            "if (f.tagName === 'SELECT') {"
+            f"  for (const o of f.options) o.selected = (o.textContent === {value!r});"
+            f"}} else {{ f.value = {value!r}; }}"
+            "document.documentElement.removeAttribute('data-charts');"
+            "document.querySelector('.filters button[type=submit]').click();"
+        ),
+    )
+    chrome.open_wait()
+
+
+def _steps(built: Built) -> list[tuple[str, str, str, Any]]:
+    """(form field, what the reader picks, query parameter, its value in the marts)."""
+    park_id, park = built.rows(
+        "select location_id, location_name from core.dim_locations order by 1 desc limit 1"
+    )[0]
+    type_id, type_name = built.rows(
+        "select t.accommodation_type_id, l.location_name || ' · ' || t.accommodation_type_name "
+        "from core.dim_accommodation_types t join core.dim_locations l using (location_id) "
+        "where t.location_id = 1 order by 1 limit 1"
+    )[0]
+    channel_id, channel = built.rows(
+        "select distribution_channel_id, distribution_channel_name "
+        "from core.dim_distribution_channels where channel_type = 'RESELLER' order by 1 limit 1"
+    )[0]
+    start = (built.as_of - timedelta(days=60)).isoformat()
+    return [
+        ("park", park, "park", park_id),
+        ("accommodation_type", type_name, "accommodation_type", type_id),
+        ("channel", channel, "channel", channel_id),
+        ("currency", "GBP", "currency", "GBP"),
+        ("from", start, "from", start),
+    ]
+
+
 @pytest.mark.parametrize("width", WIDTHS)
-def test_the_app_filters_fit_and_match_the_marts(
+def test_each_filter_applied_in_the_form_shows_the_marts_figures_and_fits(
     chrome: Browser, built: Built, tmp_path: Path, width: int
 ) -> None:
     with serving(built.warehouse) as base:
         chrome.size(width, 900)
         chrome.open(base + "/")
-        assert chrome.console == []
         assert chrome.eval(CHARTS) == [6, True]
         _fits(chrome)
         lo, hi = default_range(built.as_of)
-        sold = sums(built, "marts.sales_daily", "nights_sold", [], lo, hi)[()]
-        supply = sums(built, "marts.occupancy_daily", "nights_available", [], lo, hi)[()]
-        assert chrome.eval(OCCUPANCY_TILE) == pct(ratio(sold, supply))
-        # apply a filter as a reader does: pick a park by its name in the form, press Apply
-        (park_id, park_name) = built.rows(
-            "select location_id, location_name from core.dim_locations order by 1 desc limit 1"
-        )[0]
-        chrome.call(
-            "Runtime.evaluate",
-            expression=(
-                "const s = document.querySelector('select[name=park]');"
-                f"for (const o of s.options) o.selected = (o.textContent === {park_name!r});"
-                "document.documentElement.removeAttribute('data-charts');"
-                "document.querySelector('.filters button[type=submit]').click();"
-            ),
-        )
-        chrome.open_wait()
-        assert f"park={park_id}" in chrome.eval("location.search")
-        sold = sums(built, "marts.sales_daily", "nights_sold", [], lo, hi, {"park": [park_id]})[()]
-        supply = sums(
-            built, "marts.occupancy_daily", "nights_available", [], lo, hi, {"park": [park_id]}
-        )[()]
-        assert chrome.eval(OCCUPANCY_TILE) == pct(ratio(sold, supply))
-        assert chrome.eval(CHARTS) == [6, True]
-        _fits(chrome)
-        png = chrome.screenshot(tmp_path / f"app-{width}.png")
-        _keep(png, f"app-{width}.png")
+        assert chrome.eval(TILES) == expected_tiles(built, lo, hi, {})
+        for field, pick, param, value in _steps(built):
+            chrome.open(base + "/")
+            _apply(chrome, field, pick)
+            assert f"{param}={value}" in chrome.eval("decodeURIComponent(location.search)")
+            filters = {} if param == "from" else {param: [value]}
+            start = date.fromisoformat(value) if param == "from" else lo
+            assert chrome.eval(TILES) == expected_tiles(built, start, hi, filters), field
+            assert chrome.eval(CHARTS) == [6, True]
+            _fits(chrome)
+            _keep(chrome.screenshot(tmp_path / "app.png"), f"app-{field}-{width}.png")
         # drill into the month before the as-of date: one more chart, still inside the screen
         month = (built.as_of.replace(day=1) - timedelta(days=1)).strftime("%Y-%m")
-        chrome.open(f"{base}/?park={park_id}&month={month}")
+        chrome.open(f"{base}/?park=1&month={month}")
         assert chrome.eval(CHARTS) == [7, True]
         _fits(chrome)
         _keep(chrome.screenshot(tmp_path / f"nights-{width}.png"), f"nights-{width}.png")
