@@ -46,6 +46,7 @@ class Source:
     note: str = ""
     # a grid from the build's as-of date on: a ratio over another source covers those nights only
     from_as_of: bool = False
+    time_dims: tuple[str, ...] = tuple(TIME_DIMENSIONS)
 
 
 SOURCES: dict[str, Source] = {
@@ -82,6 +83,15 @@ SOURCES: dict[str, Source] = {
         {"currency": "currency_code"},
         "Stay dates from the build's as-of date on (docs/forecast.md); no park or type split.",
         from_as_of=True,
+    ),
+    "bookings": Source(
+        "marts.cancellations_monthly",
+        "month_start",
+        {"park": "location_id", "currency": "currency_code"},
+        "Monthly: the month is the booking month of reservations_created and _cancelled, the "
+        "arrival month of arrivals, the cancellation month of cancellations and their money; "
+        "from/to select months by their first day.",
+        time_dims=("month", "year"),
     ),
 }
 
@@ -125,6 +135,13 @@ MEASURES: dict[str, Measure] = {
         _m("ly_room_revenue", "forecast", "money"),
         _m("forecast_nights", "forecast", "count"),
         _m("forecast_room_revenue", "forecast", "money"),
+        _m("reservations_created", "bookings", "count"),
+        _m("reservations_cancelled", "bookings", "count"),
+        _m("arrivals", "bookings", "count"),
+        _m("arrival_stay_nights", "bookings", "count"),
+        _m("cancellations", "bookings", "count"),
+        _m("cancelled_value", "bookings", "money"),
+        _m("retained_cancellation_revenue", "bookings", "money"),
     )
 }
 
@@ -163,7 +180,7 @@ class Metric:
 
     @property
     def dimensions(self) -> tuple[str, ...]:
-        return (*TIME_DIMENSIONS, *self.source.dims)
+        return (*self.source.time_dims, *self.source.dims)
 
 
 def _ratio(name: str, label: str, num: str, den: str, definition: str) -> Metric:
@@ -253,6 +270,27 @@ METRICS: dict[str, Metric] = {
                 "last year's nights on the books at the same days before arrival / this "
                 "year's nights available",
             ),
+            _ratio(
+                "cancellation_rate",
+                "Cancellation rate",
+                "reservations_cancelled",
+                "reservations_created",
+                "reservations now cancelled / reservations created, by booking month",
+            ),
+            _ratio(
+                "alos",
+                "Average length of stay",
+                "arrival_stay_nights",
+                "arrivals",
+                "stay nights / arrivals, by arrival month",
+            ),
+            _ratio(
+                "retained_share",
+                "Retained share of cancelled value",
+                "retained_cancellation_revenue",
+                "cancelled_value",
+                "cancellation compensation kept / value cancelled, by cancellation month",
+            ),
         )
     },
 }
@@ -271,7 +309,7 @@ def definitions() -> dict[str, Any]:
             name: {
                 "table": s.table,
                 "date_column": s.date,
-                "dimensions": list(s.dims),
+                "dimensions": [*s.time_dims, *s.dims],
                 "note": s.note,
             }
             for name, s in SOURCES.items()

@@ -141,7 +141,7 @@ def _part(source: Source, column: str, keys: Sequence[str], where: Slice, params
         conds.append(f"{source.date} <= ?")
         params.append(where.end)
     for dim, values in where.filters.items():
-        if dim in source.dims or dim in TIME_DIMENSIONS:
+        if dim in source.dims or dim in source.time_dims:
             conds.append(f"{_key(source, dim)} in ({', '.join('?' for _ in values)})")
             params.extend(values)
     group = f" group by {', '.join(keys)}" if keys else ""
@@ -191,7 +191,7 @@ def query_metric(
     else:
         den = MEASURES[found.denominator]
         den_source = SOURCES[den.source]
-        den_keys = [k for k in keys if k in TIME_DIMENSIONS or k in den_source.dims]
+        den_keys = [k for k in keys if k in den_source.time_dims or k in den_source.dims]
         sql += f", d as ({_part(den_source, den.column, den_keys, where, params)})"
         if den_keys and den_keys == keys:
             join = f"n full outer join d using ({', '.join(keys)})"
@@ -226,9 +226,10 @@ def export_slice(con: duckdb.DuckDBPyConnection, source_name: str, where: Slice)
     if source is None:
         raise FeedError(f"unknown mart {source_name[:60]!r}; exportable: {', '.join(SOURCES)}")
     for dim in where.filters:
-        if dim not in source.dims and dim not in TIME_DIMENSIONS:
+        if dim not in source.dims and dim not in source.time_dims:
             raise FeedError(
-                f"{source.table} has no dimension {dim!r}; it has {', '.join(source.dims)}"
+                f"{source.table} has no dimension {dim!r}; it has "
+                f"{', '.join([*source.time_dims, *source.dims])}"
             )
     params: list[Any] = []
     conds = ["true"]

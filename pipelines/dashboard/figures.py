@@ -188,6 +188,38 @@ def _minus(d: Any) -> Any:
     return d - timedelta(364)
 
 
+def cancellations(now: Answer, ly: Answer) -> Figure:
+    this, last = _single(now), {shift_year(k): v for k, v in _single(ly).items()}
+    months = sorted(this)
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "This year",
+                "x": [m.isoformat() for m in months],
+                "y": [this[m] for m in months],
+                "line": {"color": PALETTE[3]},
+                "hovertemplate": "%{y:.1%}",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "Last year",
+                "x": [m.isoformat() for m in months],
+                "y": [last.get(m) for m in months],
+                "line": {"color": LY_COLOUR, "dash": "dot"},
+                "hovertemplate": "%{y:.1%}",
+            },
+        ],
+        "layout": _layout(
+            "Cancellation rate by booking month, against last year",
+            percent=True,
+            xaxis={"type": "date"},
+        ),
+    }
+
+
 def pace(otb: Answer, stly: Answer, forecast: Answer) -> Figure:
     series = (
         ("On the books now", otb, PALETTE[0], "bar"),

@@ -230,6 +230,34 @@ def _channels(data: PageData, charts: _Charts) -> str:
     )
 
 
+def _bookings(data: PageData, charts: _Charts) -> str:
+    b = data.bookings
+    body = charts(
+        figures.cancellations(b["cancellation_rate"], data.bookings_ly["cancellation_rate"]),
+        "Cancellation rate by booking month against last year",
+    )
+    alos = {r[0]: r for r in b["alos"].rows}
+    rows = []
+    for month, cancelled, created, rate in b["cancellation_rate"].rows:
+        a = alos.get(month)
+        rows.append(
+            [
+                _month(month),
+                _num(created),
+                _num(cancelled),
+                _pct(rate),
+                _num(a[2] if a else None),
+                _num(a[-1] if a else None, 1),
+            ]
+        )
+    return body + table(
+        ["Month", "Booked", "Cancelled", "Cancel. rate", "Arrivals", "ALOS"],
+        rows,
+        caption="Booked and cancelled by booking month; arrivals and length of stay by arrival "
+        "month",
+    )
+
+
 def _weekdays(data: PageData, charts: _Charts) -> str:
     w = data.weekdays
     return charts(
@@ -283,6 +311,9 @@ def render(
             _SPLIT_INTRO,
             _channels(data, charts),
         ),
+        _section(
+            "bookings", "Bookings and cancellations", _BOOKINGS_INTRO, _bookings(data, charts)
+        ),
         _section("weekdays", "Day of the week", _SPLIT_INTRO, _weekdays(data, charts)),
         _section("windows", "Booking window", _WINDOW_INTRO, _windows(data, charts)),
     ]
@@ -293,6 +324,7 @@ def render(
             ("months", "Months"),
             ("pace", "Pace"),
             ("channels", "Channels"),
+            ("bookings", "Cancellations"),
             ("weekdays", "Weekdays"),
             ("windows", "Window"),
         )
@@ -344,6 +376,10 @@ _PACE_INTRO = (
     "only the currency filter applies."
 )
 _SPLIT_INTRO = "Over the range picked, excl. VAT."
+_BOOKINGS_INTRO = (
+    "Reservations by the month they were made, against a year earlier. Only the park and "
+    "currency filters apply (the mart has no type or channel split)."
+)
 _WINDOW_INTRO = "Nights sold by days from reservation to arrival, with their ADR excl. VAT."
 _FOOTER = (
     "Every figure is a metric of the feed (GET /api/metrics), recomputed from sums over the "

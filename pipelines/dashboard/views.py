@@ -152,6 +152,8 @@ class PageData:
     channels: dict[str, Answer] = field(default_factory=dict)
     weekdays: dict[str, Answer] = field(default_factory=dict)
     windows: dict[str, Answer] = field(default_factory=dict)
+    bookings: dict[str, Answer] = field(default_factory=dict)
+    bookings_ly: dict[str, Answer] = field(default_factory=dict)
 
 
 TILE_METRICS = (
@@ -175,6 +177,7 @@ PACE_METRICS = (
 CHANNEL_METRICS = ("nights_sold", "room_revenue_net", "adr_net", "commission_share")
 SPLIT_METRICS = ("occupancy", "adr_net")
 WINDOW_METRICS = ("nights_sold", "adr_net")
+BOOKING_METRICS = ("cancellation_rate", "alos")
 
 
 def load(con: duckdb.DuckDBPyConnection, filters: Filters) -> PageData:
@@ -209,4 +212,12 @@ def load(con: duckdb.DuckDBPyConnection, filters: Filters) -> PageData:
     data.channels = run(CHANNEL_METRICS, ["channel"], now)
     data.weekdays = run(SPLIT_METRICS, ["weekday"], now)
     data.windows = run(WINDOW_METRICS, ["booking_window"], now)
+
+    # cancellations_monthly splits by park and currency only
+    def bookings(where: Slice) -> Slice:
+        kept = {k: v for k, v in where.filters.items() if k in ("park", "currency")}
+        return Slice(where.start, where.end, kept)
+
+    data.bookings = run(BOOKING_METRICS, ["month"], bookings(now))
+    data.bookings_ly = run(BOOKING_METRICS, ["month"], bookings(ly))
     return data

@@ -14,6 +14,7 @@ DATE_COL = {
     "marts.occupancy_daily": "date_day",
     "marts.revenue_daily": "date_day",
     "marts.forecast_daily": "stay_date",
+    "marts.cancellations_monthly": "month_start",
 }
 COLUMNS = {
     "marts.sales_daily": {
@@ -30,6 +31,7 @@ COLUMNS = {
         "currency": "currency_code",
     },
     "marts.forecast_daily": {"currency": "currency_code"},
+    "marts.cancellations_monthly": {"park": "location_id", "currency": "currency_code"},
 }
 TIME = {
     "night": "{d}",

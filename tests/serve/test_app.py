@@ -94,7 +94,7 @@ def test_the_default_page_shows_the_marts_figures_with_names(
         assert f">{name}</option>" in page.text
     for (code,) in built.rows("select location_code from core.dim_locations"):
         assert code not in page.text  # parks by name, never by code
-    assert page.text.count("data-figure=") == 6
+    assert page.text.count("data-figure=") == 7
     assert "Online travel agency" in page.text  # channels by name
 
 

@@ -125,7 +125,7 @@ def test_each_filter_applied_in_the_form_shows_the_marts_figures_and_fits(
     with serving(built.warehouse) as base:
         chrome.size(width, 900)
         chrome.open(base + "/")
-        assert chrome.eval(CHARTS) == [6, True]
+        assert chrome.eval(CHARTS) == [7, True]
         _fits(chrome)
         lo, hi = default_range(built.as_of)
         assert chrome.eval(TILES) == expected_tiles(built, lo, hi, {})
@@ -136,13 +136,13 @@ def test_each_filter_applied_in_the_form_shows_the_marts_figures_and_fits(
             filters = {} if param == "from" else {param: [value]}
             start = date.fromisoformat(value) if param == "from" else lo
             assert chrome.eval(TILES) == expected_tiles(built, start, hi, filters), field
-            assert chrome.eval(CHARTS) == [6, True]
+            assert chrome.eval(CHARTS) == [7, True]
             _fits(chrome)
             _keep(chrome.screenshot(tmp_path / "app.png"), f"app-{field}-{width}.png")
         # drill into the month before the as-of date: one more chart, still inside the screen
         month = (built.as_of.replace(day=1) - timedelta(days=1)).strftime("%Y-%m")
         chrome.open(f"{base}/?park=1&month={month}")
-        assert chrome.eval(CHARTS) == [7, True]
+        assert chrome.eval(CHARTS) == [8, True]
         _fits(chrome)
         _keep(chrome.screenshot(tmp_path / f"nights-{width}.png"), f"nights-{width}.png")
         assert chrome.console == []
@@ -155,7 +155,7 @@ def test_the_snapshot_draws_offline(
     page = build_dashboard(built.warehouse, tmp_path / "dashboard.html")
     chrome.size(width, 900)
     chrome.open(page.as_uri())
-    assert chrome.eval(CHARTS) == [6, True]
+    assert chrome.eval(CHARTS) == [7, True]
     _fits(chrome)
     assert chrome.console == []
     _keep(chrome.screenshot(tmp_path / f"snapshot-{width}.png"), f"snapshot-{width}.png")
