@@ -18,18 +18,27 @@ from pipelines.settings import Settings
 from sandbox.runner import SandboxSettings, run_sandbox
 
 
-@dataclass(frozen=True)
+@dataclass
 class Built:
     data_dir: Path
     warehouse: Path
     as_of: date
+    _con: tuple[int, duckdb.DuckDBPyConnection] | None = None
 
     def rows(self, sql: str, params: list[object] | None = None) -> list[tuple[object, ...]]:
-        con = duckdb.connect(str(self.warehouse), read_only=True)
-        try:
-            return con.execute(sql, params or []).fetchall()
-        finally:
-            con.close()
+        """A query on the published warehouse (one read-only connection, reopened when a
+        build has published a new file)."""
+        inode = self.warehouse.stat().st_ino
+        if self._con is None or self._con[0] != inode:
+            if self._con is not None:
+                self._con[1].close()
+            self._con = (inode, duckdb.connect(str(self.warehouse), read_only=True))
+        return self._con[1].execute(sql, params or []).fetchall()
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con[1].close()
+            self._con = None
 
 
 @pytest.fixture(scope="session")
@@ -58,4 +67,6 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     finally:
         con.close()
     assert isinstance(as_of, date)
-    yield Built(data_dir, warehouse, as_of)
+    found = Built(data_dir, warehouse, as_of)
+    yield found
+    found.close()
