@@ -13,6 +13,9 @@ from typing import Annotated
 
 import typer
 
+from pipelines.cli_support import fail as _fail
+from pipelines.cli_support import load_settings as _settings
+from pipelines.serve.cli import export_command, serve_command
 from pipelines.settings import ENV_FILE, ENV_VARS, Settings, SettingsError, load_env_file
 
 app = typer.Typer(
@@ -39,18 +42,6 @@ _FROM_ENV_FILE: dict[str, str] = {}  # settings that `.env` supplied to this com
 def _load_env_file() -> None:
     """Settings come from the environment, then `.env` in the working directory, then defaults."""
     _FROM_ENV_FILE.update(load_env_file())
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    return typer.Exit(code)
-
-
-def _settings() -> Settings:
-    try:
-        return Settings.from_env()
-    except SettingsError as exc:
-        raise _fail(str(exc)) from None
 
 
 @app.command()
@@ -209,47 +200,8 @@ def dashboard(
     typer.echo(f"dashboard written to {path}")
 
 
-@app.command()
-def serve(
-    host: Annotated[str, typer.Option(help="Address to listen on (local only by default).")] = (
-        "127.0.0.1"
-    ),
-    port: Annotated[int, typer.Option(help="Port of the web app.")] = 8050,
-) -> None:
-    """Serve the dashboard (filters, drill-down) and the metrics feed (/api), read-only."""
-    from pipelines.serve.commands import serve as run_server
-
-    settings = _settings()
-    if not settings.warehouse_path.exists():
-        raise _fail(f"no warehouse at {settings.warehouse_path}; run `reservoir run` first.")
-    run_server(settings.warehouse_path, host=host, port=port)
-
-
-@app.command()
-def export(
-    name: Annotated[
-        str,
-        typer.Argument(
-            help="A metric (GET /api/metrics) or a mart: sales, supply, revenue, forecast."
-        ),
-    ],
-    by: Annotated[list[str], typer.Option(help="Dimensions, e.g. --by month,currency.")] = [],  # noqa: B006
-    where: Annotated[list[str], typer.Option(help="Filters KEY=VALUE, e.g. --where park=1.")] = [],  # noqa: B006
-    output: Annotated[str, typer.Option("--format", help="json, csv or parquet.")] = "csv",
-    out: Annotated[Path | None, typer.Option(help="File to write (default: stdout).")] = None,
-) -> None:
-    """Export a metric by dimensions, or a slice of a mart, as the feed serves it."""
-    from pipelines.dashboard import DashboardError
-    from pipelines.serve.commands import export as run_export
-    from warehouse.semantic_query import FeedError
-
-    settings = _settings()
-    try:
-        rows = run_export(settings.warehouse_path, name, by=by, where=where, fmt=output, out=out)
-    except (FeedError, DashboardError) as exc:
-        raise _fail(str(exc)) from None
-    if out is not None:
-        typer.echo(f"{rows} rows written to {out}")
+app.command("serve")(serve_command)
+app.command("export")(export_command)
 
 
 @app.command()

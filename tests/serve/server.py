@@ -11,7 +11,7 @@ from pathlib import Path
 
 import uvicorn
 
-from pipelines.serve import create_app
+from pipelines.serve.app import create_app
 
 
 @contextmanager
