@@ -17,7 +17,17 @@ DEFAULT_HOST = "127.0.0.1"  # local by default: the page has no login
 DEFAULT_PORT = 8050
 
 
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
 def serve(warehouse: Path, *, host: str, port: int) -> None:
+    if host not in LOOPBACK:
+        print(
+            f"warning: listening on {host}: the page and the feed have no login; anyone who can "
+            "reach this address reads the figures (put a proxy with authentication in front)",
+            file=sys.stderr,
+            flush=True,
+        )
     print(
         f"serving {warehouse} read-only on http://{host}:{port}/ (the feed: /api/metrics); "
         "Ctrl-C stops",
