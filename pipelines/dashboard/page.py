@@ -341,7 +341,7 @@ def render(
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="data:,">'
-        f"<title>Reservoir · revenue and occupancy · {_e(f.today.isoformat())}</title>"
+        f"<title>Reservoir dashboard · {_e(f.today.isoformat())}</title>"
         f"<style>{CSS}</style></head><body>"
         "<header><h1>Revenue and occupancy</h1>"
         f'<p>As of <time datetime="{f.today.isoformat()}">{_e(_day(f.today))}</time>'
