@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import date
 from typing import Any, Literal
 from urllib.parse import urlencode
 
 from pipelines.dashboard import figures
-from pipelines.dashboard.formatting import _e, _money, _month, _num, _pct
+from pipelines.dashboard.formatting import _day, _e, _money, _month, _num, _pct
 from pipelines.dashboard.style import CSS
 from pipelines.dashboard.tables import table, tiles
 from pipelines.dashboard.views import PageData, month_end
@@ -352,10 +351,6 @@ def render(
         f"{''.join(sections)}</main>"
         f"<footer>{_e(_FOOTER)}</footer>{scripts}</body></html>\n"
     )
-
-
-def _day(d: date) -> str:
-    return f"{d:%a} {d.day} {d:%b %Y}"
 
 
 _TILES_INTRO = (
