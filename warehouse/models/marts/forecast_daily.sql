@@ -104,15 +104,15 @@ final as (
         as_of_date,
         currency_code,
         days_before_arrival,
-        nights_available,
+        cast(nights_available as bigint) as nights_available,
         otb_nights,
         otb_room_revenue,
-        ly_nights_sold,
+        cast(ly_nights_sold as bigint) as ly_nights_sold,
         ly_room_revenue,
         stly_otb_nights,
         stly_otb_room_revenue,
-        forecast_pickup_nights,
-        otb_nights + forecast_pickup_nights as forecast_nights,
+        cast(forecast_pickup_nights as bigint) as forecast_pickup_nights,
+        cast(otb_nights + forecast_pickup_nights as bigint) as forecast_nights,
         cast(
             otb_room_revenue
             + from_cents(
