@@ -13,6 +13,9 @@ from typing import Annotated
 
 import typer
 
+from pipelines.cli_support import fail as _fail
+from pipelines.cli_support import load_settings as _settings
+from pipelines.serve.cli import export_command, serve_command
 from pipelines.settings import ENV_FILE, ENV_VARS, Settings, SettingsError, load_env_file
 
 app = typer.Typer(
@@ -39,18 +42,6 @@ _FROM_ENV_FILE: dict[str, str] = {}  # settings that `.env` supplied to this com
 def _load_env_file() -> None:
     """Settings come from the environment, then `.env` in the working directory, then defaults."""
     _FROM_ENV_FILE.update(load_env_file())
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    return typer.Exit(code)
-
-
-def _settings() -> Settings:
-    try:
-        return Settings.from_env()
-    except SettingsError as exc:
-        raise _fail(str(exc)) from None
 
 
 @app.command()
@@ -224,6 +215,10 @@ def dashboard(
     except DashboardError as exc:
         raise _fail(str(exc)) from None
     typer.echo(f"dashboard written to {path}")
+
+
+app.command("serve")(serve_command)
+app.command("export")(export_command)
 
 
 @app.command()

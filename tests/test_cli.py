@@ -22,6 +22,8 @@ COMMANDS = [
             "sql",
             "catalog",
             "dashboard",
+            "serve",
+            "export",
             "dev",
             "settings",
             "sandbox",
@@ -34,6 +36,8 @@ COMMANDS = [
     (["status"], ["cursor"]),
     (["sql"], ["read-only"]),
     (["dashboard"], ["--out", "--today"]),
+    (["serve"], ["--host", "--port", "metrics feed"]),
+    (["export"], ["--by", "--where", "--format", "--out"]),
     (["dev"], ["Dagster UI"]),
     (["sandbox"], ["serve", "advance"]),
     (
@@ -77,6 +81,8 @@ def test_settings_hides_secrets(tmp_path: Path) -> None:
     [
         (["sql", "select 1"], {}, "no warehouse at"),
         (["dashboard"], {}, "no warehouse at"),
+        (["serve"], {}, "no warehouse at"),
+        (["export", "occupancy"], {}, "no warehouse at"),
         (["run"], {"RESERVOIR_BASE_URL": "https://service.example/v2"}, "RESERVOIR_CLIENT_ID"),
         (["run"], {"RESERVOIR_MAX_CONCURRENCY": "40"}, "between 1 and 15"),
         (["run", "--mode", "sometimes"], {}, "--mode must be"),
@@ -86,6 +92,8 @@ def test_settings_hides_secrets(tmp_path: Path) -> None:
     ids=[
         "sql-no-warehouse",
         "dashboard-no-warehouse",
+        "serve-no-warehouse",
+        "export-no-warehouse",
         "url-without-credentials",
         "concurrency-cap",
         "bad-mode",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from warehouse.dictionary_pace import BOOKING_PACE
 from warehouse.dictionary_rates import RATE_AVAILABILITY
+from warehouse.dictionary_sales import SALES_MARTS
 
 _SOLD = (
     "on-the-books (status 12, 21, 31, 41) guest stays (type RESERVATION, category not OWNER/BLOCK)"
@@ -128,6 +129,7 @@ MARTS: dict[str, dict[str, str]] = {
         f"currency. {_RATIO}.",
     },
     "marts.booking_pace": BOOKING_PACE,
+    **SALES_MARTS,
     "marts.cancellations_monthly": {
         "month_start": "Month: booking month for the creation columns, arrival month for the "
         "arrival columns, cancellation month (cancelDate) for the cancellation columns.",
@@ -243,4 +245,13 @@ GRAIN: dict[str, tuple[str, ...]] = {
     ),
     "marts.cash_clearance_daily": ("clearance_date", "company_id", "location_id", "currency_code"),
     "marts.revenue_reconciliation": ("company_id", "month_start", "currency_code"),
+    "marts.sales_daily": (
+        "date_day",
+        "location_id",
+        "accommodation_type_id",
+        "distribution_channel_id",
+        "booking_window_days",
+        "currency_code",
+    ),
+    "marts.forecast_daily": ("stay_date", "currency_code"),
 }

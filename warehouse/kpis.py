@@ -3,7 +3,8 @@
 Occupancy over all units, and ADR / RevPAR excluding VAT (the metrics.md / USALI basis) per
 currency (never summed across currencies), for the 30 nights before the reference date (the
 warehouse's as-of date: the service's date) and the 30 nights on the books after it, read from
-`marts.kpi_window`, the one definition the dashboard reads too.
+`marts.kpi_window`. The dashboard and `reservoir serve` read the same figures through the
+metrics feed (`warehouse.semantic_query`), which tests/serve/test_feed.py holds equal to it.
 """
 
 from __future__ import annotations

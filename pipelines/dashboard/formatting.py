@@ -1,9 +1,9 @@
-"""Values to display text (escaping, numbers, money, percentages, dates) and date helpers."""
+"""Values to display text: escaping, numbers, money (exact, per currency), percentages, dates."""
 
 from __future__ import annotations
 
 import html
-from datetime import date, datetime, timedelta
+from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
 
@@ -15,13 +15,6 @@ def _dec(value: object) -> Decimal | None:
     if value is None:
         return None
     return value if isinstance(value, Decimal) else Decimal(str(value))
-
-
-def _ratio(num: object, den: object) -> Decimal | None:
-    n, d = _dec(num), _dec(den)
-    if n is None or d is None or d == 0:
-        return None
-    return n / d
 
 
 def _pct(value: object, digits: int = 1) -> str:
@@ -46,33 +39,9 @@ def _num(value: object, digits: int = 0) -> str:
     return f"{v.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP):,}"
 
 
-def _signed_pct(value: object) -> str:
-    v = _dec(value)
-    if v is None:
-        return "–"
-    return ("+" if v > 0 else "") + _pct(v)
-
-
 def _day(d: date) -> str:
     return f"{d:%a} {d.day} {d:%b %Y}"
 
 
 def _month(d: date) -> str:
     return f"{d:%b %Y}"
-
-
-def _f(value: object) -> float | None:
-    return None if value is None else float(value)  # type: ignore[arg-type]
-
-
-def _as_date(value: object) -> date:
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    return date.fromisoformat(str(value)[:10])
-
-
-def _date_range(first: date, last: date) -> list[date]:
-    """Every day from `first` to `last`, both included."""
-    return [first + timedelta(n) for n in range((last - first).days + 1)]

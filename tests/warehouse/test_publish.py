@@ -103,6 +103,8 @@ def test_only_rebuilds_the_models_of_changed_tables(lake, tmp_path: Path) -> Non
         "marts.rate_availability_daily",
         "marts.booking_pace",
         "marts.channel_mix_monthly",
+        "marts.sales_daily",
+        "marts.forecast_daily",
     }
     result = build_warehouse(tmp_path, only=only)
     assert set(result.models) == only

@@ -1,0 +1,297 @@
+"""The charts, as plotly.js figure specifications (data + layout) built from the feed's answers.
+
+plotly.js draws them in the browser, the same specs in `reservoir serve` and in the offline
+snapshot. Values go in as numbers (the tables beside the charts carry the exact money); a
+figure's `meta.links` lets a click on a month drill into its nights.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import timedelta
+from typing import Any
+
+from pipelines.dashboard.constants import PALETTE
+from warehouse.semantic_query import Answer
+
+Figure = dict[str, Any]
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+LY_COLOUR = "#94a3b8"
+# money on a second axis at the right; automargin keeps its tick labels inside the chart
+_RIGHT_AXIS = {
+    "overlaying": "y",
+    "side": "right",
+    "tickformat": ",.0f",
+    "showgrid": False,
+    "automargin": True,
+    "rangemode": "tozero",
+}
+
+
+def _layout(title: str, *, y: str = "", percent: bool = False, **extra: Any) -> dict[str, Any]:
+    return {
+        "title": {"text": title, "font": {"size": 14}, "x": 0, "xanchor": "left"},
+        "margin": {"l": 48, "r": 12, "t": 12, "b": 40},
+        "height": 320,
+        "autosize": True,
+        "legend": {"orientation": "h", "y": -0.18, "x": 0},
+        "yaxis": {
+            "title": {"text": y},
+            "tickformat": ".0%" if percent else ",",
+            "rangemode": "tozero",
+            "automargin": True,
+        },
+        "xaxis": {"automargin": True},
+        "hovermode": "x unified",
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        **extra,
+    }
+
+
+def _value(answer: Answer, row: tuple[Any, ...]) -> float | None:
+    v = row[len(answer.columns) - 1]
+    return None if v is None else float(v)
+
+
+def _by_currency(answer: Answer) -> dict[str, dict[Any, float | None]]:
+    """{currency: {key: value}} for an answer keyed by (key, currency)."""
+    out: dict[str, dict[Any, float | None]] = defaultdict(dict)
+    for row in answer.rows:
+        out[str(row[1])][row[0]] = _value(answer, row)
+    return dict(out)
+
+
+def _single(answer: Answer) -> dict[Any, float | None]:
+    return {row[0]: _value(answer, row) for row in answer.rows}
+
+
+def shift_year(key: Any) -> Any:
+    """A month key of last year moved onto this year's axis."""
+    return key.replace(year=key.year + 1)
+
+
+def occupancy_months(now: Answer, ly: Answer, links: dict[str, str]) -> Figure:
+    this, last = _single(now), {shift_year(k): v for k, v in _single(ly).items()}
+    months = sorted(this)
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "name": "This year",
+                "x": [m.isoformat() for m in months],
+                "y": [this[m] for m in months],
+                "marker": {"color": PALETTE[0]},
+                "hovertemplate": "%{y:.1%}",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "Last year",
+                "x": [m.isoformat() for m in months],
+                "y": [last.get(m) for m in months],
+                "line": {"color": LY_COLOUR, "dash": "dot"},
+                "hovertemplate": "%{y:.1%}",
+            },
+        ],
+        "layout": _layout(
+            "Occupancy by month, against last year", percent=True, xaxis={"type": "date"}
+        ),
+        "meta": {"links": links},
+    }
+
+
+def money_months(now: Answer, ly: Answer, title: str, links: dict[str, str]) -> Figure:
+    data: list[dict[str, Any]] = []
+    last = _by_currency(ly)
+    for i, (currency, values) in enumerate(sorted(_by_currency(now).items())):
+        months = sorted(values)
+        previous = {shift_year(k): v for k, v in last.get(currency, {}).items()}
+        colour = PALETTE[i % len(PALETTE)]
+        data.append(
+            {
+                "type": "bar",
+                "name": f"{currency} this year",
+                "x": [m.isoformat() for m in months],
+                "y": [values[m] for m in months],
+                "marker": {"color": colour},
+                "hovertemplate": f"{currency} %{{y:,.2f}}",
+            }
+        )
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"{currency} last year",
+                "x": [m.isoformat() for m in months],
+                "y": [previous.get(m) for m in months],
+                "line": {"color": colour, "dash": "dot"},
+                "hovertemplate": f"{currency} %{{y:,.2f}}",
+            }
+        )
+    return {
+        "data": data,
+        "layout": _layout(title, xaxis={"type": "date"}, barmode="group"),
+        "meta": {"links": links},
+    }
+
+
+def nights(occupancy: Answer, occupancy_ly: Answer, adr: Answer) -> Figure:
+    this = _single(occupancy)
+    ly = _single(occupancy_ly)
+    days = sorted(this)
+    data: list[dict[str, Any]] = [
+        {
+            "type": "bar",
+            "name": "Occupancy",
+            "x": [d.isoformat() for d in days],
+            "y": [this[d] for d in days],
+            "marker": {"color": PALETTE[0]},
+            "hovertemplate": "%{y:.1%}",
+        },
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "Occupancy, same weekday last year",
+            "x": [d.isoformat() for d in days],
+            "y": [ly.get(_minus(d)) for d in days],
+            "line": {"color": LY_COLOUR, "dash": "dot"},
+            "hovertemplate": "%{y:.1%}",
+        },
+    ]
+    for i, (currency, values) in enumerate(sorted(_by_currency(adr).items())):
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"ADR {currency}",
+                "x": [d.isoformat() for d in days],
+                "y": [values.get(d) for d in days],
+                "yaxis": "y2",
+                "line": {"color": PALETTE[(i + 1) % len(PALETTE)]},
+                "hovertemplate": f"{currency} %{{y:,.2f}}",
+            }
+        )
+    return {
+        "data": data,
+        "layout": _layout(
+            "Occupancy and ADR excl. VAT by night",
+            percent=True,
+            xaxis={"type": "date"},
+            yaxis2=_RIGHT_AXIS,
+        ),
+    }
+
+
+def _minus(d: Any) -> Any:
+    """The same weekday last year (booking_pace's STLY rule)."""
+    return d - timedelta(364)
+
+
+def cancellations(now: Answer, ly: Answer) -> Figure:
+    this, last = _single(now), {shift_year(k): v for k, v in _single(ly).items()}
+    months = sorted(this)
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "This year",
+                "x": [m.isoformat() for m in months],
+                "y": [this[m] for m in months],
+                "line": {"color": PALETTE[3]},
+                "hovertemplate": "%{y:.1%}",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "Last year",
+                "x": [m.isoformat() for m in months],
+                "y": [last.get(m) for m in months],
+                "line": {"color": LY_COLOUR, "dash": "dot"},
+                "hovertemplate": "%{y:.1%}",
+            },
+        ],
+        "layout": _layout(
+            "Cancellation rate by booking month, against last year",
+            percent=True,
+            xaxis={"type": "date"},
+        ),
+    }
+
+
+def pace(otb: Answer, stly: Answer, forecast: Answer) -> Figure:
+    series = (
+        ("On the books now", otb, PALETTE[0], "bar"),
+        ("Same time last year", stly, LY_COLOUR, "bar"),
+        ("Forecast", forecast, PALETTE[1], "scatter"),
+    )
+    data = []
+    for name, answer, colour, kind in series:
+        values = _single(answer)
+        months = sorted(values)
+        trace: dict[str, Any] = {
+            "type": kind,
+            "name": name,
+            "x": [m.isoformat() for m in months],
+            "y": [values[m] for m in months],
+            "marker": {"color": colour},
+            "hovertemplate": "%{y:.1%}",
+        }
+        if kind == "scatter":
+            trace["mode"] = "lines+markers"
+        data.append(trace)
+    return {
+        "data": data,
+        "layout": _layout(
+            "Occupancy on the books by stay month: now, last year, forecast",
+            percent=True,
+            barmode="group",
+            xaxis={"type": "date"},
+        ),
+    }
+
+
+def categories(
+    counts: Answer, money: Answer, labels: dict[Any, str], title: str, count_label: str
+) -> Figure:
+    """Bars of a count per category with a per-currency money line on a second axis."""
+    keys = [row[0] for row in counts.rows]
+    names = [labels.get(k, str(k)) for k in keys]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "bar",
+            "name": count_label,
+            "x": names,
+            "y": [_value(counts, r) for r in counts.rows],
+            "marker": {"color": PALETTE[0]},
+        }
+    ]
+    for i, (currency, values) in enumerate(sorted(_by_currency(money).items())):
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "marker": {"size": 10, "symbol": "diamond"},
+                "name": f"ADR {currency}",
+                "x": names,
+                "y": [values.get(k) for k in keys],
+                "yaxis": "y2",
+                "line": {"color": PALETTE[(i + 1) % len(PALETTE)]},
+                "hovertemplate": f"{currency} %{{y:,.2f}}",
+            }
+        )
+    percent = counts.metric.kind == "ratio"
+    return {
+        "data": data,
+        "layout": _layout(
+            title,
+            percent=percent,
+            hovermode="closest",
+            yaxis2=_RIGHT_AXIS,
+        ),
+    }
+
+
+def weekday_labels() -> dict[Any, str]:
+    return {i + 1: name for i, name in enumerate(WEEKDAYS)}
