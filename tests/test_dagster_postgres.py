@@ -62,7 +62,8 @@ def test_main_job_records_runs_materializations_and_checks_in_postgres(
 ) -> None:
     monkeypatch.setenv("RESERVOIR_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("RESERVOIR_DAGSTER_PG_URL", pg_url)
-    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    # Recorded so that teardown removes the home the run sets (later tests never see it).
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "not-used"))
     settings = Settings.from_env()
     assert pg_url not in repr(settings)  # the URL may hold a password
     with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
@@ -107,6 +108,17 @@ def test_main_job_records_runs_materializations_and_checks_in_postgres(
     assert sum(s == "SUCCEEDED" for _, s in checks) == sum(
         c.outcome == "passed" for c in summary.checks
     )
+
+    # `reservoir status` reads the runs and checks back from PostgreSQL.
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    status = CliRunner().invoke(app, ["status"], env={"COLUMNS": "200"})
+    assert status.exit_code == 0, status.output
+    assert summary.run_id[:8] in status.output
+    passed = sum(s == "SUCCEEDED" for _, s in checks)
+    assert f"checks (latest evaluation): {passed} passed" in " ".join(status.output.split())
 
     # The marts are right: nights available and sold per day, location and type, to the night.
     truth = truth.rename(columns={"resource_id": "accommodation_type_id"})
