@@ -14,7 +14,10 @@ decided on these figures, measured on the medium sandbox world's lake:
 3. two writers: two processes append 15 commits each to one table at once; rows lost or
    duplicated, commits refused (a refused commit is reloaded and retried, up to 10 times);
 4. SIGKILL: a process appending 20,000-row commits in a loop is killed at a random moment,
-   5 times per format; the table must still read, hold whole commits only, and take appends.
+   5 times per format; the table must still read, hold whole commits only, and take appends;
+5. reruns: a batch written twice by replacing its rows (Delta: overwrite with a predicate on the
+   batch column; Iceberg: overwrite with a filter) holds its rows once, and SIGKILL during a loop
+   of such reruns leaves it whole, once, and the other batch untouched, 5 times per format.
 
 The store is moto's S3 server on loopback (`moto[server]`); Iceberg's catalog is pyiceberg's SQL
 catalog on a SQLite file. Results: a table on stdout, JSON in bench/out/table-formats-*.json.
@@ -96,6 +99,18 @@ class Delta:
 
         write_deltalake(self.uri(table), data, mode="append", storage_options=self.options)
 
+    def replace(self, table: str, data: pa.Table, writer: str) -> None:
+        """One commit that replaces every row of `writer` (a rerun of the same batch)."""
+        from deltalake import write_deltalake
+
+        write_deltalake(
+            self.uri(table),
+            data,
+            mode="overwrite",
+            predicate=f"writer = '{writer}'",
+            storage_options=self.options,
+        )
+
     def reader(self, table: str) -> Any:
         from deltalake import DeltaTable
 
@@ -153,6 +168,12 @@ class Iceberg:
         data = self._cast(data)
         tbl = self.catalog.create_table_if_not_exists(f"lake.{table}", schema=data.schema)
         tbl.append(data)
+
+    def replace(self, table: str, data: pa.Table, writer: str) -> None:
+        from pyiceberg.expressions import EqualTo
+
+        tbl = self.catalog.create_table_if_not_exists(f"lake.{table}", schema=data.schema)
+        tbl.overwrite(data, overwrite_filter=EqualTo("writer", writer))
 
     def reader(self, table: str) -> Any:
         return self.catalog.load_table(f"lake.{table}").scan().to_arrow_batch_reader()
@@ -332,6 +353,11 @@ def run_child(role: str, fmt: Any, tag: str) -> None:
         report = {"commits": WRITER_COMMITS, "refused": conflicts, "retried_inside": Count.retries}
         print(json.dumps(report), flush=True)
         return
+    if role == "rerun":  # the same batch again and again, as re-executions of one run
+        fmt.replace(table, rows_for("B", 0, KILL_ROWS), "B")
+        print("ready", flush=True)
+        while True:
+            fmt.replace(table, rows_for("B", 0, KILL_ROWS), "B")
     fmt.append(table, rows_for(tag, 0, KILL_ROWS))
     print("ready", flush=True)
     for seq in range(1, 10_000):
@@ -414,12 +440,47 @@ def measure_kills(fmt: Any, endpoint: str, work: Path, seed: int) -> dict[str, A
     }
 
 
+def measure_reruns(fmt: Any, endpoint: str, work: Path, seed: int) -> dict[str, Any]:
+    """A rerun of a batch replaces its rows in one commit; SIGKILL during reruns loses nothing
+    and duplicates nothing (the contract's idempotent re-execution, docs/table-formats.md)."""
+    rng = random.Random(seed + 1)
+    table = f"rerun_{fmt.name}"
+    fmt.append(table, rows_for("A", 0, KILL_ROWS))  # another batch, never touched
+    fmt.replace(table, rows_for("B", 0, KILL_ROWS), "B")
+    fmt.replace(table, rows_for("B", 0, KILL_ROWS), "B")
+
+    def counts() -> dict[str, int]:
+        return {r["writer"]: r["n"] for r in table_rows(fmt, table).to_pylist()}
+
+    after_two = counts()
+    after_kills = []
+    for k in range(KILLS):
+        proc = subprocess.Popen(
+            _child("rerun", fmt.name, endpoint, work, f"{fmt.name}-{k}"),
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.05, 1.5))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        after_kills.append(counts())
+    expected = {"A": KILL_ROWS, "B": KILL_ROWS}
+    return {
+        "rows_after_batch_written_twice": after_two,
+        "rows_right_after_each_kill": sum(c == expected for c in after_kills),
+        "kills": KILLS,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lake", type=Path, help="a lake folder; default: build the medium one")
     parser.add_argument("--formats", default="delta,iceberg")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--child", choices=["writers", "kill"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["writers", "kill", "rerun"], help=argparse.SUPPRESS)
     parser.add_argument("--format", help=argparse.SUPPRESS)
     parser.add_argument("--endpoint", help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
@@ -455,6 +516,8 @@ def main() -> None:
                 figures["concurrent"] = measure_writers(fmt, endpoint, work)
                 print(f"{name}: SIGKILL", file=sys.stderr)
                 figures["sigkill"] = measure_kills(fmt, endpoint, work, args.seed)
+                print(f"{name}: reruns", file=sys.stderr)
+                figures["reruns"] = measure_reruns(fmt, endpoint, work, args.seed)
                 results[name] = figures
     OUT_DIR.mkdir(exist_ok=True)
     out = OUT_DIR / f"table-formats-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
