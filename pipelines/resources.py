@@ -84,6 +84,9 @@ class ReservationServiceResource(dg.ConfigurableResource):
         return ReservationService.connect(self.service_config())
 
 
+_PULLED: set[tuple[str, str]] = set()  # lakes brought from their store in this process
+
+
 class LakeResource(dg.ConfigurableResource):
     """Where the lake lives and the rules for what lands in it."""
 
@@ -115,9 +118,22 @@ class LakeResource(dg.ConfigurableResource):
     # The source this lake belongs to, as recorded in its run state; None = the service
     # resource's URL and scope (`reservoir run` names the embedded sandbox by seed and scale).
     source: str | None = None
+    # The lake on object storage (RESERVOIR_LAKE_URL, s3://bucket/prefix, Delta Lake tables);
+    # None = the data directory's lake folder alone. With a URL that folder is its cache.
+    lake_url: str | None = None
 
     def lake(self) -> Lake:
-        return Lake(Path(self.data_dir) / "lake")
+        root = Path(self.data_dir) / "lake"
+        if not self.lake_url:
+            return Lake(root)
+        from lake.remote import DeltaRemote
+
+        lake = Lake(root, DeltaRemote(self.lake_url))
+        key = (str(root.resolve()), self.lake_url)
+        if key not in _PULLED:  # once per process: later commits keep the cache current
+            lake.pull()
+            _PULLED.add(key)
+        return lake
 
     def today(self) -> date | None:
         """The business date override; None = the service's date, read by each run."""

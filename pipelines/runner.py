@@ -192,6 +192,7 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
             availability_start=target.today,
             source=target.source,
             max_removed_share=settings.max_removed_share,
+            lake_url=settings.lake_url,
         ),
     }
     from pipelines.warehouse_assets import WarehouseResource

@@ -32,6 +32,7 @@ ENV_VARS: dict[str, str] = {
     "RESERVOIR_QUARANTINE_MAX_SHARE": "share of a table's records it may quarantine (default 0.05)",
     "RESERVOIR_QUARANTINE_FLOOR": "records any table may quarantine, whatever its size (default 5)",
     "RESERVOIR_DAGSTER_PG_URL": "PostgreSQL URL of the Dagster instance; unset = files in the data dir",
+    "RESERVOIR_LAKE_URL": "s3://bucket/prefix of the lake (Delta tables); unset = the data dir",
 }
 DAGSTER_PG_ENV = "RESERVOIR_DAGSTER_PG_URL"
 DEFAULT_MAX_REQUESTS = 20_000  # below the service's 25,000 free requests a day
@@ -132,6 +133,9 @@ class Settings:
     # The Dagster instance's storage on PostgreSQL (runs, event log, schedules); None = SQLite
     # files under `dagster_home`. Holds a password: never printed.
     dagster_pg_url: str | None = field(default=None, repr=False)
+    # The lake on object storage (s3://bucket/prefix, Delta Lake tables; endpoint and
+    # credentials from the AWS_* variables); None = the data directory's lake folder alone.
+    lake_url: str | None = None
 
     @property
     def uses_sandbox(self) -> bool:
@@ -191,6 +195,7 @@ class Settings:
             max_removed_share=removed,
             webhook_secret=get("RESERVOIR_WEBHOOK_SECRET"),
             dagster_pg_url=get(DAGSTER_PG_ENV),
+            lake_url=get("RESERVOIR_LAKE_URL"),
         )
         settings.validate()
         return settings
@@ -221,6 +226,13 @@ class Settings:
                 f"{self.dagster_pg_url.split(':', 1)[0]!r}; unset it to keep the Dagster instance "
                 "in files under the data directory."
             )
+        if self.lake_url:
+            from lake.remote import DeltaRemote, LakeUrlError
+
+            try:
+                DeltaRemote(self.lake_url)
+            except LakeUrlError as exc:
+                raise SettingsError(str(exc)) from None
         self.ensure_data_dir()
 
     def ensure_data_dir(self) -> None:
