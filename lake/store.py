@@ -277,8 +277,12 @@ select count(*) from (
         return removed
 
     def read_state(self, name: str) -> dict[str, Any] | None:
-        """The newest row of a state (files sort by batch id), or None."""
+        """The newest row of a state (files sort by batch id), or None. With a store, its
+        newest row is fetched first: another process may have moved it (a run in another pod,
+        read by the sensors of a long-lived code server)."""
         folder = self.root / "_state" / name
+        if self.remote is not None:
+            self.remote.sync_state(name, folder)
         files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
         if not files:
             return None

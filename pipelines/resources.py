@@ -21,6 +21,7 @@ from assets.settings import (
 )
 from lake.parts import DEFAULT_FLUSH_ROWS, new_batch_id
 from lake.store import Lake
+from pipelines.settings import lake_url_from_env
 
 DEFAULT_MAX_CONCURRENCY = 15  # the service caps concurrent calls per IP address at 15
 DEFAULT_PAGE_SIZE = 1000
@@ -118,19 +119,23 @@ class LakeResource(dg.ConfigurableResource):
     # The source this lake belongs to, as recorded in its run state; None = the service
     # resource's URL and scope (`reservoir run` names the embedded sandbox by seed and scale).
     source: str | None = None
-    # The lake on object storage (RESERVOIR_LAKE_URL, s3://bucket/prefix, Delta Lake tables);
-    # None = the data directory's lake folder alone. With a URL that folder is its cache.
+    # The lake on object storage (s3://bucket/prefix, Delta Lake tables); None = the
+    # RESERVOIR_LAKE_URL of the run's environment, and when that is unset too, the data
+    # directory's lake folder alone. With a URL that folder is the store's local cache.
     lake_url: str | None = None
 
     def lake(self) -> Lake:
         root = Path(self.data_dir) / "lake"
-        if not self.lake_url:
+        url = self.lake_url or lake_url_from_env()
+        if not url:
             return Lake(root)
         from lake.remote import DeltaRemote
 
-        lake = Lake(root, DeltaRemote(self.lake_url))
-        key = (str(root.resolve()), self.lake_url)
-        if key not in _PULLED:  # once per process: later commits keep the cache current
+        lake = Lake(root, DeltaRemote(url))
+        key = (str(root.resolve()), url)
+        # Once per process: this process's commits keep the cache current after that, and run
+        # state (what long-lived processes such as the sensors read) is read from the store.
+        if key not in _PULLED:
             lake.pull()
             _PULLED.add(key)
         return lake

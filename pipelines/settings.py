@@ -116,6 +116,13 @@ def quarantine_limits(env: Mapping[str, str] | None = None) -> tuple[float | Non
     return share, floor
 
 
+def lake_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """RESERVOIR_LAKE_URL (None when unset), read when a run opens its lake: the code location
+    of `make dev` and of a deployment takes it from the environment, as the CLI does."""
+    env = os.environ if env is None else env
+    return env.get("RESERVOIR_LAKE_URL", "").strip() or None
+
+
 @dataclass(frozen=True)
 class Settings:
     """The product's settings, resolved once per command."""
@@ -195,7 +202,7 @@ class Settings:
             max_removed_share=removed,
             webhook_secret=get("RESERVOIR_WEBHOOK_SECRET"),
             dagster_pg_url=get(DAGSTER_PG_ENV),
-            lake_url=get("RESERVOIR_LAKE_URL"),
+            lake_url=lake_url_from_env(env),
         )
         settings.validate()
         return settings

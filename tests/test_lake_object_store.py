@@ -254,3 +254,24 @@ def test_sigkill_during_commits_to_the_store_then_a_rerun_loses_and_doubles_noth
             "select count(*) from read_parquet($f)", {"f": [str(f) for f in files]}
         ).fetchone()[0]
         assert duck == arrow == on_disk, rel
+
+
+def test_the_code_location_takes_the_url_from_the_environment_and_reads_fresh_state(
+    tmp_path: Path, aws_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make dev` and a deployment build LakeResource without a URL: the run's environment
+    gives it. Run state written by one process is what another, already pulled, reads next
+    (the sensors of a long-lived code server read the cursor that runs in other pods move)."""
+    from pipelines.resources import LakeResource
+
+    url = f"s3://{BUCKET}/state"
+    monkeypatch.setenv("RESERVOIR_LAKE_URL", url)
+    runner = LakeResource(data_dir=str(tmp_path / "run")).lake()
+    sensor = LakeResource(data_dir=str(tmp_path / "code-server")).lake()
+    assert runner.remote is not None and runner.remote.url == url
+    assert sensor.read_state("event_cursor") is None
+    runner.write_state("event_cursor", "20261101T000000Z-aaaaaaaa", {"event_id": 41})
+    runner.write_state("event_cursor", "20261102T000000Z-bbbbbbbb", {"event_id": 57})
+    assert sensor.read_state("event_cursor") == {"event_id": 57}
+    monkeypatch.delenv("RESERVOIR_LAKE_URL")
+    assert LakeResource(data_dir=str(tmp_path / "plain")).lake().remote is None
