@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -118,23 +119,26 @@ def test_main_job_lands_the_lake_in_delta_tables_on_the_store(tmp_path: Path, aw
     assert fresh.read_state("source") == local.read_state("source")
 
 
-def test_a_rerun_of_a_batch_replaces_its_rows(tmp_path: Path, aws_env: str) -> None:
+def _channels(batch: str, ids: list[int], kind: str) -> Any:
+    """Rows of `distribution_channels` as one batch writes them."""
     import pyarrow as pa
 
+    schema = TABLES["distribution_channels"].arrow_schema()
+    data: dict[str, list[Any]] = {n: [None] * len(ids) for n in schema.names}
+    data["distribution_channel_id"] = list(ids)
+    data["_batch_id"] = [batch] * len(ids)
+    data["_batch_kind"] = [kind] * len(ids)
+    data["_is_deleted"] = [False] * len(ids)
+    data["_extracted_at"] = [datetime(2026, 11, 1, tzinfo=UTC)] * len(ids)
+    data["_source"] = ["/distributionchannels"] * len(ids)
+    return pa.Table.from_pydict(data).cast(schema)
+
+
+def test_a_rerun_of_a_batch_replaces_its_rows(tmp_path: Path, aws_env: str) -> None:
     url = f"s3://{BUCKET}/rerun"
     lake = Lake(tmp_path / "lake", DeltaRemote(url))
     table = TABLES["distribution_channels"]
-    schema = table.arrow_schema()
-
-    def rows(batch: str, ids: list[int], kind: str) -> pa.Table:
-        data = {n: [None] * len(ids) for n in schema.names}
-        data["distribution_channel_id"] = ids
-        data["_batch_id"] = [batch] * len(ids)
-        data["_batch_kind"] = [kind] * len(ids)
-        data["_is_deleted"] = [False] * len(ids)
-        data["_extracted_at"] = [datetime(2026, 11, 1, tzinfo=UTC)] * len(ids)
-        data["_source"] = ["/distributionchannels"] * len(ids)
-        return pa.Table.from_pydict(data).cast(schema)
+    rows = _channels
 
     first = lake.writer(table, "20261101T000000Z-aaaaaaaa")
     first.add(rows("20261101T000000Z-aaaaaaaa", [1, 2, 3], "full"))
@@ -275,3 +279,45 @@ def test_the_code_location_takes_the_url_from_the_environment_and_reads_fresh_st
     assert sensor.read_state("event_cursor") == {"event_id": 57}
     monkeypatch.delenv("RESERVOIR_LAKE_URL")
     assert LakeResource(data_dir=str(tmp_path / "plain")).lake().remote is None
+
+
+def test_compaction_on_the_store_is_one_overwrite_the_cache_follows(
+    tmp_path: Path, aws_env: str
+) -> None:
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    from lake.compaction import compact, compact_quarantine
+    from lake.schema import QUARANTINE_SCHEMA
+
+    url = f"s3://{BUCKET}/compaction"
+    lake = Lake(tmp_path / "lake", DeltaRemote(url))
+    name = "distribution_channels"
+    for i, (ids, kind) in enumerate([([1, 2, 3], "full"), ([3, 4], "delta"), ([5], "delta")]):
+        batch = f"2026110{i + 1}T000000Z-0000000{i}"
+        writer = lake.writer(TABLES[name], batch)
+        writer.add(_channels(batch, ids, kind))
+        writer.commit()
+        quarantine = lake.quarantine_writer(name, batch)
+        bad = {"_batch_id": batch, "_extracted_at": datetime(2026, 11, 1, tzinfo=UTC)}
+        bad |= {"_source": "/distributionchannels", "table": name, "reason": "x", "record": "{}"}
+        quarantine.add(pa.Table.from_pylist([bad], schema=QUARANTINE_SCHEMA))
+        quarantine.commit()
+    before = sorted(lake.current_ids(name, "distribution_channel_id"))
+    assert before == [1, 2, 3, 4, 5] and len(lake.files(name)) == 3
+
+    result = compact(lake, name, min_files=2)
+    assert result.rows == 5
+    store = DeltaTable(lake.remote.uri(name), storage_options=lake.remote.options)
+    assert len(store.file_uris()) == 1 and store.count() == 5
+    assert [p.name for p in lake.files(name)] == [u.rsplit("/", 1)[1] for u in store.file_uris()]
+    assert sorted(lake.current_ids(name, "distribution_channel_id")) == before
+
+    folded = compact_quarantine(lake, name, min_files=2)
+    assert folded.folded and folded.rows == 3
+    assert len(lake.quarantine_files(name)) == 1
+    # A data directory started empty sees the compacted lake.
+    fresh = Lake(tmp_path / "fresh", DeltaRemote(url))
+    fresh.pull()
+    assert sorted(fresh.current_ids(name, "distribution_channel_id")) == before
+    assert len(fresh.quarantine_files(name)) == 1
