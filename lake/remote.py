@@ -74,7 +74,10 @@ class DeltaRemote:
         batch an earlier attempt committed."""
         from deltalake import write_deltalake
 
-        data = ds.dataset([str(f) for f in files], schema=schema, format="parquet").to_table()
+        # Streamed part by part: a large batch (13 M bill lines at large scale) never sits in
+        # memory whole.
+        parts = ds.dataset([str(f) for f in files], schema=schema, format="parquet")
+        data = pa.RecordBatchReader.from_batches(schema, parts.to_batches())
         if self._table(rel) is None:
             write_deltalake(self.uri(rel), data, mode="append", storage_options=self.options)
             return
@@ -90,8 +93,9 @@ class DeltaRemote:
         """One commit that makes `file` the table's only content (compaction)."""
         from deltalake import write_deltalake
 
-        data = pq.read_table(file)
-        write_deltalake(self.uri(rel), data, mode="overwrite", storage_options=self.options)
+        with pq.ParquetFile(file) as source:
+            data = pa.RecordBatchReader.from_batches(source.schema_arrow, source.iter_batches())
+            write_deltalake(self.uri(rel), data, mode="overwrite", storage_options=self.options)
 
     def commit_state(self, name: str, batch_id: str, values: dict[str, Any]) -> None:
         from deltalake import write_deltalake
