@@ -89,6 +89,7 @@ def compact(lake: Lake, table: str, *, min_files: int = 2) -> CompactionResult:
         lake.remote.replace_all(table, tmp)
         tmp.unlink(missing_ok=True)
         lake.remote.sync(table, folder)
+        lake.remote.vacuum(table)  # what earlier compactions replaced, past the retention
         return CompactionResult(table, len(files), 1, rows, [f.name for f in files])
     replace_atomically(tmp, final)
     for f in files:
@@ -186,6 +187,7 @@ def compact_quarantine(
         lake.remote.replace_all(f"_quarantine/{table}", tmp)
         tmp.unlink(missing_ok=True)
         lake.remote.sync(f"_quarantine/{table}", folder)
+        lake.remote.vacuum(f"_quarantine/{table}")
         result.rows, result.folded, result.files_after = rows, True, 1
         result.removed = [f.name for f in files]
         return result

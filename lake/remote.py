@@ -30,6 +30,9 @@ import pyarrow.parquet as pq
 
 STATE_BATCH = "_state_batch_id"  # the batch id of a state row (the local file's name)
 CACHE_MARK = ".delta-files"  # per cached folder: the store files it mirrors, one per line
+# Files a commit replaced stay on the store this long before compaction's vacuum deletes them: a
+# reader that pinned an older version (a warehouse build elsewhere) keeps its files meanwhile.
+VACUUM_RETENTION_HOURS = 168
 AWS_VARS = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")
 
 
@@ -97,6 +100,19 @@ class DeltaRemote:
             data = pa.RecordBatchReader.from_batches(source.schema_arrow, source.iter_batches())
             write_deltalake(self.uri(rel), data, mode="overwrite", storage_options=self.options)
 
+    def vacuum(self, rel: str, *, retention_hours: int = VACUUM_RETENTION_HOURS) -> int:
+        """Delete the files no version younger than the retention uses (and orphans of killed
+        commits that old); returns how many."""
+        table = self._table(rel)
+        if table is None:
+            return 0
+        removed = table.vacuum(
+            retention_hours=retention_hours,
+            dry_run=False,
+            enforce_retention_duration=retention_hours >= VACUUM_RETENTION_HOURS,
+        )
+        return len(removed)
+
     def commit_state(self, name: str, batch_id: str, values: dict[str, Any]) -> None:
         from deltalake import write_deltalake
 
@@ -120,7 +136,7 @@ class DeltaRemote:
         folder.mkdir(parents=True, exist_ok=True)
         mark = folder / CACHE_MARK
         ours = set(mark.read_text().split()) if mark.exists() else set()
-        fs = self._filesystem()
+        fs = self.filesystem()
         added: list[Path] = []
         for name, uri in sorted(wanted.items()):
             local = folder / name
@@ -173,7 +189,7 @@ class DeltaRemote:
         """The Delta tables under the URL, as rels."""
         import pyarrow.fs as pafs
 
-        fs = self._filesystem()
+        fs = self.filesystem()
         base = f"{self.bucket}/{self.prefix}".rstrip("/")
         found: list[str] = []
 
@@ -191,7 +207,8 @@ class DeltaRemote:
                 found.append(name)
         return sorted(found)
 
-    def _filesystem(self) -> Any:
+    def filesystem(self) -> Any:
+        """pyarrow's S3 filesystem on the store's endpoint (listing and downloads)."""
         import pyarrow.fs as pafs
 
         endpoint = self.options.get("AWS_ENDPOINT_URL")

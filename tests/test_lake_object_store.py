@@ -313,6 +313,20 @@ def test_compaction_on_the_store_is_one_overwrite_the_cache_follows(
     assert [p.name for p in lake.files(name)] == [u.rsplit("/", 1)[1] for u in store.file_uris()]
     assert sorted(lake.current_ids(name, "distribution_channel_id")) == before
 
+    # Vacuum keeps what compaction replaced for a week (pinned readers); past that it goes.
+    data_files = {u.rsplit("/", 1)[1] for u in store.file_uris()}
+
+    def on_store() -> set[str]:
+        import pyarrow.fs as pafs
+
+        fs = lake.remote.filesystem()
+        infos = fs.get_file_info(pafs.FileSelector(f"{BUCKET}/compaction/{name}"))
+        return {i.base_name for i in infos if i.base_name.endswith(".parquet")}
+
+    assert len(on_store()) == 4  # three batches and the compacted file
+    assert lake.remote.vacuum(name, retention_hours=0) == 3
+    assert on_store() == data_files
+
     folded = compact_quarantine(lake, name, min_files=2)
     assert folded.folded and folded.rows == 3
     assert len(lake.quarantine_files(name)) == 1
