@@ -407,6 +407,13 @@ def choose_job(
         if mode == "incremental":
             raise RunError("--select works with full runs only; drop --select or use --mode full")
         return "main_job", "full"
-    cursor_dir = settings.lake_dir / "_state" / "event_cursor"
-    has_cursor = cursor_dir.exists() and any(cursor_dir.glob("*.parquet"))
+    if settings.lake_url:  # the store holds the cursor; this data directory may be new
+        from lake.remote import DeltaRemote
+        from lake.store import Lake
+
+        lake = Lake(settings.lake_dir, DeltaRemote(settings.lake_url))
+        has_cursor = lake.read_state("event_cursor") is not None
+    else:
+        cursor_dir = settings.lake_dir / "_state" / "event_cursor"
+        has_cursor = cursor_dir.exists() and any(cursor_dir.glob("*.parquet"))
     return "incremental_job", "incremental" if has_cursor else "bootstrap"

@@ -277,6 +277,13 @@ def test_the_code_location_takes_the_url_from_the_environment_and_reads_fresh_st
     runner.write_state("event_cursor", "20261101T000000Z-aaaaaaaa", {"event_id": 41})
     runner.write_state("event_cursor", "20261102T000000Z-bbbbbbbb", {"event_id": 57})
     assert sensor.read_state("event_cursor") == {"event_id": 57}
+    # `reservoir run` on an empty data directory continues from the store's cursor.
+    from pipelines.runner import choose_job
+
+    empty = Settings(data_dir=tmp_path / "empty", lake_url=url)
+    assert choose_job(empty, "auto") == ("incremental_job", "incremental")
+    elsewhere = Settings(data_dir=tmp_path / "new", lake_url=f"s3://{BUCKET}/nothing-yet")
+    assert choose_job(elsewhere, "auto") == ("incremental_job", "bootstrap")
     monkeypatch.delenv("RESERVOIR_LAKE_URL")
     assert LakeResource(data_dir=str(tmp_path / "plain")).lake().remote is None
 
