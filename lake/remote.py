@@ -125,6 +125,18 @@ class DeltaRemote:
             storage_options=self.options,
         )
 
+    def prune_state(self, name: str, keep: int) -> int:
+        """Delete all but the newest `keep` rows of a state on the store; returns how many."""
+        table = self._table(f"_state/{name}")
+        if table is None:
+            return 0
+        batches = sorted(set(table.to_pyarrow_table(columns=[STATE_BATCH]).column(0).to_pylist()))
+        if len(batches) <= keep:
+            return 0
+        oldest_kept = _literal(batches[-keep])
+        metrics = table.delete(f"{STATE_BATCH} < '{oldest_kept}'")
+        return int(metrics.get("num_deleted_rows", 0))
+
     # -- the local cache --------------------------------------------------------------------
 
     def sync(self, rel: str, folder: Path) -> list[Path]:

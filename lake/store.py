@@ -268,6 +268,8 @@ select count(*) from (
         if not root.is_dir():
             return removed
         for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+            if self.remote is not None:
+                self.remote.prune_state(folder.name, keep)
             sweep_tmp(folder)
             files = sorted(folder.glob("*.parquet"))
             for f in files[:-keep]:

@@ -284,6 +284,16 @@ def test_the_code_location_takes_the_url_from_the_environment_and_reads_fresh_st
     assert choose_job(empty, "auto") == ("incremental_job", "incremental")
     elsewhere = Settings(data_dir=tmp_path / "new", lake_url=f"s3://{BUCKET}/nothing-yet")
     assert choose_job(elsewhere, "auto") == ("incremental_job", "bootstrap")
+    # Pruning keeps the newest rows on the store too; the newest still wins.
+    runner.write_state("event_cursor", "20261103T000000Z-cccccccc", {"event_id": 60})
+    runner.prune_state(keep=2)
+    from deltalake import DeltaTable
+
+    stored = DeltaTable(
+        runner.remote.uri("_state/event_cursor"), storage_options=runner.remote.options
+    )
+    assert sorted(r["event_id"] for r in stored.to_pyarrow_table().to_pylist()) == [57, 60]
+    assert sensor.read_state("event_cursor") == {"event_id": 60}
     monkeypatch.delenv("RESERVOIR_LAKE_URL")
     assert LakeResource(data_dir=str(tmp_path / "plain")).lake().remote is None
 
