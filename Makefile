@@ -22,6 +22,7 @@ run: $(STAMP)
 ## Run the test suite (what CI runs).
 test: $(STAMP)
 	bash scripts/ensure-chromium.sh
+	bash scripts/ensure-postgres.sh
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not chaos" --durations=30

@@ -85,6 +85,12 @@ def compact(lake: Lake, table: str, *, min_files: int = 2) -> CompactionResult:
                 data = pa.Table.from_batches([batch]).select(schema.names).cast(schema)
                 out.write_table(data)
                 rows += data.num_rows
+    if lake.remote is not None:  # one overwrite commit on the store, then the cache follows
+        lake.remote.replace_all(table, tmp)
+        tmp.unlink(missing_ok=True)
+        lake.remote.sync(table, folder)
+        lake.remote.vacuum(table)  # what earlier compactions replaced, past the retention
+        return CompactionResult(table, len(files), 1, rows, [f.name for f in files])
     replace_atomically(tmp, final)
     for f in files:
         f.unlink(missing_ok=True)
@@ -177,6 +183,14 @@ def compact_quarantine(
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
+    if lake.remote is not None:  # one overwrite commit on the store, then the cache follows
+        lake.remote.replace_all(f"_quarantine/{table}", tmp)
+        tmp.unlink(missing_ok=True)
+        lake.remote.sync(f"_quarantine/{table}", folder)
+        lake.remote.vacuum(f"_quarantine/{table}")
+        result.rows, result.folded, result.files_after = rows, True, 1
+        result.removed = [f.name for f in files]
+        return result
     replace_atomically(tmp, final)  # the commit: from here on readers skip `replaced`
     fsync(folder)
     for f in files:

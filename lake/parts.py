@@ -15,6 +15,7 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -81,8 +82,12 @@ class PartWriter:
         schema: pa.Schema,
         *,
         flush_rows: int = DEFAULT_FLUSH_ROWS,
+        publish: Callable[[PartWriter], list[Path]] | None = None,
     ) -> None:
         self.folder, self.batch_id, self.schema = folder, batch_id, schema
+        # Where a lake on object storage commits the batch (lake/remote.py) instead of the
+        # renames below; it returns the local files that now hold the batch.
+        self.publish = publish
         self.flush_rows = flush_rows
         self.rows = 0
         self.bytes_written = 0
@@ -92,6 +97,11 @@ class PartWriter:
         self._pending: list[Path] = []
         for stale in folder.glob(f"{batch_id}-*.parquet.tmp"):
             stale.unlink(missing_ok=True)  # left by a crashed attempt of this same run
+
+    @property
+    def staged(self) -> list[Path]:
+        """The part files written so far and not yet committed."""
+        return list(self._pending)
 
     def add(self, table: pa.Table) -> None:
         if table.num_rows == 0:
@@ -122,12 +132,19 @@ class PartWriter:
     def commit(self, kind: str | None = None) -> list[Path]:
         """Make the batch visible; `kind` rewrites `_batch_kind` (a full batch downgraded)."""
         self._flush()
+        for tmp in self._pending if kind is not None else []:
+            data = pq.read_table(tmp, schema=self.schema)
+            idx = data.schema.get_field_index("_batch_kind")
+            data = data.set_column(idx, "_batch_kind", pa.array([kind] * data.num_rows))
+            pq.write_table(data.cast(self.schema), tmp)
+        if self.publish is not None:
+            if self._pending:
+                for path in self.publish(self):
+                    self.files.append(path)
+                    self.bytes_written += path.stat().st_size
+            self.abort()
+            return self.files
         for i, tmp in enumerate(self._pending):
-            if kind is not None:
-                data = pq.read_table(tmp, schema=self.schema)
-                idx = data.schema.get_field_index("_batch_kind")
-                data = data.set_column(idx, "_batch_kind", pa.array([kind] * data.num_rows))
-                pq.write_table(data.cast(self.schema), tmp)
             final = self.folder / f"{self.batch_id}-{i:05d}.parquet"
             replace_atomically(tmp, final)
             self.files.append(final)

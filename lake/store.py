@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +28,7 @@ from lake.parts import (
     superseded_by,
     sweep_tmp,
 )
+from lake.remote import DeltaRemote
 from lake.schema import QUARANTINE_SCHEMA, Table
 from lake.sql import current_state_sql, quote_ident, recent_tombstones_sql
 from lake.tables import TABLES
@@ -47,10 +49,29 @@ class QuarantineLayout:
 
 
 class Lake:
-    """A lake folder (`$RESERVOIR_DATA_DIR/lake`)."""
+    """A lake folder (`$RESERVOIR_DATA_DIR/lake`); with a `remote`, the local cache of a lake on
+    object storage (lake/remote.py), which every commit goes to first."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], remote: DeltaRemote | None = None) -> None:
         self.root = Path(root)
+        self.remote = remote
+
+    def pull(self) -> None:
+        """Bring the store's tables, quarantine and state into the local folder (no-op without
+        a store)."""
+        if self.remote is not None:
+            self.remote.pull(self.root)
+
+    def _publisher(self, rel: str) -> Callable[[PartWriter], list[Path]] | None:
+        remote = self.remote
+        if remote is None:
+            return None
+
+        def publish(writer: PartWriter) -> list[Path]:
+            remote.commit_batch(rel, writer.staged, writer.batch_id, writer.schema)
+            return remote.sync(rel, writer.folder)
+
+        return publish
 
     @classmethod
     def from_env(cls) -> Lake:
@@ -114,13 +135,18 @@ class Lake:
             batch_id,
             table.arrow_schema(include_pii),
             flush_rows=flush_rows,
+            publish=self._publisher(table.name),
         )
 
     def quarantine_writer(
         self, table: str, batch_id: str, flush_rows: int = DEFAULT_FLUSH_ROWS
     ) -> PartWriter:
         return PartWriter(
-            self.quarantine_dir(table), batch_id, QUARANTINE_SCHEMA, flush_rows=flush_rows
+            self.quarantine_dir(table),
+            batch_id,
+            QUARANTINE_SCHEMA,
+            flush_rows=flush_rows,
+            publish=self._publisher(f"_quarantine/{table}"),
         )
 
     # -- current state ---------------------------------------------------------------------
@@ -221,6 +247,8 @@ select count(*) from (
         final = folder / f"{batch_id}.parquet"
         tmp = folder / f"{batch_id}.parquet.tmp"
         pq.write_table(pa.Table.from_pylist([values]), tmp)
+        if self.remote is not None:  # the store first: it is the record
+            self.remote.commit_state(name, batch_id, values)
         replace_atomically(tmp, final)
         return final
 
@@ -240,6 +268,8 @@ select count(*) from (
         if not root.is_dir():
             return removed
         for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+            if self.remote is not None:
+                self.remote.prune_state(folder.name, keep)
             sweep_tmp(folder)
             files = sorted(folder.glob("*.parquet"))
             for f in files[:-keep]:
@@ -249,8 +279,12 @@ select count(*) from (
         return removed
 
     def read_state(self, name: str) -> dict[str, Any] | None:
-        """The newest row of a state (files sort by batch id), or None."""
+        """The newest row of a state (files sort by batch id), or None. With a store, its
+        newest row is fetched first: another process may have moved it (a run in another pod,
+        read by the sensors of a long-lived code server)."""
         folder = self.root / "_state" / name
+        if self.remote is not None:
+            self.remote.sync_state(name, folder)
         files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
         if not files:
             return None

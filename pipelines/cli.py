@@ -16,7 +16,14 @@ import typer
 from pipelines.cli_support import fail as _fail
 from pipelines.cli_support import load_settings as _settings
 from pipelines.serve.cli import export_command, serve_command
-from pipelines.settings import ENV_FILE, ENV_VARS, Settings, SettingsError, load_env_file
+from pipelines.settings import (
+    ENV_FILE,
+    ENV_VARS,
+    Settings,
+    SettingsError,
+    load_env_file,
+    shown_value,
+)
 
 app = typer.Typer(
     name="reservoir",
@@ -243,7 +250,7 @@ def settings() -> None:
     typer.echo(f"{'setting':30} {'value':38} {'from':12} meaning")
     for name, meaning in ENV_VARS.items():
         value = os.environ.get(name, "")
-        shown = ("(set)" if value else "(unset)") if "SECRET" in name else (value or "(unset)")
+        shown = shown_value(name, value)
         source = ENV_FILE if name in _FROM_ENV_FILE else "environment" if value else "default"
         typer.echo(f"{name:30} {shown:38} {source:12} {meaning}")
     try:

@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 from types import FrameType
 
+from pipelines.instance import prepare_instance
 from pipelines.lake_assets import SOURCE_ENV
-from pipelines.runner import prepare_instance, service_target
+from pipelines.runner import service_target
 from pipelines.settings import Settings
 
 

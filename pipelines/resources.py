@@ -21,6 +21,7 @@ from assets.settings import (
 )
 from lake.parts import DEFAULT_FLUSH_ROWS, new_batch_id
 from lake.store import Lake
+from pipelines.settings import lake_url_from_env
 
 DEFAULT_MAX_CONCURRENCY = 15  # the service caps concurrent calls per IP address at 15
 DEFAULT_PAGE_SIZE = 1000
@@ -84,6 +85,9 @@ class ReservationServiceResource(dg.ConfigurableResource):
         return ReservationService.connect(self.service_config())
 
 
+_PULLED: set[tuple[str, str]] = set()  # lakes brought from their store in this process
+
+
 class LakeResource(dg.ConfigurableResource):
     """Where the lake lives and the rules for what lands in it."""
 
@@ -115,9 +119,26 @@ class LakeResource(dg.ConfigurableResource):
     # The source this lake belongs to, as recorded in its run state; None = the service
     # resource's URL and scope (`reservoir run` names the embedded sandbox by seed and scale).
     source: str | None = None
+    # The lake on object storage (s3://bucket/prefix, Delta Lake tables); None = the
+    # RESERVOIR_LAKE_URL of the run's environment, and when that is unset too, the data
+    # directory's lake folder alone. With a URL that folder is the store's local cache.
+    lake_url: str | None = None
 
     def lake(self) -> Lake:
-        return Lake(Path(self.data_dir) / "lake")
+        root = Path(self.data_dir) / "lake"
+        url = self.lake_url or lake_url_from_env()
+        if not url:
+            return Lake(root)
+        from lake.remote import DeltaRemote
+
+        lake = Lake(root, DeltaRemote(url))
+        key = (str(root.resolve()), url)
+        # Once per process: this process's commits keep the cache current after that, and run
+        # state (what long-lived processes such as the sensors read) is read from the store.
+        if key not in _PULLED:
+            lake.pull()
+            _PULLED.add(key)
+        return lake
 
     def today(self) -> date | None:
         """The business date override; None = the service's date, read by each run."""

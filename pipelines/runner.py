@@ -19,6 +19,7 @@ import dagster as dg
 import stamina.instrumentation
 from rich.console import Console
 
+from pipelines.instance import prepare_instance
 from pipelines.settings import Settings
 from pipelines.summary import (
     ProgressDisplay,
@@ -29,33 +30,9 @@ from pipelines.summary import (
 )
 from warehouse.asof import current_as_of
 
-DAGSTER_YAML = """\
-# Written by `reservoir run` when missing. Runs launched by the CLI and by `make dev` share it.
-telemetry:
-  enabled: false
-# The daemon fails runs that never start (a full disk, a launcher that died) so that the
-# sensors, which skip while a run of their job is in progress, do not wait forever. A run whose
-# process died after it started is failed by the sensors themselves (pipelines/sensors.py).
-run_monitoring:
-  enabled: true
-  start_timeout_seconds: 180
-  poll_interval_seconds: 60
-"""
-
 
 class RunError(Exception):
     """The run could not start or did not succeed; the message says why in one line."""
-
-
-def prepare_instance(settings: Settings) -> dg.DagsterInstance:
-    """A persistent Dagster instance under the data directory (shared with `make dev`)."""
-    home = settings.dagster_home.resolve()
-    home.mkdir(parents=True, exist_ok=True)
-    config = home / "dagster.yaml"
-    if not config.exists():
-        config.write_text(DAGSTER_YAML)
-    os.environ["DAGSTER_HOME"] = str(home)
-    return dg.DagsterInstance.get()
 
 
 @dataclass(frozen=True)
@@ -167,6 +144,7 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
             availability_start=target.today,
             source=target.source,
             max_removed_share=settings.max_removed_share,
+            lake_url=settings.lake_url,
         ),
     }
     from pipelines.warehouse_assets import WarehouseResource
@@ -381,6 +359,13 @@ def choose_job(
         if mode == "incremental":
             raise RunError("--select works with full runs only; drop --select or use --mode full")
         return "main_job", "full"
-    cursor_dir = settings.lake_dir / "_state" / "event_cursor"
-    has_cursor = cursor_dir.exists() and any(cursor_dir.glob("*.parquet"))
+    if settings.lake_url:  # the store holds the cursor; this data directory may be new
+        from lake.remote import DeltaRemote
+        from lake.store import Lake
+
+        lake = Lake(settings.lake_dir, DeltaRemote(settings.lake_url))
+        has_cursor = lake.read_state("event_cursor") is not None
+    else:
+        cursor_dir = settings.lake_dir / "_state" / "event_cursor"
+        has_cursor = cursor_dir.exists() and any(cursor_dir.glob("*.parquet"))
     return "incremental_job", "incremental" if has_cursor else "bootstrap"

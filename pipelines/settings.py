@@ -31,10 +31,36 @@ ENV_VARS: dict[str, str] = {
     "RESERVOIR_MAX_REMOVED_SHARE": "largest share of a table one full read may remove (0.5)",
     "RESERVOIR_QUARANTINE_MAX_SHARE": "share of a table's records it may quarantine (default 0.05)",
     "RESERVOIR_QUARANTINE_FLOOR": "records any table may quarantine, whatever its size (default 5)",
+    "RESERVOIR_DAGSTER_PG_URL": "PostgreSQL URL of the Dagster instance; unset = files in the data dir",
+    "RESERVOIR_LAKE_URL": "s3://bucket/prefix of the lake (Delta tables); unset = the data dir",
 }
+DAGSTER_PG_ENV = "RESERVOIR_DAGSTER_PG_URL"
 DEFAULT_MAX_REQUESTS = 20_000  # below the service's 25,000 free requests a day
 DEFAULT_MAX_RESPONSE_MB = 64.0
 DEFAULT_MAX_REMOVED_SHARE = 0.5  # assets.settings.DEFAULT_REMOVAL_GUARD
+
+
+PG_SCHEMES = ("postgresql://", "postgresql+psycopg2://")
+
+
+def redact_url(url: str) -> str:
+    """A URL as it may be shown: its password replaced by `***`."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def shown_value(name: str, value: str) -> str:
+    """A setting's value as `reservoir settings` prints it: never a secret or a password."""
+    if "SECRET" in name:
+        return "(set)" if value else "(unset)"
+    if name == DAGSTER_PG_ENV and value:
+        return redact_url(value)
+    return value or "(unset)"
 
 
 ENV_FILE = ".env"  # read by the CLI from the working directory; the environment wins
@@ -90,6 +116,13 @@ def quarantine_limits(env: Mapping[str, str] | None = None) -> tuple[float | Non
     return share, floor
 
 
+def lake_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """RESERVOIR_LAKE_URL (None when unset), read when a run opens its lake: the code location
+    of `make dev` and of a deployment takes it from the environment, as the CLI does."""
+    env = os.environ if env is None else env
+    return env.get("RESERVOIR_LAKE_URL", "").strip() or None
+
+
 @dataclass(frozen=True)
 class Settings:
     """The product's settings, resolved once per command."""
@@ -104,6 +137,12 @@ class Settings:
     max_response_mb: float = DEFAULT_MAX_RESPONSE_MB
     max_removed_share: float = DEFAULT_MAX_REMOVED_SHARE
     webhook_secret: str | None = field(default=None, repr=False)
+    # The Dagster instance's storage on PostgreSQL (runs, event log, schedules); None = SQLite
+    # files under `dagster_home`. Holds a password: never printed.
+    dagster_pg_url: str | None = field(default=None, repr=False)
+    # The lake on object storage (s3://bucket/prefix, Delta Lake tables; endpoint and
+    # credentials from the AWS_* variables); None = the data directory's lake folder alone.
+    lake_url: str | None = None
 
     @property
     def uses_sandbox(self) -> bool:
@@ -162,6 +201,8 @@ class Settings:
             max_response_mb=max_mb,
             max_removed_share=removed,
             webhook_secret=get("RESERVOIR_WEBHOOK_SECRET"),
+            dagster_pg_url=get(DAGSTER_PG_ENV),
+            lake_url=lake_url_from_env(env),
         )
         settings.validate()
         return settings
@@ -185,6 +226,20 @@ class Settings:
                     f"{'it' if len(missing) == 1 else 'them'} (see .env.example), or unset "
                     "RESERVOIR_BASE_URL to use the embedded sandbox."
                 )
+        if self.dagster_pg_url and not self.dagster_pg_url.startswith(PG_SCHEMES):
+            raise SettingsError(
+                f"{DAGSTER_PG_ENV} must be a PostgreSQL URL "
+                "(postgresql://user:password@host:5432/dbname), got one starting "
+                f"{self.dagster_pg_url.split(':', 1)[0]!r}; unset it to keep the Dagster instance "
+                "in files under the data directory."
+            )
+        if self.lake_url:
+            from lake.remote import DeltaRemote, LakeUrlError
+
+            try:
+                DeltaRemote(self.lake_url)
+            except LakeUrlError as exc:
+                raise SettingsError(str(exc)) from None
         self.ensure_data_dir()
 
     def ensure_data_dir(self) -> None:
