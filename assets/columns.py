@@ -154,6 +154,19 @@ def wire_struct(columns: Sequence[Column], skip: frozenset[str] = frozenset()) -
 
 
 @dataclass(frozen=True)
+class Read:
+    """One table's rows of a page as read: Python values by wire source (`raw`), the columns
+    the page read already made typed Arrow arrays (`wire`, by source), and the rows as dicts
+    when they were read from dicts (for `_extra`; None from the typed read, which refuses
+    unknown fields)."""
+
+    n: int
+    raw: Callable[[str], Sequence[Any]]
+    wire: dict[str, pa.Array]
+    rows: Sequence[Any] | None
+
+
+@dataclass(frozen=True)
 class WirePage:
     """A page read by one Arrow conversion: root columns, and per child table its columns, its
     rows as Python objects, their record index and the number of rows of each section."""

@@ -252,6 +252,8 @@ WIRE_TYPES: dict[str, pa.DataType] = {
 def from_wire(kind: str, arr: pa.Array) -> Converted | None:
     """Convert a column read with `WIRE_TYPES`; None means "use the per-value converter"."""
     if kind in ("id", "int"):
+        if arr.type == pa.int64():  # the typed read: exact integers already
+            return arr, None, "not an integer"
         ints, bad = ints_from_floats(arr.to_numpy(zero_copy_only=False))
         return ints, bad, "not an integer"
     if kind == "money":

@@ -33,6 +33,7 @@ from assets.columns import (
     Converted,
     Normalised,
     Plan,
+    Read,
     WirePage,
     flat,
     lazy,
@@ -42,6 +43,7 @@ from assets.columns import (
     wire_struct,
 )
 from assets.convert import _ARROW_ERRORS, CONVERTERS
+from assets.typed import TypedPage, TypedReader, shape_of
 from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Table
 
 Record = dict[str, Any]
@@ -90,50 +92,113 @@ class Normaliser:
             child_type = pa.list_(wire_struct(self._plans[name].columns, preset))
             page_fields.extend(pa.field(s.field, child_type) for s in sections)
         self._page_type = pa.struct(page_fields)
+        shapes = {
+            name: shape_of(
+                self._plans[name],
+                frozenset(sections[0].table.parent_key) | frozenset(self._constants[name]),
+                {},
+            )
+            for name, sections in self._by_table.items()
+        }
+        self._reader = TypedReader(
+            shape_of(
+                self._plans[spec.table.name],
+                frozenset(),
+                {s.field: shapes[s.table.name].struct for s in spec.sections},
+            ),
+            {
+                name: (shapes[name], tuple(s.field for s in sections))
+                for name, sections in self._by_table.items()
+            },
+        )
+        self._legacy = False  # TEMPORARY: the page-wide Arrow read, to prove equality
 
     def normalise(self, records: Sequence[Record], extracted_at: datetime) -> Normalised:
-        root = self.spec.table
+        """One page (a list of dicts, or an undecoded `LazyRecords`) -> tables and quarantine.
+
+        The typed read first (`assets.typed`); a page it cannot vouch for is decoded to dicts
+        and read column by column, whose converters decide what is quarantined."""
+        if len(records) and not self._legacy:
+            typed = self._typed_page(records)
+            if typed is not None:
+                out = self._normalise(typed.root, typed.children, None, extracted_at)
+                if out is not None:
+                    return out
+        records = list(records)  # decodes a `LazyRecords`
+        root, children = self._dict_page(records)
+        out = self._normalise(root, children, records, extracted_at)
+        assert out is not None  # only a typed read gives up
+        return out
+
+    def _typed_page(self, records: Sequence[Record]) -> TypedPage | None:
+        return self._reader.read(records)
+
+    def _dict_page(
+        self, records: list[Record]
+    ) -> tuple[Read, dict[str, tuple[Read, np.ndarray, list[int]]]]:
         n = len(records)
+        plan = self._plans[self.spec.table.name]
+        wire = self._wire_page(records) if n and self._legacy else None
+        if wire is None:  # some value does not fit its wire type: column by column
+            values = self._columns(plan, records)
+            root = Read(n, values.__getitem__, {}, records)
+        else:
+            root = Read(n, lazy(records), wire.root, records)
+        children: dict[str, tuple[Read, np.ndarray, list[int]]] = {}
+        for name, sections in self._by_table.items():
+            if wire is None:
+                rows, parent_idx, lengths = self._child_rows(values, sections, n)
+                child_values = self._columns(self._plans[name], rows)
+                read = Read(len(rows), child_values.__getitem__, {}, rows)
+            else:
+                child_wire, rows, parent_idx, lengths = wire.children[name]
+                read = Read(len(rows), lazy(rows), child_wire, rows)
+            children[name] = (read, parent_idx, lengths)
+        return root, children
+
+    def _normalise(
+        self,
+        root_read: Read,
+        child_reads: dict[str, tuple[Read, np.ndarray, list[int]]],
+        records: list[Record] | None,
+        extracted_at: datetime,
+    ) -> Normalised | None:
+        """The page's tables from its reads; None when a typed read (`records` None) holds a
+        bad value: the caller then reads the page from dicts."""
+        root = self.spec.table
+        n = root_read.n
         unknown: Counter[str] = Counter()
         dropped: Counter[str] = Counter()
         plan = self._plans[root.name]
-        wire = self._wire_page(records) if n else None
-        if wire is None:  # some value does not fit its wire type: column by column
-            values = self._columns(plan, records)
-            conv = Converted(plan, n, values.__getitem__, {})
-        else:
-            conv = Converted(plan, n, lazy(records), {}, wire.root)
+        conv = Converted(plan, n, root_read.raw, {}, root_read.wire)
+        if records is None and conv.bad.any():
+            return None
         bad_record = conv.bad.copy()
         reasons: dict[int, list[str]] = defaultdict(list, conv.reasons)
-        extras = {root.name: self._extras(plan, records, unknown, dropped)}
+        extras = {root.name: self._extras(plan, root_read.rows, unknown, dropped)}
 
         children: dict[str, tuple[Converted, np.ndarray, int]] = {}
         for name, sections in self._by_table.items():
             child_plan = self._plans[name]
             child_table = child_plan.table
-            if wire is None:
-                rows, parent_idx, lengths = self._child_rows(values, sections, n)
-            else:
-                child_wire, rows, parent_idx, lengths = wire.children[name]
-            m = len(rows)
+            read, parent_idx, lengths = child_reads[name]
+            m = read.n
             take = pa.array(parent_idx, type=pa.int64())
             preset = {col: conv.arrays[pk].take(take) for col, pk in child_table.parent_key.items()}
             for col, (kind, per_section) in self._constants[name].items():
                 fixed = [per_section.get(s.field) for s in sections]
                 consts = list(chain.from_iterable(map(_repeat, fixed, lengths)))
                 preset[col] = CONVERTERS[kind](consts)[0]
-            if wire is None:
-                child_values = self._columns(child_plan, rows)
-                child = Converted(child_plan, m, child_values.__getitem__, preset)
-            else:
-                child = Converted(child_plan, m, lazy(rows), preset, child_wire)
+            child = Converted(child_plan, m, read.raw, preset, read.wire)
             if child.bad.any():
+                if records is None:
+                    return None
                 hit = parent_idx[child.bad]
                 bad_record[hit] = True
                 for i in np.flatnonzero(child.bad):
                     reasons[int(parent_idx[i])].extend(child.reasons[int(i)])
             children[name] = (child, parent_idx, m)
-            extras[name] = self._extras(child_plan, rows, unknown, dropped)
+            extras[name] = self._extras(child_plan, read.rows, unknown, dropped)
 
         keep = ~bad_record
         tables = {
@@ -161,7 +226,7 @@ class Normaliser:
                     lost[name] = _links(self._plans[name].table, child.arrays, mine & child.bad)
         if root.parent is not None and conv.bad.any():  # a child table read as its own stream
             lost[root.name] = _links(root, conv.arrays, conv.bad)
-        quarantine = self._quarantine(records, bad_record, reasons, extracted_at)
+        quarantine = self._quarantine(records or [], bad_record, reasons, extracted_at)
         counted: Counter[str] = Counter()
         for i in np.flatnonzero(bad_record):
             for r in reasons[int(i)]:
@@ -236,11 +301,18 @@ class Normaliser:
         return values
 
     def _extras(
-        self, plan: Plan, rows: Sequence[Any], unknown: Counter[str], dropped: Counter[str]
+        self,
+        plan: Plan,
+        rows: Sequence[Any] | None,
+        unknown: Counter[str],
+        dropped: Counter[str],
     ) -> list[str | None] | None:
         """`_extra` JSON per row: fields the schema does not know (never silently dropped).
 
-        None when no row has one (the common case, checked at C speed)."""
+        None when no row has one (the common case, checked at C speed; and always for a typed
+        read, which refuses unknown fields)."""
+        if rows is None:
+            return None
         known = plan.known
         dicts = set(map(type, rows)) <= {dict}
         if dicts and all(map(known.issuperset, rows)) and not plan.sub_known:

@@ -94,6 +94,7 @@ def pages(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]]]:
 def _reference(name: str, records: list[dict[str, Any]], **kw: Any) -> list[Normalised]:
     normaliser = Normaliser(SPEC[name], batch_id=BATCH, **kw)
     normaliser._wire_page = lambda records: None  # type: ignore[method-assign]
+    normaliser._typed_page = lambda records: None  # type: ignore[method-assign]
     return [normaliser.normalise([r], NOW) for r in records]
 
 
