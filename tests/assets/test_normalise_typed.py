@@ -51,20 +51,19 @@ def _fetch(client: httpx.Client, spec: EndpointSpec, ids: dict[str, int]) -> byt
 
 @pytest.fixture(scope="module", params=["default", "strict"])
 def sandbox_pages(request: pytest.FixtureRequest) -> Iterator[Pages]:
-    """The first page of every endpoint (two for reservation details), as bytes."""
-    with run_sandbox(SandboxSettings(profile=request.param, max_page_size=100)) as handle:
-        with httpx.Client(base_url=handle.base_url, timeout=60) as client:
-            client.headers["Authorization"] = authenticate(handle, client)
-            pages: Pages = {}
-            ids: dict[str, int] = {}
-            for spec in SPECS:
-                body = _fetch(client, spec, ids)
-                content = orjson.loads(body)
-                records = content["content"] if isinstance(content, dict) else content
-                if spec.name in ("journal_reports", "accommodation_types") and records:
-                    ids[spec.name] = records[0][spec.table.columns[0].source]
-                pages[spec.name] = [body]
-            yield pages
+    """The first page (up to 100 records) of every endpoint, as bytes."""
+    settings = SandboxSettings(profile=request.param, max_page_size=100)
+    with run_sandbox(settings) as handle, httpx.Client(base_url=handle.base_url) as client:
+        client.headers["Authorization"] = authenticate(handle, client)
+        pages: Pages = {}
+        ids: dict[str, int] = {}
+        for spec in SPECS:
+            body = _fetch(client, spec, ids)
+            records = _records(body)
+            if spec.name in ("journal_reports", "accommodation_types") and records:
+                ids[spec.name] = records[0][spec.table.columns[0].source]
+            pages[spec.name] = [body]
+        yield pages
 
 
 def _records(body: bytes) -> list[dict[str, Any]]:
