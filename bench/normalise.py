@@ -6,6 +6,8 @@ them from the sandbox world (`--world small`). `--kind <spec>` (e.g. `journal_en
 `customers`, `cash_clearances`, `units`) takes a flat list's records from the sandbox world
 (`--world`, default small) as templates; one record is one lake row.
 
+Pages arrive as the client delivers them: their JSON undecoded (`LazyRecords`), so the timed
+work includes decoding (`--input dicts`: decoded records, as measured before 2026-11-25).
 Two timed phases over the same pages, page generation measured apart and left out:
   1. normalise only (`Normaliser.normalise` per page), and
   2. normalise + Parquet writes (`assets.extract.run_spec` fed with the pages).
@@ -182,12 +184,9 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _normalise_only(
-    spec: EndpointSpec, pages: Pages, legacy: bool = False
-) -> tuple[int, int, float, float]:
+def _normalise_only(spec: EndpointSpec, pages: Pages) -> tuple[int, int, float, float]:
     """records, rows, wall s, CPU s of normalising every page (nothing written)."""
     normaliser = Normaliser(spec, batch_id=new_batch_id())
-    normaliser._legacy = legacy  # TEMPORARY: the page-wide Arrow read, for paired runs
     records = rows = 0
     wall0, cpu0 = time.perf_counter(), time.process_time()
     for page, extracted_at in pages:
@@ -219,7 +218,6 @@ def main(argv: list[str] | None = None) -> None:
         default="bytes",
         help="pages as undecoded JSON (as the client delivers them) or as decoded dicts",
     )
-    parser.add_argument("--legacy", action="store_true", help="TEMPORARY: the old read")
     args = parser.parse_args(argv)
 
     if args.kind == "details":
@@ -238,7 +236,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"endpoint           : {spec.source} ({len(pool):,} template records, {args.input})")
 
     pages = Pages(pool, args.records, key, spec.source, args.input)
-    records, rows, wall, cpu = _normalise_only(spec, pages, args.legacy)
+    records, rows, wall, cpu = _normalise_only(spec, pages)
     print(f"records            : {records:,} source records -> {rows:,} lake rows")
     print(_line("normalise", records, rows, wall, cpu))
     if not args.skip_write:
