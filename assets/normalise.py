@@ -118,6 +118,7 @@ class Normaliser:
         return out
 
     def _typed_page(self, records: Sequence[Record]) -> TypedPage | None:
+        """The typed read (tests switch it off to get the column-by-column reference)."""
         return self._reader.read(records)
 
     def _dict_page(
