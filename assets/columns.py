@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from assets.convert import CONVERTERS, WIRE_TYPES, from_wire
+from assets.convert import CONVERTERS, from_wire
 from lake.schema import Column, Table
 
 Record = dict[str, Any]
@@ -75,11 +75,6 @@ def sub_values(objs: Sequence[Any], tail: str) -> list[Any]:
     return [None if o is None else o.get(tail) if isinstance(o, dict) else _Bad(o) for o in objs]
 
 
-def objects_only(rows: Sequence[Record], heads: Mapping[str, Any]) -> bool:
-    """Every nested-object field of these rows holds an object or nothing."""
-    return all(type(r.get(h)) is dict or r.get(h) is None for h in heads for r in rows)
-
-
 def read_uniform(rows: Sequence[Any], known: frozenset[str]) -> Columns | None:
     """Every field's values when all rows are dicts with exactly the first row's keys, all known.
 
@@ -102,64 +97,17 @@ def read_uniform(rows: Sequence[Any], known: frozenset[str]) -> Columns | None:
     return cols
 
 
-def _values(rows: Sequence[Record], source: str) -> list[Any]:
-    if "." not in source:
-        return [r.get(source) for r in rows]
-    head, tail = source.split(".", 1)
-    return sub_values([r.get(head) for r in rows], tail)
-
-
-def lazy(rows: Sequence[Record]) -> Callable[[str], list[Any]]:
-    """Python values of a wire field, read from the rows on first use."""
-    cache: dict[str, list[Any]] = {}
-
-    def raw(source: str) -> list[Any]:
-        if source not in cache:
-            cache[source] = _values(rows, source)
-        return cache[source]
-
-    return raw
-
-
-def flat(fields: dict[str, pa.Array], prefix: str = "") -> dict[str, pa.Array]:
-    """Struct columns of a page by wire source, nested objects as `head.tail`."""
-    out: dict[str, pa.Array] = {}
-    for name, arr in fields.items():
-        if pa.types.is_struct(arr.type):
-            sub = dict(zip(arr.type.names, arr.flatten(), strict=True))
-            out.update(flat(sub, f"{prefix}{name}."))
-        else:
-            out[prefix + name] = arr
-    return out
-
-
-def wire_struct(columns: Sequence[Column], skip: frozenset[str] = frozenset()) -> pa.StructType:
-    """The Arrow type a table's wire objects are read as (`WIRE_TYPES`; lists are read apart so
-    that a string is never taken for a list of characters)."""
-    fields: dict[str, Any] = {}
-    for c in columns:
-        if c.kind not in WIRE_TYPES or c.kind.endswith("_list") or c.column in skip:
-            continue
-        if "." in c.source:
-            head, tail = c.source.split(".", 1)
-            fields.setdefault(head, {})[tail] = WIRE_TYPES[c.kind]
-        else:
-            fields[c.source] = WIRE_TYPES[c.kind]
-    return pa.struct(
-        [
-            pa.field(k, pa.struct(list(v.items())) if isinstance(v, dict) else v)
-            for k, v in fields.items()
-        ]
-    )
-
-
 @dataclass(frozen=True)
-class WirePage:
-    """A page read by one Arrow conversion: root columns, and per child table its columns, its
-    rows as Python objects, their record index and the number of rows of each section."""
+class Read:
+    """One table's rows of a page as read: Python values by wire source (`raw`), the columns
+    the page read already made typed Arrow arrays (`wire`, by source), and the rows as dicts
+    when they were read from dicts (for `_extra`; None from the typed read, which refuses
+    unknown fields)."""
 
-    root: dict[str, pa.Array]
-    children: dict[str, tuple[dict[str, pa.Array], list[Record], np.ndarray, list[int]]]
+    n: int
+    raw: Callable[[str], Sequence[Any]]
+    wire: dict[str, pa.Array]
+    rows: Sequence[Any] | None
 
 
 @dataclass(frozen=True)
@@ -202,7 +150,7 @@ class Plan:
 class Converted:
     """Typed columns of one table plus, per row, the reasons it is bad.
 
-    `wire` holds columns already read by the page-wide Arrow conversion (`WIRE_TYPES`); any other
+    `wire` holds columns already made typed Arrow arrays by the typed read (`assets.typed`); any other
     column, and the raw values quoted in reasons, come from `raw(source)` (Python values).
     """
 

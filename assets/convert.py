@@ -230,30 +230,11 @@ CONVERTERS: dict[str, Callable[[Values], Converted]] = {
 }
 
 
-# Types a column is read as straight from the wire dicts (one Arrow conversion per page; list
-# kinds are read by their converter instead, see `_list_of`). Integers are read as doubles so
-# that 2.5 is seen (Arrow would truncate it to int64 2); the price is that this read takes a
-# boolean in a numeric field as 1.0/0.0 and flags integers of 2**53 or more as not exact, where
-# the converters flag the boolean and keep the integer.
-WIRE_TYPES: dict[str, pa.DataType] = {
-    "id": pa.float64(),
-    "int": pa.float64(),
-    "float": pa.float64(),
-    "money": pa.float64(),
-    "date": pa.string(),
-    "datetime": pa.string(),
-    "str": pa.string(),
-    "bool": pa.bool_(),
-    "int_list": pa.list_(pa.int64()),
-    "str_list": pa.list_(pa.string()),
-}
-
-
 def from_wire(kind: str, arr: pa.Array) -> Converted | None:
-    """Convert a column read with `WIRE_TYPES`; None means "use the per-value converter"."""
+    """Finish a column the typed read made an Arrow array (`assets.typed`: integers as int64,
+    amounts as float64, dates as text); None means "use the per-value converter"."""
     if kind in ("id", "int"):
-        ints, bad = ints_from_floats(arr.to_numpy(zero_copy_only=False))
-        return ints, bad, "not an integer"
+        return arr, None, "not an integer"
     if kind == "money":
         return _money(arr, None)
     if kind in ("date", "datetime"):

@@ -1,17 +1,18 @@
 """One page of source records -> typed Arrow tables (root + child tables) and quarantine rows.
 
-Fast path: the whole page, child lists included, is read by one Arrow conversion
-(`pa.array(records, type=<page struct>)`, `assets.convert.WIRE_TYPES`); child tables are the
-flattened list columns with `list_parent_indices` as the link to their record. The only per-row
-Python left is the exact unknown-field check (`frozenset.issuperset` per dict, at C speed); rows
-with unknown fields get `_extra`. A page with any value that does not fit its wire type, or a
-non-object record or child item, is read column by column instead (`map(itemgetter)` when its
-rows share one key set, else `dict.get`), each column through its converter; a property test
-(tests/assets/test_normalise_paths.py) holds the two paths to the same result. The unit of
-quarantine is the source record: when a child row is bad, the whole record (header and children)
-goes to quarantine, so a reservation is never landed with a partial bill. Its good rows and the
-keys of its bad children are handed on (`Normalised.partial`, `.lost`): the landing lands them
-only when every bad child can stay at its last good version (`assets.lastgood`).
+A page is read by the typed decoder first (`assets.typed`: its JSON straight into msgspec
+Structs derived from the lake tables, then one typed Arrow array per column, no dict per
+record); child tables are the flattened section lists with each row's record index as the link
+to their record. A page the typed read refuses (an unknown field, which lands in `_extra`; a
+value of another JSON type; a non-object record or child item) or whose columns hold a bad
+value is decoded to dicts and read column by column (`map(itemgetter)` when its rows share one
+key set, else `dict.get`), each column through its converter, which decide what is bad; a
+property test (tests/assets/test_normalise_paths.py) holds the two reads to the same result.
+The unit of quarantine is the source record: when a child row is bad, the whole record (header
+and children) goes to quarantine, so a reservation is never landed with a partial bill. Its good
+rows and the keys of its bad children are handed on (`Normalised.partial`, `.lost`): the
+landing lands them only when every bad child can stay at its last good version
+(`assets.lastgood`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import Any
 import numpy as np
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from assets.catalogue import EndpointSpec, Section
 from assets.columns import (
@@ -33,15 +33,12 @@ from assets.columns import (
     Converted,
     Normalised,
     Plan,
-    WirePage,
-    flat,
-    lazy,
-    objects_only,
+    Read,
     read_uniform,
     sub_values,
-    wire_struct,
 )
-from assets.convert import _ARROW_ERRORS, CONVERTERS
+from assets.convert import CONVERTERS
+from assets.typed import TypedPage, TypedReader, shape_of
 from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Table
 
 Record = dict[str, Any]
@@ -83,57 +80,108 @@ class Normaliser:
                     c = by_source[wire]
                     consts.setdefault(c.column, (c.kind, {}))[1][s.field] = value
             self._constants[name] = consts
-        page_fields = list(wire_struct(self._plans[spec.table.name].columns))
-        for name, sections in self._by_table.items():
-            child_table = sections[0].table
-            preset = frozenset(child_table.parent_key) | frozenset(self._constants[name])
-            child_type = pa.list_(wire_struct(self._plans[name].columns, preset))
-            page_fields.extend(pa.field(s.field, child_type) for s in sections)
-        self._page_type = pa.struct(page_fields)
+        shapes = {
+            name: shape_of(
+                self._plans[name],
+                frozenset(sections[0].table.parent_key) | frozenset(self._constants[name]),
+                {},
+            )
+            for name, sections in self._by_table.items()
+        }
+        self._reader = TypedReader(
+            shape_of(
+                self._plans[spec.table.name],
+                frozenset(),
+                {s.field: shapes[s.table.name].struct for s in spec.sections},
+            ),
+            {
+                name: (shapes[name], tuple(s.field for s in sections))
+                for name, sections in self._by_table.items()
+            },
+        )
 
     def normalise(self, records: Sequence[Record], extracted_at: datetime) -> Normalised:
-        root = self.spec.table
+        """One page (a list of dicts, or an undecoded `LazyRecords`) -> tables and quarantine.
+
+        The typed read first (`assets.typed`); a page it cannot vouch for is decoded to dicts
+        and read column by column, whose converters decide what is quarantined."""
+        if len(records):
+            typed = self._typed_page(records)
+            if typed is not None:
+                out = self._normalise(typed.root, typed.children, None, extracted_at)
+                if out is not None:
+                    return out
+        records = list(records)  # decodes a `LazyRecords`
+        root, children = self._dict_page(records)
+        out = self._normalise(root, children, records, extracted_at)
+        assert out is not None  # only a typed read gives up
+        return out
+
+    def _typed_page(self, records: Sequence[Record]) -> TypedPage | None:
+        """The typed read (tests switch it off to get the column-by-column reference)."""
+        return self._reader.read(records)
+
+    def _dict_page(
+        self, records: list[Record]
+    ) -> tuple[Read, dict[str, tuple[Read, np.ndarray, list[int]]]]:
+        """The page read from dicts, column by column."""
         n = len(records)
+        values = self._columns(self._plans[self.spec.table.name], records)
+        root = Read(n, values.__getitem__, {}, records)
+        children: dict[str, tuple[Read, np.ndarray, list[int]]] = {}
+        for name, sections in self._by_table.items():
+            rows, parent_idx, lengths = self._child_rows(values, sections, n)
+            child_values = self._columns(self._plans[name], rows)
+            children[name] = (
+                Read(len(rows), child_values.__getitem__, {}, rows),
+                parent_idx,
+                lengths,
+            )
+        return root, children
+
+    def _normalise(
+        self,
+        root_read: Read,
+        child_reads: dict[str, tuple[Read, np.ndarray, list[int]]],
+        records: list[Record] | None,
+        extracted_at: datetime,
+    ) -> Normalised | None:
+        """The page's tables from its reads; None when a typed read (`records` None) holds a
+        bad value: the caller then reads the page from dicts."""
+        root = self.spec.table
+        n = root_read.n
         unknown: Counter[str] = Counter()
         dropped: Counter[str] = Counter()
         plan = self._plans[root.name]
-        wire = self._wire_page(records) if n else None
-        if wire is None:  # some value does not fit its wire type: column by column
-            values = self._columns(plan, records)
-            conv = Converted(plan, n, values.__getitem__, {})
-        else:
-            conv = Converted(plan, n, lazy(records), {}, wire.root)
+        conv = Converted(plan, n, root_read.raw, {}, root_read.wire)
+        if records is None and conv.bad.any():
+            return None
         bad_record = conv.bad.copy()
         reasons: dict[int, list[str]] = defaultdict(list, conv.reasons)
-        extras = {root.name: self._extras(plan, records, unknown, dropped)}
+        extras = {root.name: self._extras(plan, root_read.rows, unknown, dropped)}
 
         children: dict[str, tuple[Converted, np.ndarray, int]] = {}
         for name, sections in self._by_table.items():
             child_plan = self._plans[name]
             child_table = child_plan.table
-            if wire is None:
-                rows, parent_idx, lengths = self._child_rows(values, sections, n)
-            else:
-                child_wire, rows, parent_idx, lengths = wire.children[name]
-            m = len(rows)
+            read, parent_idx, lengths = child_reads[name]
+            m = read.n
             take = pa.array(parent_idx, type=pa.int64())
             preset = {col: conv.arrays[pk].take(take) for col, pk in child_table.parent_key.items()}
             for col, (kind, per_section) in self._constants[name].items():
                 fixed = [per_section.get(s.field) for s in sections]
                 consts = list(chain.from_iterable(map(_repeat, fixed, lengths)))
                 preset[col] = CONVERTERS[kind](consts)[0]
-            if wire is None:
-                child_values = self._columns(child_plan, rows)
-                child = Converted(child_plan, m, child_values.__getitem__, preset)
-            else:
-                child = Converted(child_plan, m, lazy(rows), preset, child_wire)
+            child = Converted(child_plan, m, read.raw, preset, read.wire)
             if child.bad.any():
+                if records is None:
+                    return None
                 hit = parent_idx[child.bad]
                 bad_record[hit] = True
                 for i in np.flatnonzero(child.bad):
                     reasons[int(parent_idx[i])].extend(child.reasons[int(i)])
             children[name] = (child, parent_idx, m)
-            extras[name] = self._extras(child_plan, rows, unknown, dropped)
+            extras[name] = self._extras(child_plan, read.rows, unknown, dropped)
 
         keep = ~bad_record
         tables = {
@@ -161,7 +209,7 @@ class Normaliser:
                     lost[name] = _links(self._plans[name].table, child.arrays, mine & child.bad)
         if root.parent is not None and conv.bad.any():  # a child table read as its own stream
             lost[root.name] = _links(root, conv.arrays, conv.bad)
-        quarantine = self._quarantine(records, bad_record, reasons, extracted_at)
+        quarantine = self._quarantine(records or [], bad_record, reasons, extracted_at)
         counted: Counter[str] = Counter()
         for i in np.flatnonzero(bad_record):
             for r in reasons[int(i)]:
@@ -177,46 +225,6 @@ class Normaliser:
             partial,
             lost,
         )
-
-    def _wire_page(self, records: Sequence[Record]) -> WirePage | None:
-        """The whole page (root and child lists) read in one Arrow conversion; None when any
-        value does not fit its wire type, a record is not an object or a child item is null."""
-        if set(map(type, records)) != {dict}:
-            return None
-        # Arrow reads any sequence (a string too) as a struct: nested objects must be dicts.
-        if not objects_only(records, self._plans[self.spec.table.name].sub_known):
-            return None
-        try:
-            page = pa.array(records, type=self._page_type)
-        except _ARROW_ERRORS:
-            return None
-        fields = dict(zip(self._page_type.names, page.flatten(), strict=True))
-        children: dict[str, tuple[dict[str, pa.Array], list[Record], np.ndarray, list[int]]] = {}
-        for name, sections in self._by_table.items():
-            parts: list[pa.StructArray] = []
-            parents: list[np.ndarray] = []
-            lengths: list[int] = []
-            rows: list[Record] = []
-            for s in sections:
-                lists = fields.pop(s.field)
-                items = lists.flatten()
-                rows.extend(chain.from_iterable(v for v in lists_of(records, s.field) if v))
-                parts.append(items)
-                parents.append(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False))
-                lengths.append(len(items))
-            # Arrow also reads tuples and (key, value) pairs as objects: only dicts are.
-            if len(rows) != sum(lengths) or not set(map(type, rows)) <= {dict}:
-                return None
-            if not objects_only(rows, self._plans[name].sub_known):
-                return None
-            struct = pa.concat_arrays(parts) if len(parts) > 1 else parts[0]
-            children[name] = (
-                flat(dict(zip(struct.type.names, struct.flatten(), strict=True))),
-                rows,
-                np.concatenate(parents).astype(np.int64, copy=False),
-                lengths,
-            )
-        return WirePage(flat(fields), children)
 
     @staticmethod
     def _columns(plan: Plan, rows: Sequence[Any]) -> Columns:
@@ -236,11 +244,18 @@ class Normaliser:
         return values
 
     def _extras(
-        self, plan: Plan, rows: Sequence[Any], unknown: Counter[str], dropped: Counter[str]
+        self,
+        plan: Plan,
+        rows: Sequence[Any] | None,
+        unknown: Counter[str],
+        dropped: Counter[str],
     ) -> list[str | None] | None:
         """`_extra` JSON per row: fields the schema does not know (never silently dropped).
 
-        None when no row has one (the common case, checked at C speed)."""
+        None when no row has one (the common case, checked at C speed; and always for a typed
+        read, which refuses unknown fields)."""
+        if rows is None:
+            return None
         known = plan.known
         dicts = set(map(type, rows)) <= {dict}
         if dicts and all(map(known.issuperset, rows)) and not plan.sub_known:
@@ -350,10 +365,6 @@ def _links(table: Table, arrays: dict[str, pa.Array], rows: np.ndarray) -> pa.Ta
     names = list(dict.fromkeys((*table.key, *table.parent_key)))
     mask = pa.array(rows)
     return pa.table({c: arrays[c].filter(mask) for c in names})
-
-
-def lists_of(records: Sequence[Record], name: str) -> list[Any]:
-    return [r.get(name) for r in records]
 
 
 def _repeat(value: Any, count: int) -> list[Any]:

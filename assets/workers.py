@@ -80,10 +80,11 @@ class PageResult(NamedTuple):
 def normalise_page(
     spec: EndpointSpec, normaliser: Normaliser, page: Sequence[Record], extracted_at: datetime
 ) -> PageResult:
-    """Decode (a `LazyRecords` page), take the cursor candidate, filter and normalise one page."""
-    records = page.records() if isinstance(page, LazyRecords) else page
-    if not isinstance(records, list):
-        records = list(records)
+    """Take the cursor candidate, filter and normalise one page. A `LazyRecords` page is decoded
+    here only when a cursor or filter needs its records; else the normaliser reads its bytes."""
+    records = page if isinstance(page, list | LazyRecords) else list(page)
+    if spec.cursor_field is not None or spec.record_filter is not None:
+        records = list(records)  # decodes a `LazyRecords`
     top: int | None = None
     if spec.cursor_field is not None:
         seen = [r.get(spec.cursor_field) for r in records]

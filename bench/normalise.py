@@ -6,6 +6,8 @@ them from the sandbox world (`--world small`). `--kind <spec>` (e.g. `journal_en
 `customers`, `cash_clearances`, `units`) takes a flat list's records from the sandbox world
 (`--world`, default small) as templates; one record is one lake row.
 
+Pages arrive as the client delivers them: their JSON undecoded (`LazyRecords`), so the timed
+work includes decoding (`--input dicts`: decoded records, as measured before 2026-11-25).
 Two timed phases over the same pages, page generation measured apart and left out:
   1. normalise only (`Normaliser.normalise` per page), and
   2. normalise + Parquet writes (`assets.extract.run_spec` fed with the pages).
@@ -25,7 +27,7 @@ import random
 import resource
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -37,6 +39,7 @@ from assets.normalise import Normaliser
 from assets.settings import IngestSettings
 from lake.parts import new_batch_id
 from lake.store import Lake
+from service.lazy import LazyRecords
 
 PAGE_SIZE = 1000
 POOL = 2000  # distinct template records; pages reuse them with fresh reservation ids
@@ -140,21 +143,38 @@ def world_records(scale: str, collection: str = "reservations") -> list[dict[str
 
 
 class Pages:
-    """Pages of `total` records built from a template pool; generation time is kept apart."""
+    """Pages of `total` records built from a template pool; generation time is kept apart.
 
-    def __init__(self, pool: list[dict[str, Any]], total: int, key: str = "reservationId") -> None:
+    `bytes` (the default): each page as the client delivers it, its JSON body undecoded
+    (`LazyRecords`), so the timed work includes decoding it. `dicts`: already decoded records,
+    the input of the figures measured before 2026-11-25 (decoding not counted)."""
+
+    def __init__(
+        self,
+        pool: list[dict[str, Any]],
+        total: int,
+        key: str = "reservationId",
+        source: str = "/reservations/details",
+        form: str = "bytes",
+    ) -> None:
         self.pool, self.total, self.key, self.gen_seconds = pool, total, key, 0.0
+        self.source, self.form = source, form
 
-    def __iter__(self) -> Iterator[tuple[list[dict[str, Any]], datetime]]:
+    def __iter__(self) -> Iterator[tuple[Sequence[dict[str, Any]], datetime]]:
         for start in range(0, self.total, PAGE_SIZE):
             t0 = time.process_time()
             n = min(PAGE_SIZE, self.total - start)
-            page = [
+            records = [
                 {**self.pool[(start + i) % len(self.pool)], self.key: start + i + 1}
                 for i in range(n)
             ]
-            # Fresh objects, as the client's JSON parser hands them (no shared child dicts).
-            page = orjson.loads(orjson.dumps(page))
+            body = orjson.dumps({"content": records})
+            page: Sequence[dict[str, Any]]
+            if self.form == "bytes":
+                keys = [r[self.key] for r in records]
+                page = LazyRecords(body, n, keys, self.source)
+            else:  # fresh objects, as the client's JSON parser hands them
+                page = orjson.loads(body)["content"]
             now = datetime.now(UTC)
             self.gen_seconds += time.process_time() - t0
             yield page, now
@@ -192,6 +212,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--world", default=None, help="take templates from the sandbox world")
     parser.add_argument("--flush-rows", type=int, default=50_000)
     parser.add_argument("--skip-write", action="store_true", help="only the normalise phase")
+    parser.add_argument(
+        "--input",
+        choices=("bytes", "dicts"),
+        default="bytes",
+        help="pages as undecoded JSON (as the client delivers them) or as decoded dicts",
+    )
     args = parser.parse_args(argv)
 
     if args.kind == "details":
@@ -207,14 +233,14 @@ def main(argv: list[str] | None = None) -> None:
         pool = world_records(args.world or "small", args.kind.replace("_", ""))
     key = spec.table.columns[0].source
     rss_before = _peak_mb()
-    print(f"endpoint           : {spec.source} ({len(pool):,} template records)")
+    print(f"endpoint           : {spec.source} ({len(pool):,} template records, {args.input})")
 
-    pages = Pages(pool, args.records, key)
+    pages = Pages(pool, args.records, key, spec.source, args.input)
     records, rows, wall, cpu = _normalise_only(spec, pages)
     print(f"records            : {records:,} source records -> {rows:,} lake rows")
     print(_line("normalise", records, rows, wall, cpu))
     if not args.skip_write:
-        pages = Pages(pool, args.records, key)
+        pages = Pages(pool, args.records, key, spec.source, args.input)
         with tempfile.TemporaryDirectory() as tmp:
             wall0, cpu0 = time.perf_counter(), time.process_time()
             report = run_spec(

@@ -90,6 +90,11 @@ class LazyRecords(Sequence[Record]):
             self._body = None
         return self._records
 
+    def body(self) -> bytes | None:
+        """The page's JSON while it is undecoded (None once decoded), for a reader that decodes
+        it its own way (`assets.typed`) and leaves it undecoded."""
+        return self._body
+
     def fingerprint(self) -> bytes:
         """Equal for two answers carrying the same records (keys, else the body or the ends)."""
         keys = self.key_values
