@@ -122,7 +122,7 @@ def _is_customer_merge(event: dict[str, Any]) -> bool:
 
 
 def _spec(
-    name: str, group: str, method: str, source: str, description: str, **kw: Any
+    name: str, group: str, method: str | None, source: str, description: str, **kw: Any
 ) -> EndpointSpec:
     return EndpointSpec(name, group, method, source, TABLES[name], description, **kw)
 
@@ -192,6 +192,27 @@ SPECS: tuple[EndpointSpec, ...] = (
         "rate_options",
         "/ratetypes/rateoptions",
         "Options of the rate types (per night or length of stay).",
+        reference=True,
+    ),
+    # operations: no event type in the interface; small lists re-read in full and compared
+    # when the business date moves and by the nightly sweep (a removed task is tombstoned)
+    _spec(
+        "operation_tasks",
+        "operations",
+        None,
+        "/operations/tasks",
+        "Operations tasks with their issue/incident and the nights they take a unit out of "
+        "order (outOfOrderFrom .. outOfOrderTo, departure-style).",
+        list_key="taskId",
+        reference=True,
+    ),
+    _spec(
+        "periodical_tasks",
+        "operations",
+        None,
+        "/operations/periodicalTasks",
+        "Recurring operations tasks per location (never out of order by themselves).",
+        list_key="periodicalTaskId",
         reference=True,
     ),
     # finance

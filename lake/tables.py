@@ -394,3 +394,33 @@ _table(
     parent="reservations",
     parent_key={"reservation_id": "reservation_id"},
 )
+# Operations (docs/contracts.md: the sandbox's shape, the interface shows none): tasks with the
+# issue/incident they resolve and the nights they take a unit out of order.
+_table(
+    "operation_tasks",
+    ("task_id",),
+    _id("taskId", required=True),
+    _id("issueIncidentId"),
+    _id("locationId"),
+    _id("resourceId"),
+    _id("unitId"),
+    col("taskType"),
+    col("description"),
+    col("status"),
+    col("outOfOrder", "bool"),
+    col("outOfOrderFrom", "date"),  # the first night out of order
+    col("outOfOrderTo", "date"),  # the day after the last night (as a departure date)
+    col("createdDate", "datetime"),
+    col("modifiedDate", "datetime"),
+)
+_table(
+    "periodical_tasks",
+    ("periodical_task_id",),
+    _id("periodicalTaskId", required=True),
+    _id("locationId"),
+    col("taskType"),
+    col("description"),
+    col("intervalDays", "int"),
+    col("startDate", "date"),
+    col("endDate", "date"),
+)

@@ -34,6 +34,8 @@ COLLECTIONS: dict[str, str] = {
     "reservedresources": "reservedResourceId",
     "billlines": "reservationBillLineId",
     "subjects": "reservationSubjectId",
+    "operationtasks": "taskId",
+    "periodicaltasks": "periodicalTaskId",
     "events": "eventId",
 }
 

@@ -27,6 +27,8 @@ LAKE_KEYS = [
     "lake/journal_entries",
     "lake/journal_reports",
     "lake/locations",
+    "lake/operation_tasks",
+    "lake/periodical_tasks",
     "lake/rate_options",
     "lake/rate_types",
     "lake/rates",
@@ -35,7 +37,7 @@ LAKE_KEYS = [
     "lake/reserved_resources",
     "lake/units",
 ]
-GROUPS = {"reference", "finance", "reservations", "pricing"}
+GROUPS = {"reference", "operations", "finance", "reservations", "pricing"}
 
 
 def test_definitions_load_without_environment() -> None:

@@ -54,6 +54,19 @@ CHECKS: dict[str, CheckSpec] = {
             """,
         ),
         CheckSpec(
+            name="no_stay_on_an_out_of_order_unit",
+            model="core.fct_unit_nights",
+            description="No on-the-books stay (guest or owner) holds a unit night that an "
+            "operations task took out of order: the stay or the task is wrong, and sellable "
+            "supply would count the night twice.",
+            sql="""
+                select unit_id, night_date, accommodation_type_id, is_sold, is_owner_hold
+                from core.fct_unit_nights
+                where is_available and is_out_of_order and (is_sold or is_owner_hold)
+                order by unit_id, night_date
+            """,
+        ),
+        CheckSpec(
             name="bill_items_equal_total",
             model="core.fct_bill_lines",
             description="Per reservation and payer, item lines sum to the TOTAL (70) line.",

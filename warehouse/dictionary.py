@@ -8,6 +8,7 @@ keeps them in sync).
 from __future__ import annotations
 
 from warehouse.dictionary_rates import LIST_PRICES, RATE_AVAILABILITY, RATE_EXAMPLE
+from warehouse.dictionary_supply import OCCUPANCY_SUPPLY, SELLABLE_SUPPLY
 from warehouse.models import discover_models
 
 _SOLD = (
@@ -51,11 +52,13 @@ MARTS: dict[str, dict[str, str]] = {
         "archived_from null or after D.",
         "nights_sold": f"Nights sold (metrics.md): stay nights ({_NIGHT}) of {_SOLD}.",
         "owner_hold_nights": "Owner / hold nights: stay nights of on-the-books reservations of "
-        "type INVOICE or category OWNER / BLOCK (shown, never sold; out-of-order blocks count here).",
+        "type INVOICE or category OWNER / BLOCK (shown, never sold; BLOCK reservations count here, "
+        "the out-of-order periods of operations tasks in out_of_order_nights).",
         "held_nights": "Stay nights of held guest reservations (REQUEST 10, OPTIONAL 11); not sold.",
         "occupancy": f"Occupancy = nights_sold / nights_available. {_RATIO}.",
         "available_occupancy": "Available (adjusted, vacation-rental) occupancy = nights_sold / "
         f"(nights_available - owner_hold_nights). {_RATIO}.",
+        **OCCUPANCY_SUPPLY,
     },
     "marts.revenue_daily": {
         "date_day": COMMON["date_day"],
@@ -369,6 +372,7 @@ def render_markdown() -> str:
         "",
         *GUIDE,
         *LIST_PRICES,
+        *SELLABLE_SUPPLY,
     ]
     for qualified, columns in MARTS.items():
         out += [

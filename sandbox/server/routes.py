@@ -241,6 +241,14 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
             item("/companies/{companyId:int}", "companies", "One company"),
             page("/cashreservations/accounts", "cashaccounts", "Cash accounts"),
             page("/cashreservations/clearance", "cashclearances", "Cash clearances"),
+            page("/operations/tasks", "operationtasks", "Operations tasks (out-of-order periods)"),
+            page(
+                "/operations/periodicalTasks",
+                "periodicaltasks",
+                "Periodical operations tasks",
+                extra=self._location_ids_filter,
+                params=(Param("locationIds", "integer", list=True),),
+            ),
             page("/customers", "customers", "Customers"),
             item("/customers/{customerId:int}", "customers", "One customer"),
             page(

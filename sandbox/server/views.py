@@ -31,6 +31,10 @@ class EndpointViews(ServiceBase):
         ids = _ids(request.query_params.getlist("resourceIds"), "resourceIds")
         return [[Condition("resourceId", "in", frozenset(ids))]] if ids else []
 
+    def _location_ids_filter(self, request: Request) -> Filters:
+        ids = _ids(request.query_params.getlist("locationIds"), "locationIds")
+        return [[Condition("locationId", "in", frozenset(ids))]] if ids else []
+
     @staticmethod
     def _accotype_record(record: Record) -> Record:
         if "capacities" not in record:

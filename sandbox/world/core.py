@@ -26,6 +26,7 @@ from .clock import DEFAULT_NOW, ms, parse_datetime
 from .customers import CustomersMixin
 from .events import DEFAULT_LATE_EVENT_LAG, EventsMixin
 from .finance import FinanceMixin
+from .operations import OperationsMixin
 from .pricing import PricingMixin
 from .reference import SCALES, ReferenceMixin
 from .simulate import SimulateMixin
@@ -64,6 +65,7 @@ class World(
     CustomersMixin,
     EventsMixin,
     ReservationsMixin,
+    OperationsMixin,
     GenerateMixin,
     BulkMixin,
     SimulateMixin,
@@ -79,7 +81,15 @@ class World(
     All public methods take `self.lock`, because the HTTP server calls in from its own thread.
     """
 
-    _COUNTERS = ("n_created", "n_moves", "n_payments", "n_extended", "n_archived", "webhooks_sent")
+    _COUNTERS = (
+        "n_created",
+        "n_moves",
+        "n_payments",
+        "n_extended",
+        "n_archived",
+        "webhooks_sent",
+        "n_operations",
+    )
 
     def __init__(
         self,

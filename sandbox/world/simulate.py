@@ -35,6 +35,7 @@ class SimulateMixin:
             first_event = self.t["events"].next_id
             counters = {k: getattr(self, k) for k in self._COUNTERS}
             spont = self._draw_spontaneous(start, target)
+            self._draw_operations(start, target)
             rest = self._stays["restime"]
             base = datetime.fromordinal(self.ord0)
             si = 0
@@ -56,6 +57,7 @@ class SimulateMixin:
                 t = max(self.now, ms(when))
                 self.now = t
                 self._clear_cash_until(t)
+                self._operations_until(t)
                 if src == 0:
                     _t, _s, rid, action, arg = heapq.heappop(self.heap)
                     r = self._res(rid)
@@ -75,6 +77,7 @@ class SimulateMixin:
                         changed.add(rid)
             self.now = target
             self._clear_cash_until(target)
+            self._operations_until(target)
             summary = {k: getattr(self, k) - v for k, v in counters.items()}
             summary.update(
                 {

@@ -25,6 +25,8 @@ _ID_FIELDS = {
     "/accommodationtypes/details": ("accommodation_types", "resourceId"),
     "/customers": ("customers", "customerId"),
     "/cashreservations/clearance": ("cash_clearances", "cashClearanceId"),
+    "/operations/tasks": ("operation_tasks", "taskId"),
+    "/operations/periodicalTasks": ("periodical_tasks", "periodicalTaskId"),
 }
 
 
