@@ -215,6 +215,19 @@ SPECS: tuple[EndpointSpec, ...] = (
         list_key="periodicalTaskId",
         reference=True,
     ),
+    # allotments: ALLOTMENT_EVENT names the accommodation type, not an allotment, so an event
+    # (or a new business date, or the sweep) re-reads the small list whole and compares it
+    _spec(
+        "allotments",
+        "supply",
+        None,
+        "/allotments",
+        "Allotments: units of an accommodation type held for a channel per stay period "
+        "(startDate .. endDate, departure-style) until releaseDays before each night.",
+        list_key="allotmentId",
+        events=("ALLOTMENT_EVENT",),
+        reference=True,
+    ),
     # finance
     _spec(
         "companies",
@@ -353,6 +366,12 @@ class Catalogue:
     def reference_lists(self) -> tuple[str, ...]:
         """Streams re-read in full and compared (new business date, nightly sweep)."""
         return tuple(s.name for s in self.specs if s.reference)
+
+    @cached_property
+    def relisted_by_events(self) -> tuple[str, ...]:
+        """Reference lists whose events name a scope rather than a record (no `by_ids`): an
+        event re-reads the whole list, compared with the lake (removed records drop out)."""
+        return tuple(s.name for s in self.specs if s.reference and s.events and not s.by_ids)
 
     @cached_property
     def keyed(self) -> tuple[str, ...]:

@@ -22,7 +22,6 @@ from lake.state import Cursor
 
 NOT_MODELLED: frozenset[str] = frozenset(
     {
-        "ALLOTMENT_EVENT",
         "ADDITION_EVENT",
         "ADDON_EVENT",
         "IMPLY_EVENT",
@@ -122,6 +121,10 @@ def plan_changes(events: Iterable[Record], catalogue: Catalogue = CATALOGUE) -> 
             continue
         if entity_id is None:
             plan.unknown[f"{event_type} without entityId"] += 1
+            continue
+        if target in catalogue.relisted_by_events:
+            # the event names a scope (allotments: the type); any action re-reads the list
+            last[(target, entity_id)] = "REFRESH"
             continue
         if catalogue.by_name[target].type_scoped:
             if event.get("entityType") not in _ACCOMMODATION_ENTITY_TYPES:

@@ -424,3 +424,18 @@ _table(
     col("startDate", "date"),
     col("endDate", "date"),
 )
+# Allotments (docs/contracts.md: the sandbox's shape): units of a type held for a channel on the
+# nights startDate <= D < endDate, released releaseDays before each night.
+_table(
+    "allotments",
+    ("allotment_id",),
+    _id("allotmentId", required=True),
+    _id("resourceId"),
+    _id("distributionChannelId"),
+    col("startDate", "date"),
+    col("endDate", "date"),
+    col("quantity", "int"),
+    col("releaseDays", "int"),
+    col("createdDate", "datetime"),
+    col("modifiedDate", "datetime"),
+)

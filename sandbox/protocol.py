@@ -36,6 +36,7 @@ COLLECTIONS: dict[str, str] = {
     "subjects": "reservationSubjectId",
     "operationtasks": "taskId",
     "periodicaltasks": "periodicalTaskId",
+    "allotments": "allotmentId",
     "events": "eventId",
 }
 
@@ -47,6 +48,7 @@ CHILDREN: dict[str, tuple[str, str]] = {
     "subjects": ("reservations", "reservationId"),
     "journalentries": ("journalreports", "reportId"),
     "rates": ("accommodationtypes", "resourceId"),
+    "allotments": ("accommodationtypes", "resourceId"),
     "rateoptions": ("ratetypes", "rateTypeId"),
 }
 

@@ -15,6 +15,7 @@ from pipelines.definitions import defs
 LAKE_KEYS = [
     "lake/accommodation_type_capacities",
     "lake/accommodation_types",
+    "lake/allotments",
     "lake/availability",
     "lake/availability_prices",
     "lake/bill_lines",
@@ -37,7 +38,7 @@ LAKE_KEYS = [
     "lake/reserved_resources",
     "lake/units",
 ]
-GROUPS = {"reference", "operations", "finance", "reservations", "pricing"}
+GROUPS = {"reference", "operations", "supply", "finance", "reservations", "pricing"}
 
 
 def test_definitions_load_without_environment() -> None:

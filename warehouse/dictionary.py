@@ -8,7 +8,7 @@ keeps them in sync).
 from __future__ import annotations
 
 from warehouse.dictionary_rates import LIST_PRICES, RATE_AVAILABILITY, RATE_EXAMPLE
-from warehouse.dictionary_supply import OCCUPANCY_SUPPLY, SELLABLE_SUPPLY
+from warehouse.dictionary_supply import ALLOTMENT_PICKUP, OCCUPANCY_SUPPLY, SELLABLE_SUPPLY
 from warehouse.models import discover_models
 
 _SOLD = (
@@ -60,6 +60,7 @@ MARTS: dict[str, dict[str, str]] = {
         f"(nights_available - owner_hold_nights). {_RATIO}.",
         **OCCUPANCY_SUPPLY,
     },
+    "marts.allotment_pickup": ALLOTMENT_PICKUP,
     "marts.revenue_daily": {
         "date_day": COMMON["date_day"],
         "location_id": COMMON["location_id"],

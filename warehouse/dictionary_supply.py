@@ -19,14 +19,20 @@ SELLABLE_SUPPLY: tuple[str, ...] = (
     "`outOfOrderFrom` <= D < `outOfOrderTo`, status not CANCELLED), unless an owner / hold "
     "reservation already has the unit that night (it is counted there, never twice). A task "
     "that leaves the service (withdrawn works) no longer counts: its row is tombstoned;",
+    "- **allotment-held nights**: units of the type still held for a channel's allotment as of "
+    "the build's as_of (`marts.allotment_pickup.still_held_nights`): neither picked up by the "
+    "channel's guests nor released (the release date, night - releaseDays, still ahead). Past "
+    "nights hold none: every allotment night is released by then;",
     "- **sellable nights** = nights available - out-of-order nights - owner / hold nights "
-    "(owner-blocked: type INVOICE or category OWNER / BLOCK);",
+    "(owner-blocked: type INVOICE or category OWNER / BLOCK) - allotment-held nights: what "
+    "free sale can still sell;",
     "- **sellable occupancy** = nights sold / sellable nights: the metrics.md available "
     "occupancy with out-of-order units taken out too.",
     "",
-    "Example: a type of 10 units on one night, 1 out of order, 1 owner stay, 6 guest stays: "
-    "occupancy 60 %, available occupancy 6 / 9 = 66.67 %, sellable nights 8, sellable occupancy "
-    "6 / 8 = 75 %.",
+    "Example: a type of 10 units on one night, 1 out of order, 1 owner stay, 6 guest stays, and "
+    "an allotment of 2 for a tour operator whose guests picked up 1 (release date ahead): "
+    "occupancy 60 %, available occupancy 6 / 9 = 66.67 %, allotment-held nights 1, sellable "
+    "nights 10 - 1 - 1 - 1 = 7, sellable occupancy 6 / 7 = 85.71 %.",
     "",
 )
 
@@ -34,7 +40,31 @@ OCCUPANCY_SUPPLY: dict[str, str] = {
     "out_of_order_nights": "Available unit nights an operations task takes out of order "
     "(outOfOrderFrom <= D < outOfOrderTo, status not CANCELLED), not held by an owner / hold "
     "reservation (counted there). See 'Sellable supply'.",
-    "sellable_nights": "nights_available - out_of_order_nights - owner_hold_nights: the nights "
-    "that could still be sold to guests.",
+    "allotment_held_nights": "Allotment nights still held for a channel as of the build's "
+    "as_of: marts.allotment_pickup.still_held_nights of the as_of snapshot (not picked up, "
+    "release date still ahead). See 'Sellable supply'.",
+    "sellable_nights": "nights_available - out_of_order_nights - owner_hold_nights - "
+    "allotment_held_nights: the nights free sale can still sell. Below nights_sold (even below "
+    "0) when free sale sold units an allotment still holds: the allotment is oversold.",
     "sellable_occupancy": f"nights_sold / sellable_nights. {_RATIO}.",
+}
+
+ALLOTMENT_PICKUP: dict[str, str] = {
+    "as_of_date": "Snapshot date: the build's as_of and the 12 weeks before it (weekly).",
+    "stay_date": "The night held (startDate <= D < endDate of the allotment), within the "
+    "reporting range.",
+    "location_id": "Location (park) of the accommodation type.",
+    "accommodation_type_id": "Accommodation type the allotment holds units of.",
+    "distribution_channel_id": "Channel (tour operator, reseller) the units are held for.",
+    "release_date": "stay_date - releaseDays: unsold units go back to free sale on this day "
+    "(the earliest, should several allotments hold the night).",
+    "held_nights": "Units held for the channel that night: the allotments' quantity as the "
+    "service states it now (the lake keeps the current contract, not its history).",
+    "picked_up_nights": "The channel's on-the-books guest stay nights of the type that night, "
+    "booked by as_of_date (or by release_date once it passed), at most held_nights; a stay "
+    "cancelled after that date still counts, as in booking_pace.",
+    "released_nights": "held_nights - picked_up_nights once release_date <= as_of_date, else 0: "
+    "the units given back to free sale unsold.",
+    "still_held_nights": "held_nights - picked_up_nights - released_nights: units the channel "
+    "can still sell (0 after the release date); occupancy_daily's allotment_held_nights.",
 }

@@ -214,6 +214,13 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
                 "Rates of a type (singular path named by the event section)",
                 source=rates,
             ),
+            page(
+                "/accommodationtypes/{resourceId:int}/allotments",
+                "allotments",
+                "Allotments of a type",
+                source=children("resourceId", "allotments"),
+            ),
+            page("/allotments", "allotments", "Allotments (filter=resourceId:[ids])"),
             page("/units", "units", "Units"),
             item("/units/{unitId:int}", "units", "One unit"),
             page(

@@ -19,6 +19,7 @@ from sandbox.world.reservations import ReservationsMixin
 from sandbox.world.store import Record, Table
 from sandbox.world.views import RecordsView
 
+from .allotments import AllotmentsMixin
 from .billing import BillingMixin
 from .bulk import BulkMixin
 from .cancellation import CancellationMixin
@@ -66,6 +67,7 @@ class World(
     EventsMixin,
     ReservationsMixin,
     OperationsMixin,
+    AllotmentsMixin,
     GenerateMixin,
     BulkMixin,
     SimulateMixin,

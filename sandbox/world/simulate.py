@@ -36,6 +36,7 @@ class SimulateMixin:
             counters = {k: getattr(self, k) for k in self._COUNTERS}
             spont = self._draw_spontaneous(start, target)
             self._draw_operations(start, target)
+            self._draw_allotments(start, target)
             rest = self._stays["restime"]
             base = datetime.fromordinal(self.ord0)
             si = 0
@@ -58,6 +59,7 @@ class SimulateMixin:
                 self.now = t
                 self._clear_cash_until(t)
                 self._operations_until(t)
+                self._allotments_until(t)
                 if src == 0:
                     _t, _s, rid, action, arg = heapq.heappop(self.heap)
                     r = self._res(rid)
@@ -78,6 +80,7 @@ class SimulateMixin:
             self.now = target
             self._clear_cash_until(target)
             self._operations_until(target)
+            self._allotments_until(target)
             summary = {k: getattr(self, k) - v for k, v in counters.items()}
             summary.update(
                 {

@@ -126,6 +126,7 @@ class TruthMixin:
         sold = sold.cumsum(axis=1)[:, :n]
         hold = hold.cumsum(axis=1)[:, :n]
         ooo = self._truth_out_of_order(d0, d1)
+        held = self._truth_allotment_held(d0, d1)
         ords = np.tile(np.arange(d0, d1), nt)
         tix = np.repeat(np.arange(nt), n)
         return pd.DataFrame(
@@ -137,8 +138,19 @@ class TruthMixin:
                 "nights_sold": sold.reshape(-1),
                 "owner_hold_nights": hold.reshape(-1),
                 "out_of_order_nights": ooo.reshape(-1),
-                "sellable_nights": (avail - ooo - hold).reshape(-1),
+                "allotment_held_nights": held.reshape(-1),
+                "sellable_nights": (avail - ooo - hold - held).reshape(-1),
             }
+        )
+
+    def _truth_allotment_held(self, d0: int, d1: int) -> np.ndarray:
+        """Allotment nights still held as of today per [type, night - d0], over the reporting
+        range (`truth_supply`, from the served allotments and reservations)."""
+        from sandbox.world import truth_marts, truth_supply
+
+        first, last = truth_marts.reporting_range(self)
+        return truth_supply.held_grid(
+            self, self.now.date(), first.toordinal(), last.toordinal(), d0, d1
         )
 
     def _truth_out_of_order(self, d0: int, d1: int) -> np.ndarray:

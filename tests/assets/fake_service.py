@@ -22,6 +22,7 @@ FIXTURES: dict[str, dict[str, Any]] = {}
 KEYSET_PATHS = {
     "/operations/tasks": "operation_tasks",
     "/operations/periodicalTasks": "periodical_tasks",
+    "/allotments": "allotments",
 }
 
 
@@ -362,6 +363,19 @@ def default_fixture() -> dict[str, Any]:
                 "createdDate": "2026-01-01T08:00:00.000",
                 "modifiedDate": "2026-01-01T08:00:00.000",
             },
+        ],
+        "allotments": [
+            {
+                "allotmentId": 1,
+                "resourceId": 11,
+                "distributionChannelId": 2,
+                "startDate": "2026-01-01",
+                "endDate": "2026-01-29",
+                "quantity": 1,
+                "releaseDays": 14,
+                "createdDate": "2025-09-01T10:00:00.000",
+                "modifiedDate": "2025-09-01T10:00:00.000",
+            }
         ],
         "periodical_tasks": [
             {

@@ -1,7 +1,9 @@
-"""Out-of-order supply over simulated time: a bootstrap, a week of the sandbox's operations
-(incidents reported, repairs finished early, planned works withdrawn) and an incremental run;
-`marts.occupancy_daily` then matches the sandbox's ground truth to the night, the withdrawn
-tasks are gone from the lake, and the incremental lake equals a fresh full load."""
+"""Sellable supply over simulated time: a bootstrap; hours of the same day in which channels
+change allotments (ALLOTMENT_EVENT re-reads the list without a new business date); a week of
+the sandbox's operations (incidents reported, repairs finished early, planned works withdrawn)
+and allotment changes, and an incremental run. `marts.occupancy_daily` then matches the
+sandbox's ground truth to the night, withdrawn tasks and allotments are gone from the lake, and
+the incremental lake equals a fresh full load."""
 
 from __future__ import annotations
 
@@ -24,7 +26,13 @@ from sandbox.runner import SandboxHandle, SandboxSettings, run_sandbox
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("supply")]
 
 KEY = ["date", "location_id", "accommodation_type_id"]
-SUPPLY = ["nights_available", "owner_hold_nights", "out_of_order_nights", "sellable_nights"]
+SUPPLY = [
+    "nights_available",
+    "owner_hold_nights",
+    "out_of_order_nights",
+    "allotment_held_nights",
+    "sellable_nights",
+]
 
 
 @pytest.fixture
@@ -49,7 +57,8 @@ def _mart(settings: Settings) -> pd.DataFrame:
     try:
         mart = con.execute(
             "select date_day as date, location_id, accommodation_type_id, nights_available, "
-            "nights_sold, owner_hold_nights, out_of_order_nights, sellable_nights, "
+            "nights_sold, owner_hold_nights, out_of_order_nights, allotment_held_nights, "
+            "sellable_nights, "
             "sellable_occupancy from marts.occupancy_daily"
         ).df()
     finally:
@@ -60,6 +69,18 @@ def _mart(settings: Settings) -> pd.DataFrame:
 
 def _task_ids(settings: Settings) -> set[int]:
     return set(Lake(settings.lake_dir).current_ids("operation_tasks", "task_id"))
+
+
+def _allotments(settings: Settings) -> dict[int, tuple]:
+    rows = Lake(settings.lake_dir).current("allotments").to_pylist()
+    return {r["allotment_id"]: (r["quantity"], r["start_date"].isoformat()) for r in rows}
+
+
+def _served_allotments(handle: SandboxHandle) -> dict[int, tuple]:
+    return {
+        a["allotmentId"]: (a["quantity"], a["startDate"])
+        for a in handle.world.records("allotments")
+    }
 
 
 def _assert_matches_truth(handle: SandboxHandle, mart: pd.DataFrame) -> None:
@@ -75,6 +96,7 @@ def _assert_matches_truth(handle: SandboxHandle, mart: pd.DataFrame) -> None:
         bad |= merged[f"{v}_truth"].fillna(0) != merged[f"{v}_mart"].fillna(0)
     assert not bad.any(), merged[bad].head(20).to_string()
     assert int(truth["out_of_order_nights"].sum()) > 50
+    assert int(truth["allotment_held_nights"].sum()) > 50
     # sellable occupancy is recomputed from the counts
     sellable = mart[mart["sellable_nights"] > 0]
     expected = sellable["nights_sold"] / sellable["sellable_nights"]
@@ -89,6 +111,22 @@ def test_out_of_order_supply_follows_the_sandbox_over_time(tmp_path: Path, home:
         served = {t["taskId"] for t in handle.world.records("operationtasks")}
         assert _task_ids(incremental) == served
         _assert_matches_truth(handle, _mart(incremental))
+        assert _allotments(incremental) == _served_allotments(handle)
+
+        # the same business day: only the ALLOTMENT_EVENTs can make the run re-read allotments
+        day = handle.world.now.date()
+        first = handle.world.advance(20)
+        assert handle.world.now.date() == day
+        allotment_events = [
+            e
+            for e in handle.world.records("events")
+            if e["eventId"] >= first["firstEventId"] and e["eventType"] == "ALLOTMENT_EVENT"
+        ]
+        assert allotment_events
+        assert _allotments(incremental) != _served_allotments(handle)
+        assert _run(incremental, handle).mode == "incremental"
+        assert _allotments(incremental) == _served_allotments(handle)
+        _assert_matches_truth(handle, _mart(incremental))
 
         summary = handle.world.advance(24 * 7)
         assert summary["n_operations"] > 0
@@ -98,6 +136,7 @@ def test_out_of_order_supply_follows_the_sandbox_over_time(tmp_path: Path, home:
         withdrawn = served - now_served
         assert withdrawn and now_served - served  # works withdrawn, incidents reported
         assert _task_ids(incremental) == now_served  # withdrawn tasks are gone from the lake
+        assert _allotments(incremental) == _served_allotments(handle)
         _assert_matches_truth(handle, _mart(incremental))
 
         # the incremental lake and mart equal a fresh full load of the same service state
@@ -111,5 +150,6 @@ def test_out_of_order_supply_follows_the_sandbox_over_time(tmp_path: Path, home:
         for t in lakes
     ]
     assert rows[0] == rows[1]
+    assert _allotments(incremental) == _allotments(fresh)
     marts = [_mart(s).sort_values(KEY).reset_index(drop=True) for s in (incremental, fresh)]
     pd.testing.assert_frame_equal(marts[0][[*KEY, *SUPPLY]], marts[1][[*KEY, *SUPPLY]])

@@ -27,6 +27,7 @@ _ID_FIELDS = {
     "/cashreservations/clearance": ("cash_clearances", "cashClearanceId"),
     "/operations/tasks": ("operation_tasks", "taskId"),
     "/operations/periodicalTasks": ("periodical_tasks", "periodicalTaskId"),
+    "/allotments": ("allotments", "allotmentId"),
 }
 
 

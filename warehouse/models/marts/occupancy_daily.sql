@@ -1,8 +1,9 @@
 -- Occupancy per night x location x accommodation type over the reporting range: supply nights
 -- (units available), nights sold (on-the-books guest stays), owner / hold nights, occupancy and
 -- available occupancy as defined in metrics.md; beside them the supply that cannot be sold
--- (out-of-order unit nights of operations tasks), the sellable nights left and the occupancy of
--- those (docs/metrics.md "sellable supply").
+-- (out-of-order unit nights of operations tasks, allotment nights still held for channels as of
+-- the build's as_of), the sellable nights left and the occupancy of those (docs/metrics.md
+-- "sellable supply").
 
 with dates as (
     select * from core.dim_dates
@@ -22,6 +23,25 @@ accommodation_types as (
 
 locations as (
     select * from core.dim_locations
+),
+
+settings as (
+    select * from meta.build_settings
+),
+
+allotment_pickup as (
+    select * from marts.allotment_pickup
+),
+
+allotment_held as (
+    select
+        allotment_pickup.stay_date as night_date,
+        allotment_pickup.accommodation_type_id,
+        cast(sum(allotment_pickup.still_held_nights) as bigint) as allotment_held_nights,
+    from allotment_pickup
+    inner join settings
+        on allotment_pickup.as_of_date = settings.as_of
+    group by allotment_pickup.stay_date, allotment_pickup.accommodation_type_id
 ),
 
 supply as (
@@ -70,9 +90,16 @@ joined as (
 
 sellable as (
     select
-        *,
-        nights_available - out_of_order_nights - owner_hold_nights as sellable_nights,
+        joined.*,
+        coalesce(allotment_held.allotment_held_nights, 0) as allotment_held_nights,
+        joined.nights_available
+        - joined.out_of_order_nights
+        - joined.owner_hold_nights
+        - coalesce(allotment_held.allotment_held_nights, 0) as sellable_nights,
     from joined
+    left join allotment_held
+        on joined.night_date = allotment_held.night_date
+        and joined.accommodation_type_id = allotment_held.accommodation_type_id
 ),
 
 final as (
@@ -90,6 +117,7 @@ final as (
         safe_ratio(sellable.nights_sold, sellable.nights_available - sellable.owner_hold_nights)
             as available_occupancy,
         sellable.out_of_order_nights,
+        sellable.allotment_held_nights,
         sellable.sellable_nights,
         safe_ratio(sellable.nights_sold, sellable.sellable_nights) as sellable_occupancy,
     from sellable
