@@ -228,6 +228,37 @@ SPECS: tuple[EndpointSpec, ...] = (
         events=("ALLOTMENT_EVENT",),
         reference=True,
     ),
+    # rentability and reservability: their events name the resource, so an event (or a new
+    # business date, or the sweep) re-reads the small list whole
+    _spec(
+        "rentability_sets",
+        "supply",
+        None,
+        "/rentability/sets",
+        "Rentability sets: allowed arrival weekdays and minimum / maximum stay of a rule.",
+        list_key="rentabilitySetId",
+        reference=True,
+    ),
+    _spec(
+        "rentability_config",
+        "supply",
+        None,
+        "/rentability/config",
+        "Which rentability set holds for a resource's arrivals per period (and channel).",
+        list_key="rentabilityConfigId",
+        events=("RENTABILITY_EVENT",),
+        reference=True,
+    ),
+    _spec(
+        "resource_reservability",
+        "supply",
+        None,
+        "/resourcereservability",
+        "Whether each resource can be reserved (at all, on the internet).",
+        list_key="reservabilityId",
+        events=("RESERVABILITY_EVENT",),
+        reference=True,
+    ),
     # finance
     _spec(
         "companies",

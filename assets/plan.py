@@ -27,8 +27,6 @@ NOT_MODELLED: frozenset[str] = frozenset(
         "IMPLY_EVENT",
         "OFFER_EVENT",
         "OWNER_EVENT",
-        "RENTABILITY_EVENT",
-        "RESERVABILITY_EVENT",
     }
 )
 # Type-scoped events (rates, availability) may concern offers (entityType); only accommodation

@@ -439,3 +439,36 @@ _table(
     col("createdDate", "datetime"),
     col("modifiedDate", "datetime"),
 )
+# Rentability (docs/contracts.md: the sandbox's shape): rules (sets) and which rule holds for a
+# resource's arrivals per period; reservability of each resource.
+_table(
+    "rentability_sets",
+    ("rentability_set_id",),
+    _id("rentabilitySetId", required=True),
+    col("name"),
+    col("arrivalDays", "str_list"),
+    col("minDuration", "int"),
+    col("maxDuration", "int"),
+)
+_table(
+    "rentability_config",
+    ("rentability_config_id",),
+    _id("rentabilityConfigId", required=True),
+    _id("resourceId"),
+    col("resourceType"),
+    _id("distributionChannelId"),
+    _id("rentabilitySetId"),
+    col("startDate", "date"),  # arrivals from this date ...
+    col("endDate", "date"),  # ... to the day before this one
+    col("modifiedDate", "datetime"),
+)
+_table(
+    "resource_reservability",
+    ("reservability_id",),
+    _id("reservabilityId", required=True),
+    _id("resourceId"),
+    col("resourceType"),
+    col("reservable", "bool"),
+    col("reservableOnInternet", "bool"),
+    col("modifiedDate", "datetime"),
+)

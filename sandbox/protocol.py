@@ -37,6 +37,9 @@ COLLECTIONS: dict[str, str] = {
     "operationtasks": "taskId",
     "periodicaltasks": "periodicalTaskId",
     "allotments": "allotmentId",
+    "rentabilitysets": "rentabilitySetId",
+    "rentabilityconfig": "rentabilityConfigId",
+    "reservability": "reservabilityId",
     "events": "eventId",
 }
 

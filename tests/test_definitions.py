@@ -33,9 +33,12 @@ LAKE_KEYS = [
     "lake/rate_options",
     "lake/rate_types",
     "lake/rates",
+    "lake/rentability_config",
+    "lake/rentability_sets",
     "lake/reservation_subjects",
     "lake/reservations",
     "lake/reserved_resources",
+    "lake/resource_reservability",
     "lake/units",
 ]
 GROUPS = {"reference", "operations", "supply", "finance", "reservations", "pricing"}

@@ -8,7 +8,13 @@ keeps them in sync).
 from __future__ import annotations
 
 from warehouse.dictionary_rates import LIST_PRICES, RATE_AVAILABILITY, RATE_EXAMPLE
-from warehouse.dictionary_supply import ALLOTMENT_PICKUP, OCCUPANCY_SUPPLY, SELLABLE_SUPPLY
+from warehouse.dictionary_supply import (
+    ALLOTMENT_PICKUP,
+    OCCUPANCY_SUPPLY,
+    ORPHAN_NIGHTS,
+    ORPHAN_RULE,
+    SELLABLE_SUPPLY,
+)
 from warehouse.models import discover_models
 
 _SOLD = (
@@ -61,6 +67,7 @@ MARTS: dict[str, dict[str, str]] = {
         **OCCUPANCY_SUPPLY,
     },
     "marts.allotment_pickup": ALLOTMENT_PICKUP,
+    "marts.orphan_nights": ORPHAN_NIGHTS,
     "marts.revenue_daily": {
         "date_day": COMMON["date_day"],
         "location_id": COMMON["location_id"],
@@ -374,6 +381,7 @@ def render_markdown() -> str:
         *GUIDE,
         *LIST_PRICES,
         *SELLABLE_SUPPLY,
+        *ORPHAN_RULE,
     ]
     for qualified, columns in MARTS.items():
         out += [

@@ -36,6 +36,41 @@ SELLABLE_SUPPLY: tuple[str, ...] = (
     "",
 )
 
+ORPHAN_RULE: tuple[str, ...] = (
+    "## Orphan nights",
+    "",
+    "Rentability decides which stays a type can be sold as: `/rentability/config` names, per "
+    "type and period of arrival dates (startDate <= A < endDate; a config without channel holds "
+    "for every channel), a `/rentability/sets` rule: the weekdays a stay may arrive on "
+    "(`arrivalDays`) and its minimum length (`minDuration`). An **unsold night** is a unit "
+    "night that is available (setup and archive dates), not out of order and not held by an "
+    "on-the-books guest or owner / hold stay. The unsold nights of a unit form runs of "
+    "consecutive nights [start, end). Night D of a run is **fillable** when some arrival A with "
+    "max(start, as_of) <= A <= D is allowed (A's weekday among the rule's arrivalDays) and "
+    "A + minDuration(A) <= end: a stay from A to the end of the run is long enough and covers "
+    "D. Otherwise D is an **orphan night**: no allowed arrival and length can sell it (the "
+    "maximum length is not a constraint here: a stay may be followed by another). Held "
+    "(REQUEST, OPTIONAL) stays do not take a night; arrivals before as_of are not possible.",
+    "",
+    "Example: rule 'Saturday, a week' (arrival Saturday, 7 nights). A unit is free from "
+    "Wednesday to the next Wednesday morning (7 nights, Wed-Tue): Wed, Thu and Fri cannot be "
+    "arrival days, and a Saturday arrival leaves 4 nights (< 7): all 7 nights are orphans. Were "
+    "the run 11 nights (to the Sunday morning), Saturday + 7 <= end: Wed-Fri stay orphans, "
+    "Saturday to the last night are fillable.",
+    "",
+)
+
+ORPHAN_NIGHTS: dict[str, str] = {
+    "date_day": "The night, from the build's as_of over the next 180 nights, within the "
+    "reporting range.",
+    "location_id": "Location (park) of the accommodation type.",
+    "accommodation_type_id": "Accommodation type of the units.",
+    "unsold_nights": "Unit nights available, not out of order, with no on-the-books guest or "
+    "owner / hold stay. See 'Orphan nights'.",
+    "orphan_nights": "Unsold nights no allowed stay (arrival weekday, minimum length, arrival "
+    "on or after as_of) could fill. See 'Orphan nights'.",
+}
+
 OCCUPANCY_SUPPLY: dict[str, str] = {
     "out_of_order_nights": "Available unit nights an operations task takes out of order "
     "(outOfOrderFrom <= D < outOfOrderTo, status not CANCELLED), not held by an owner / hold "

@@ -221,6 +221,44 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
                 source=children("resourceId", "allotments"),
             ),
             page("/allotments", "allotments", "Allotments (filter=resourceId:[ids])"),
+            page("/rentability/sets", "rentabilitysets", "Rentability sets (rules)"),
+            page(
+                "/rentability/config",
+                "rentabilityconfig",
+                "Rentability config: the set of a resource per arrival period",
+                extra=self._rentability_filters,
+                params=(
+                    Param("resourceId", "integer"),
+                    Param("resourceType"),
+                    Param("distributionChannelId", "integer"),
+                ),
+            ),
+            Endpoint(
+                "GET",
+                "/rentability/stays",
+                self.rentability_stays,
+                "page",
+                None,
+                "Allowed stays of a resource (arrival, duration)",
+                params=tuple(
+                    Param(n, t, required=n in ("distributionChannelId", "resourceId"))
+                    for n, t in (
+                        ("distributionChannelId", "integer"),
+                        ("resourceId", "integer"),
+                        ("minArrival", "string"),
+                        ("maxArrival", "string"),
+                        ("minDuration", "integer"),
+                        ("maxDuration", "integer"),
+                    )
+                ),
+            ),
+            page(
+                "/resourcereservability",
+                "reservability",
+                "Reservability of resources",
+                extra=self._resource_filter,
+                params=(Param("resourceId", "integer"),),
+            ),
             page("/units", "units", "Units"),
             item("/units/{unitId:int}", "units", "One unit"),
             page(

@@ -30,6 +30,7 @@ from .finance import FinanceMixin
 from .operations import OperationsMixin
 from .pricing import PricingMixin
 from .reference import SCALES, ReferenceMixin
+from .rentability import RentabilityMixin
 from .simulate import SimulateMixin
 from .truth import TruthMixin
 from .truth_cancellations import TruthCancellationsMixin
@@ -68,6 +69,7 @@ class World(
     ReservationsMixin,
     OperationsMixin,
     AllotmentsMixin,
+    RentabilityMixin,
     GenerateMixin,
     BulkMixin,
     SimulateMixin,

@@ -37,6 +37,7 @@ class SimulateMixin:
             spont = self._draw_spontaneous(start, target)
             self._draw_operations(start, target)
             self._draw_allotments(start, target)
+            self._draw_rentability(start, target)
             rest = self._stays["restime"]
             base = datetime.fromordinal(self.ord0)
             si = 0
@@ -60,6 +61,7 @@ class SimulateMixin:
                 self._clear_cash_until(t)
                 self._operations_until(t)
                 self._allotments_until(t)
+                self._rentability_until(t)
                 if src == 0:
                     _t, _s, rid, action, arg = heapq.heappop(self.heap)
                     r = self._res(rid)
@@ -81,6 +83,7 @@ class SimulateMixin:
             self._clear_cash_until(target)
             self._operations_until(target)
             self._allotments_until(target)
+            self._rentability_until(target)
             summary = {k: getattr(self, k) - v for k, v in counters.items()}
             summary.update(
                 {

@@ -54,7 +54,7 @@ from sandbox.world.truth_pricing import (
     rate_availability,
 )
 from sandbox.world.truth_revenue import channel_mix, revenue_daily
-from sandbox.world.truth_supply import allotment_rows
+from sandbox.world.truth_supply import allotment_rows, orphan_rows
 
 MARTS = (
     "revenue_daily",
@@ -65,6 +65,7 @@ MARTS = (
     "cash_clearance_daily",
     "revenue_reconciliation",
     "allotment_pickup",
+    "orphan_nights",
 )
 
 
@@ -364,4 +365,5 @@ def mart_truth(
             "cash_clearance_daily": _cash_clearance(world),
             "revenue_reconciliation": _revenue_reconciliation(res, lines, entries),
             "allotment_pickup": allotment_rows(world, as_of, lo, hi),
+            "orphan_nights": orphan_rows(world, as_of, lo, hi),
         }

@@ -23,6 +23,9 @@ KEYSET_PATHS = {
     "/operations/tasks": "operation_tasks",
     "/operations/periodicalTasks": "periodical_tasks",
     "/allotments": "allotments",
+    "/rentability/sets": "rentability_sets",
+    "/rentability/config": "rentability_config",
+    "/resourcereservability": "resource_reservability",
 }
 
 
@@ -374,6 +377,37 @@ def default_fixture() -> dict[str, Any]:
                 "quantity": 1,
                 "releaseDays": 14,
                 "createdDate": "2025-09-01T10:00:00.000",
+                "modifiedDate": "2025-09-01T10:00:00.000",
+            }
+        ],
+        "rentability_sets": [
+            {
+                "rentabilitySetId": 1,
+                "name": "Saturday, a week",
+                "arrivalDays": ["SATURDAY"],
+                "minDuration": 7,
+                "maxDuration": 21,
+            }
+        ],
+        "rentability_config": [
+            {
+                "rentabilityConfigId": 1,
+                "resourceId": 11,
+                "resourceType": "ACCOMMODATIONTYPE",
+                "distributionChannelId": None,
+                "rentabilitySetId": 1,
+                "startDate": "2026-01-01",
+                "endDate": "2026-04-01",
+                "modifiedDate": "2025-09-01T10:00:00.000",
+            }
+        ],
+        "resource_reservability": [
+            {
+                "reservabilityId": 1,
+                "resourceId": 11,
+                "resourceType": "ACCOMMODATIONTYPE",
+                "reservable": True,
+                "reservableOnInternet": True,
                 "modifiedDate": "2025-09-01T10:00:00.000",
             }
         ],

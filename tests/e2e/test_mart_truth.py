@@ -38,6 +38,7 @@ KEYS: dict[str, list[str]] = {
     "finance_journal_monthly": ["company_id", "ledger_number", "month_start", "currency_code"],
     "cash_clearance_daily": ["clearance_date", "company_id", "location_id", "currency_code"],
     "revenue_reconciliation": ["company_id", "month_start", "currency_code"],
+    "orphan_nights": ["date_day", "accommodation_type_id"],
     "allotment_pickup": [
         "as_of_date",
         "stay_date",
@@ -225,6 +226,16 @@ def test_allotment_pickup_matches_truth(
     # the comparison covered pickup, releases and units still held
     assert (t["picked_up_nights"] > 0).sum() > 100
     assert (t["released_nights"] > 0).sum() > 100 and (t["still_held_nights"] > 0).sum() > 100
+
+
+def test_orphan_nights_match_truth(
+    truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
+) -> None:
+    _check("orphan_nights", truth, marts)
+    t = truth["orphan_nights"]
+    # the comparison covered nights the rules orphan and nights they leave fillable
+    assert t["orphan_nights"].sum() > 50
+    assert (t["unsold_nights"] - t["orphan_nights"]).sum() > 1000
 
 
 def test_the_comparison_catches_a_one_cent_or_one_night_change(

@@ -1,9 +1,10 @@
 """Sellable supply over simulated time: a bootstrap; hours of the same day in which channels
-change allotments (ALLOTMENT_EVENT re-reads the list without a new business date); a week of
-the sandbox's operations (incidents reported, repairs finished early, planned works withdrawn)
-and allotment changes, and an incremental run. `marts.occupancy_daily` then matches the
-sandbox's ground truth to the night, withdrawn tasks and allotments are gone from the lake, and
-the incremental lake equals a fresh full load."""
+change allotments and a park a rentability rule (ALLOTMENT_EVENT and RENTABILITY_EVENT re-read
+their lists without a new business date); a week of the sandbox's operations (incidents
+reported, repairs finished early, planned works withdrawn), allotment, rentability and
+reservability changes, and an incremental run. `marts.occupancy_daily` and
+`marts.orphan_nights` then match the sandbox's ground truth to the night, withdrawn tasks and
+allotments are gone from the lake, and the incremental lake equals a fresh full load."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from pipelines.runner import ServiceTarget, run_pipeline
 from pipelines.settings import Settings
 from pipelines.summary import RunSummary
 from sandbox.runner import SandboxHandle, SandboxSettings, run_sandbox
+from sandbox.world.truth_marts import reporting_range
+from sandbox.world.truth_supply import orphan_rows
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("supply")]
 
@@ -83,6 +86,47 @@ def _served_allotments(handle: SandboxHandle) -> dict[int, tuple]:
     }
 
 
+def _lists_match_the_service(settings: Settings, handle: SandboxHandle) -> None:
+    """The rentability config and reservability in the lake are what the service serves."""
+    lake = Lake(settings.lake_dir)
+    config = {
+        r["rentability_config_id"]: r["rentability_set_id"]
+        for r in lake.current("rentability_config").to_pylist()
+    }
+    served = {
+        c["rentabilityConfigId"]: c["rentabilitySetId"]
+        for c in handle.world.records("rentabilityconfig")
+    }
+    assert config == served
+    online = {
+        r["resource_id"]: r["reservable_on_internet"]
+        for r in lake.current("resource_reservability").to_pylist()
+    }
+    assert online == {
+        r["resourceId"]: r["reservableOnInternet"] for r in handle.world.records("reservability")
+    }
+
+
+def _assert_orphans_match_truth(settings: Settings, handle: SandboxHandle) -> None:
+    first, last = reporting_range(handle.world)
+    truth = orphan_rows(handle.world, handle.world.now.date(), first.toordinal(), last.toordinal())
+    con = duckdb.connect(str(settings.warehouse_path), read_only=True)
+    try:
+        rows = con.execute(
+            "select date_day, accommodation_type_id, unsold_nights, orphan_nights "
+            "from marts.orphan_nights"
+        ).fetchall()
+    finally:
+        con.close()
+    mart = {(d, t): (u, o) for d, t, u, o in rows}
+    expected = {
+        (r.date_day, r.accommodation_type_id): (r.unsold_nights, r.orphan_nights)
+        for r in truth.itertuples(index=False)
+    }
+    assert mart == expected
+    assert sum(o for _, o in expected.values()) > 20
+
+
 def _assert_matches_truth(handle: SandboxHandle, mart: pd.DataFrame) -> None:
     truth = handle.world.ground_truth()["nights"].rename(
         columns={"resource_id": "accommodation_type_id"}
@@ -127,6 +171,7 @@ def test_out_of_order_supply_follows_the_sandbox_over_time(tmp_path: Path, home:
         assert _run(incremental, handle).mode == "incremental"
         assert _allotments(incremental) == _served_allotments(handle)
         _assert_matches_truth(handle, _mart(incremental))
+        _lists_match_the_service(incremental, handle)
 
         summary = handle.world.advance(24 * 7)
         assert summary["n_operations"] > 0
@@ -138,6 +183,8 @@ def test_out_of_order_supply_follows_the_sandbox_over_time(tmp_path: Path, home:
         assert _task_ids(incremental) == now_served  # withdrawn tasks are gone from the lake
         assert _allotments(incremental) == _served_allotments(handle)
         _assert_matches_truth(handle, _mart(incremental))
+        _lists_match_the_service(incremental, handle)
+        _assert_orphans_match_truth(incremental, handle)
 
         # the incremental lake and mart equal a fresh full load of the same service state
         _run(fresh, handle, mode="full")

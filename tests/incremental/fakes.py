@@ -28,6 +28,9 @@ _ID_FIELDS = {
     "/operations/tasks": ("operation_tasks", "taskId"),
     "/operations/periodicalTasks": ("periodical_tasks", "periodicalTaskId"),
     "/allotments": ("allotments", "allotmentId"),
+    "/rentability/sets": ("rentability_sets", "rentabilitySetId"),
+    "/rentability/config": ("rentability_config", "rentabilityConfigId"),
+    "/resourcereservability": ("resource_reservability", "reservabilityId"),
 }
 
 

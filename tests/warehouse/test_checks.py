@@ -69,6 +69,20 @@ def test_each_check_fails_on_a_bad_fixture(lake, tmp_path: Path) -> None:
             }
         ],
     )
+    # two rentability rules for the same arrivals of one type
+    lake.write(
+        "rentability_config",
+        [
+            {
+                "rentability_config_id": i,
+                "resource_id": 1,
+                "rentability_set_id": i,
+                "start_date": start,
+                "end_date": "2025-03-01",
+            }
+            for i, start in ((1, "2025-01-01"), (2, "2025-02-01"))
+        ],
+    )
     result = build_warehouse(tmp_path)
 
     con = duckdb.connect(str(result.path))
@@ -86,6 +100,10 @@ def test_each_check_fails_on_a_bad_fixture(lake, tmp_path: Path) -> None:
             (r["unit_id"], str(r["night_date"]))
             for r in outcomes["no_stay_on_an_out_of_order_unit"].rows
         ] == [(1000, "2025-01-01")]
+        overlap = outcomes["one_rentability_rule_per_arrival"].rows
+        assert [(r["rentability_config_id"], r["overlapping_config_id"]) for r in overlap] == [
+            (1, 2)
+        ]
         assert outcomes["bill_vat_matches_vat_line"].rows == [
             {
                 "reservation_id": 1,
