@@ -30,6 +30,7 @@ from .finance import FinanceMixin
 from .operations import OperationsMixin
 from .pricing import PricingMixin
 from .reference import SCALES, ReferenceMixin
+from .reference_changes import ReferenceChangesMixin
 from .rentability import RentabilityMixin
 from .simulate import SimulateMixin
 from .truth import TruthMixin
@@ -70,6 +71,7 @@ class World(
     OperationsMixin,
     AllotmentsMixin,
     RentabilityMixin,
+    ReferenceChangesMixin,
     GenerateMixin,
     BulkMixin,
     SimulateMixin,

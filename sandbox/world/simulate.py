@@ -38,6 +38,7 @@ class SimulateMixin:
             self._draw_operations(start, target)
             self._draw_allotments(start, target)
             self._draw_rentability(start, target)
+            self._draw_reference_changes(start, target)
             rest = self._stays["restime"]
             base = datetime.fromordinal(self.ord0)
             si = 0
@@ -62,6 +63,7 @@ class SimulateMixin:
                 self._operations_until(t)
                 self._allotments_until(t)
                 self._rentability_until(t)
+                self._reference_changes_until(t)
                 if src == 0:
                     _t, _s, rid, action, arg = heapq.heappop(self.heap)
                     r = self._res(rid)
@@ -84,6 +86,7 @@ class SimulateMixin:
             self._operations_until(target)
             self._allotments_until(target)
             self._rentability_until(target)
+            self._reference_changes_until(target)
             summary = {k: getattr(self, k) - v for k, v in counters.items()}
             summary.update(
                 {

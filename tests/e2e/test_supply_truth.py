@@ -1,6 +1,7 @@
 """Sellable supply over simulated time: a bootstrap; hours of the same day in which channels
-change allotments and a park a rentability rule (ALLOTMENT_EVENT and RENTABILITY_EVENT re-read
-their lists without a new business date); a week of the sandbox's operations (incidents
+change allotments and parks a rentability rule, a type's rank and a location's minimum booking
+age (ALLOTMENT_EVENT and RENTABILITY_EVENT re-read their lists, ACCOMMODATION_TYPE_EVENT and
+RESORT_EVENT refetch the records over HTTP, all without a new business date); a week of the sandbox's operations (incidents
 reported, repairs finished early, planned works withdrawn), allotment, rentability and
 reservability changes, and an incremental run. `marts.occupancy_daily` and
 `marts.orphan_nights` then match the sandbox's ground truth to the night, withdrawn tasks and
@@ -107,6 +108,24 @@ def _lists_match_the_service(settings: Settings, handle: SandboxHandle) -> None:
     }
 
 
+def _reference_matches_the_service(settings: Settings, handle: SandboxHandle) -> None:
+    """Types and locations changed by the sandbox (ACCOMMODATION_TYPE_EVENT, RESORT_EVENT)
+    reached the lake over HTTP on the same business day: their refresh paths work."""
+    lake = Lake(settings.lake_dir)
+    priority = {
+        r["resource_id"]: r["priority"] for r in lake.current("accommodation_types").to_pylist()
+    }
+    assert priority == {
+        t["resourceId"]: t["priority"] for t in handle.world.records("accommodationtypes")
+    }
+    age = {
+        r["location_id"]: r["min_age_for_booking"] for r in lake.current("locations").to_pylist()
+    }
+    assert age == {
+        loc["locationId"]: loc["minAgeForBooking"] for loc in handle.world.records("locations")
+    }
+
+
 def _assert_orphans_match_truth(settings: Settings, handle: SandboxHandle) -> None:
     first, last = reporting_range(handle.world)
     truth = orphan_rows(handle.world, handle.world.now.date(), first.toordinal(), last.toordinal())
@@ -167,11 +186,18 @@ def test_out_of_order_supply_follows_the_sandbox_over_time(tmp_path: Path, home:
             if e["eventId"] >= first["firstEventId"] and e["eventType"] == "ALLOTMENT_EVENT"
         ]
         assert allotment_events
+        reference_events = {
+            e["eventType"]
+            for e in handle.world.records("events")
+            if e["eventId"] >= first["firstEventId"]
+        }
+        assert {"ACCOMMODATION_TYPE_EVENT", "RESORT_EVENT"} <= reference_events
         assert _allotments(incremental) != _served_allotments(handle)
         assert _run(incremental, handle).mode == "incremental"
         assert _allotments(incremental) == _served_allotments(handle)
         _assert_matches_truth(handle, _mart(incremental))
         _lists_match_the_service(incremental, handle)
+        _reference_matches_the_service(incremental, handle)
 
         summary = handle.world.advance(24 * 7)
         assert summary["n_operations"] > 0
