@@ -24,6 +24,7 @@ from lake.schema import (
     Table,
     col,
 )
+from lake.tables_supply import SUPPLY_TABLES
 
 
 def _id(source: str, **kw: object) -> Column:
@@ -394,81 +395,7 @@ _table(
     parent="reservations",
     parent_key={"reservation_id": "reservation_id"},
 )
-# Operations (docs/contracts.md: the sandbox's shape, the interface shows none): tasks with the
-# issue/incident they resolve and the nights they take a unit out of order.
-_table(
-    "operation_tasks",
-    ("task_id",),
-    _id("taskId", required=True),
-    _id("issueIncidentId"),
-    _id("locationId"),
-    _id("resourceId"),
-    _id("unitId"),
-    col("taskType"),
-    col("description"),
-    col("status"),
-    col("outOfOrder", "bool"),
-    col("outOfOrderFrom", "date"),  # the first night out of order
-    col("outOfOrderTo", "date"),  # the day after the last night (as a departure date)
-    col("createdDate", "datetime"),
-    col("modifiedDate", "datetime"),
-)
-_table(
-    "periodical_tasks",
-    ("periodical_task_id",),
-    _id("periodicalTaskId", required=True),
-    _id("locationId"),
-    col("taskType"),
-    col("description"),
-    col("intervalDays", "int"),
-    col("startDate", "date"),
-    col("endDate", "date"),
-)
-# Allotments (docs/contracts.md: the sandbox's shape): units of a type held for a channel on the
-# nights startDate <= D < endDate, released releaseDays before each night.
-_table(
-    "allotments",
-    ("allotment_id",),
-    _id("allotmentId", required=True),
-    _id("resourceId"),
-    _id("distributionChannelId"),
-    col("startDate", "date"),
-    col("endDate", "date"),
-    col("quantity", "int"),
-    col("releaseDays", "int"),
-    col("createdDate", "datetime"),
-    col("modifiedDate", "datetime"),
-)
-# Rentability (docs/contracts.md: the sandbox's shape): rules (sets) and which rule holds for a
-# resource's arrivals per period; reservability of each resource.
-_table(
-    "rentability_sets",
-    ("rentability_set_id",),
-    _id("rentabilitySetId", required=True),
-    col("name"),
-    col("arrivalDays", "str_list"),
-    col("minDuration", "int"),
-    col("maxDuration", "int"),
-)
-_table(
-    "rentability_config",
-    ("rentability_config_id",),
-    _id("rentabilityConfigId", required=True),
-    _id("resourceId"),
-    col("resourceType"),
-    _id("distributionChannelId"),
-    _id("rentabilitySetId"),
-    col("startDate", "date"),  # arrivals from this date ...
-    col("endDate", "date"),  # ... to the day before this one
-    col("modifiedDate", "datetime"),
-)
-_table(
-    "resource_reservability",
-    ("reservability_id",),
-    _id("reservabilityId", required=True),
-    _id("resourceId"),
-    col("resourceType"),
-    col("reservable", "bool"),
-    col("reservableOnInternet", "bool"),
-    col("modifiedDate", "datetime"),
-)
+
+# The supply areas (operations, allotments, rentability) are described in `lake.tables_supply`.
+for _supply in SUPPLY_TABLES:
+    TABLES[_supply.name] = _supply
