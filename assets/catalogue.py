@@ -122,7 +122,7 @@ def _is_customer_merge(event: dict[str, Any]) -> bool:
 
 
 def _spec(
-    name: str, group: str, method: str, source: str, description: str, **kw: Any
+    name: str, group: str, method: str | None, source: str, description: str, **kw: Any
 ) -> EndpointSpec:
     return EndpointSpec(name, group, method, source, TABLES[name], description, **kw)
 
@@ -192,6 +192,71 @@ SPECS: tuple[EndpointSpec, ...] = (
         "rate_options",
         "/ratetypes/rateoptions",
         "Options of the rate types (per night or length of stay).",
+        reference=True,
+    ),
+    # operations: no event type in the interface; small lists re-read in full and compared
+    # when the business date moves and by the nightly sweep (a removed task is tombstoned)
+    _spec(
+        "operation_tasks",
+        "operations",
+        None,
+        "/operations/tasks",
+        "Operations tasks with their issue/incident and the nights they take a unit out of "
+        "order (outOfOrderFrom .. outOfOrderTo, departure-style).",
+        list_key="taskId",
+        reference=True,
+    ),
+    _spec(
+        "periodical_tasks",
+        "operations",
+        None,
+        "/operations/periodicalTasks",
+        "Recurring operations tasks per location (never out of order by themselves).",
+        list_key="periodicalTaskId",
+        reference=True,
+    ),
+    # allotments: ALLOTMENT_EVENT names the accommodation type, not an allotment, so an event
+    # (or a new business date, or the sweep) re-reads the small list whole and compares it
+    _spec(
+        "allotments",
+        "supply",
+        None,
+        "/allotments",
+        "Allotments: units of an accommodation type held for a channel per stay period "
+        "(startDate .. endDate, departure-style) until releaseDays before each night.",
+        list_key="allotmentId",
+        events=("ALLOTMENT_EVENT",),
+        reference=True,
+    ),
+    # rentability and reservability: their events name the resource, so an event (or a new
+    # business date, or the sweep) re-reads the small list whole
+    _spec(
+        "rentability_sets",
+        "supply",
+        None,
+        "/rentability/sets",
+        "Rentability sets: allowed arrival weekdays and minimum / maximum stay of a rule.",
+        list_key="rentabilitySetId",
+        reference=True,
+    ),
+    _spec(
+        "rentability_config",
+        "supply",
+        None,
+        "/rentability/config",
+        "Which rentability set holds for a resource's arrivals per period (and channel).",
+        list_key="rentabilityConfigId",
+        events=("RENTABILITY_EVENT",),
+        reference=True,
+    ),
+    _spec(
+        "resource_reservability",
+        "supply",
+        None,
+        "/resourcereservability",
+        "Whether each resource can be reserved (at all, on the internet).",
+        list_key="reservabilityId",
+        events=("RESERVABILITY_EVENT",),
         reference=True,
     ),
     # finance
@@ -332,6 +397,12 @@ class Catalogue:
     def reference_lists(self) -> tuple[str, ...]:
         """Streams re-read in full and compared (new business date, nightly sweep)."""
         return tuple(s.name for s in self.specs if s.reference)
+
+    @cached_property
+    def relisted_by_events(self) -> tuple[str, ...]:
+        """Reference lists whose events name a scope rather than a record (no `by_ids`): an
+        event re-reads the whole list, compared with the lake (removed records drop out)."""
+        return tuple(s.name for s in self.specs if s.reference and s.events and not s.by_ids)
 
     @cached_property
     def keyed(self) -> tuple[str, ...]:

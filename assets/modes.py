@@ -221,8 +221,11 @@ async def _incremental(run: ChangeRun, cursor: Cursor) -> Cursor:
     # Reference data first: rates and availability scopes depend on which types still exist.
     removed_types = set(plan.delete.get("accommodation_types", set()))
     reconciled: set[str] = set()
-    if day_rolled:
-        for name in run.catalogue.reference_lists:
+    for name in run.catalogue.reference_lists:
+        # a list whose events name a scope, not a record (allotments: the type), is re-read
+        # whole when one arrives (`Catalogue.relisted_by_events`)
+        named = name in run.catalogue.relisted_by_events and plan.refresh.get(name)
+        if day_rolled or named:
             diff = await run.reconcile_list(name)
             reconciled.add(name)
             if name == "accommodation_types":

@@ -22,14 +22,11 @@ from lake.state import Cursor
 
 NOT_MODELLED: frozenset[str] = frozenset(
     {
-        "ALLOTMENT_EVENT",
         "ADDITION_EVENT",
         "ADDON_EVENT",
         "IMPLY_EVENT",
         "OFFER_EVENT",
         "OWNER_EVENT",
-        "RENTABILITY_EVENT",
-        "RESERVABILITY_EVENT",
     }
 )
 # Type-scoped events (rates, availability) may concern offers (entityType); only accommodation
@@ -122,6 +119,10 @@ def plan_changes(events: Iterable[Record], catalogue: Catalogue = CATALOGUE) -> 
             continue
         if entity_id is None:
             plan.unknown[f"{event_type} without entityId"] += 1
+            continue
+        if target in catalogue.relisted_by_events:
+            # the event names a scope (allotments: the type); any action re-reads the list
+            last[(target, entity_id)] = "REFRESH"
             continue
         if catalogue.by_name[target].type_scoped:
             if event.get("entityType") not in _ACCOMMODATION_ENTITY_TYPES:

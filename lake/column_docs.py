@@ -317,6 +317,39 @@ TABLES: dict[str, dict[str, str]] = {
         "age_to": "Highest age of the subject category.",
         "quantity": "How many of the subject travel.",
     },
+    "operation_tasks": {
+        "issue_incident_id": "The operations issue or incident the task resolves.",
+        "task_type": "Kind of task (e.g. REPAIR, MAINTENANCE, CLEANING).",
+        "description": "Free text of the task.",
+        "status": "Task status as the service names it (e.g. OPEN, DONE).",
+        "out_of_order": "True when the task takes its unit out of order: out_of_order_from "
+        "to out_of_order_to are not sellable supply.",
+        "out_of_order_from": "First night the unit is out of order.",
+        "out_of_order_to": "The day after the last night out of order (like a departure date).",
+    },
+    "periodical_tasks": {
+        "task_type": "Kind of recurring task.",
+        "description": "Free text of the task.",
+        "interval_days": "Days between two occurrences.",
+    },
+    "allotments": {
+        "release_days": "Days before each night at which the night's units not picked up "
+        "return to free sale.",
+    },
+    "rentability_sets": {
+        "arrival_days": "Weekdays (MON..SUN) on which a stay under this rule may arrive.",
+        "min_duration": "Shortest stay allowed, in nights.",
+        "max_duration": "Longest stay allowed, in nights (null: no limit).",
+    },
+    "rentability_config": {
+        "resource_type": "Kind of resource the rule applies to (ACCOMMODATIONTYPE, ...).",
+        "rentability_set_id": "The rule (rentability set) that holds for these arrivals.",
+    },
+    "resource_reservability": {
+        "resource_type": "Kind of resource (ACCOMMODATIONTYPE, add-on, offer, unit).",
+        "reservable": "True when the resource may be reserved at all.",
+        "reservable_on_internet": "True when it may be reserved online.",
+    },
 }
 
 

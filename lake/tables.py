@@ -24,6 +24,7 @@ from lake.schema import (
     Table,
     col,
 )
+from lake.tables_supply import SUPPLY_TABLES
 
 
 def _id(source: str, **kw: object) -> Column:
@@ -394,3 +395,7 @@ _table(
     parent="reservations",
     parent_key={"reservation_id": "reservation_id"},
 )
+
+# The supply areas (operations, allotments, rentability) are described in `lake.tables_supply`.
+for _supply in SUPPLY_TABLES:
+    TABLES[_supply.name] = _supply

@@ -34,6 +34,12 @@ COLLECTIONS: dict[str, str] = {
     "reservedresources": "reservedResourceId",
     "billlines": "reservationBillLineId",
     "subjects": "reservationSubjectId",
+    "operationtasks": "taskId",
+    "periodicaltasks": "periodicalTaskId",
+    "allotments": "allotmentId",
+    "rentabilitysets": "rentabilitySetId",
+    "rentabilityconfig": "rentabilityConfigId",
+    "reservability": "reservabilityId",
     "events": "eventId",
 }
 
@@ -45,6 +51,7 @@ CHILDREN: dict[str, tuple[str, str]] = {
     "subjects": ("reservations", "reservationId"),
     "journalentries": ("journalreports", "reportId"),
     "rates": ("accommodationtypes", "resourceId"),
+    "allotments": ("accommodationtypes", "resourceId"),
     "rateoptions": ("ratetypes", "rateTypeId"),
 }
 

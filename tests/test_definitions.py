@@ -15,6 +15,7 @@ from pipelines.definitions import defs
 LAKE_KEYS = [
     "lake/accommodation_type_capacities",
     "lake/accommodation_types",
+    "lake/allotments",
     "lake/availability",
     "lake/availability_prices",
     "lake/bill_lines",
@@ -27,15 +28,20 @@ LAKE_KEYS = [
     "lake/journal_entries",
     "lake/journal_reports",
     "lake/locations",
+    "lake/operation_tasks",
+    "lake/periodical_tasks",
     "lake/rate_options",
     "lake/rate_types",
     "lake/rates",
+    "lake/rentability_config",
+    "lake/rentability_sets",
     "lake/reservation_subjects",
     "lake/reservations",
     "lake/reserved_resources",
+    "lake/resource_reservability",
     "lake/units",
 ]
-GROUPS = {"reference", "finance", "reservations", "pricing"}
+GROUPS = {"reference", "operations", "supply", "finance", "reservations", "pricing"}
 
 
 def test_definitions_load_without_environment() -> None:

@@ -54,6 +54,41 @@ CHECKS: dict[str, CheckSpec] = {
             """,
         ),
         CheckSpec(
+            name="no_stay_on_an_out_of_order_unit",
+            model="core.fct_unit_nights",
+            description="No on-the-books stay (guest or owner) holds a unit night that an "
+            "operations task took out of order: the stay or the task is wrong, and sellable "
+            "supply would count the night twice.",
+            sql="""
+                select unit_id, night_date, accommodation_type_id, is_sold, is_owner_hold
+                from core.fct_unit_nights
+                where is_available and is_out_of_order and (is_sold or is_owner_hold)
+                order by unit_id, night_date
+            """,
+        ),
+        CheckSpec(
+            name="one_rentability_rule_per_arrival",
+            model="marts.orphan_nights",
+            description="No two rentability configs of one resource and channel cover the same "
+            "arrival date: orphan_nights could not tell which rule holds.",
+            sql="""
+                select
+                    a.resource_id,
+                    a.distribution_channel_id,
+                    a.rentability_config_id,
+                    b.rentability_config_id as overlapping_config_id,
+                    greatest(a.start_date, b.start_date) as from_arrival,
+                from staging.stg_rentability_config as a
+                inner join staging.stg_rentability_config as b
+                    on a.resource_id = b.resource_id
+                    and a.distribution_channel_id is not distinct from b.distribution_channel_id
+                    and a.rentability_config_id < b.rentability_config_id
+                    and a.start_date < b.end_date
+                    and b.start_date < a.end_date
+                order by a.resource_id, a.rentability_config_id
+            """,
+        ),
+        CheckSpec(
             name="bill_items_equal_total",
             model="core.fct_bill_lines",
             description="Per reservation and payer, item lines sum to the TOTAL (70) line.",

@@ -10,6 +10,11 @@ from __future__ import annotations
 from warehouse.dictionary_pace import BOOKING_PACE
 from warehouse.dictionary_rates import RATE_AVAILABILITY
 from warehouse.dictionary_sales import SALES_MARTS
+from warehouse.dictionary_supply import (
+    ALLOTMENT_PICKUP,
+    OCCUPANCY_SUPPLY,
+    ORPHAN_NIGHTS,
+)
 
 _SOLD = (
     "on-the-books (status 12, 21, 31, 41) guest stays (type RESERVATION, category not OWNER/BLOCK)"
@@ -52,12 +57,16 @@ MARTS: dict[str, dict[str, str]] = {
         "archived_from null or after D.",
         "nights_sold": f"Nights sold (metrics.md): stay nights ({_NIGHT}) of {_SOLD}.",
         "owner_hold_nights": "Owner / hold nights: stay nights of on-the-books reservations of "
-        "type INVOICE or category OWNER / BLOCK (shown, never sold; out-of-order blocks count here).",
+        "type INVOICE or category OWNER / BLOCK (shown, never sold; BLOCK reservations count here, "
+        "the out-of-order periods of operations tasks in out_of_order_nights).",
         "held_nights": "Stay nights of held guest reservations (REQUEST 10, OPTIONAL 11); not sold.",
         "occupancy": f"Occupancy = nights_sold / nights_available. {_RATIO}.",
         "available_occupancy": "Available (adjusted, vacation-rental) occupancy = nights_sold / "
         f"(nights_available - owner_hold_nights). {_RATIO}.",
+        **OCCUPANCY_SUPPLY,
     },
+    "marts.allotment_pickup": ALLOTMENT_PICKUP,
+    "marts.orphan_nights": ORPHAN_NIGHTS,
     "marts.revenue_daily": {
         "date_day": COMMON["date_day"],
         "location_id": COMMON["location_id"],
@@ -254,4 +263,11 @@ GRAIN: dict[str, tuple[str, ...]] = {
         "currency_code",
     ),
     "marts.forecast_daily": ("stay_date", "currency_code"),
+    "marts.allotment_pickup": (
+        "as_of_date",
+        "stay_date",
+        "accommodation_type_id",
+        "distribution_channel_id",
+    ),
+    "marts.orphan_nights": ("date_day", "accommodation_type_id"),
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 from warehouse.dictionary import MARTS
 from warehouse.dictionary_pace import PACE_HISTORY
 from warehouse.dictionary_rates import LIST_PRICES, RATE_EXAMPLE
+from warehouse.dictionary_supply import ORPHAN_RULE, SELLABLE_SUPPLY
 from warehouse.models import discover_models
 
 # The definitions the marts implement: the industry's (STR / CoStar glossary, HSMAI, USALI,
@@ -220,6 +221,8 @@ def render_markdown() -> str:
         *GUIDE,
         *PACE_HISTORY,
         *LIST_PRICES,
+        *SELLABLE_SUPPLY,
+        *ORPHAN_RULE,
     ]
     for qualified, columns in MARTS.items():
         out += [

@@ -15,6 +15,7 @@ from starlette.responses import Response
 from sandbox.auth import AuthError
 from sandbox.openapi import build_openapi
 from sandbox.protocol import Record
+from sandbox.query import envelope, parse_paging
 from sandbox.server.base import ServiceBase
 from sandbox.server.common import (
     _JSON,
@@ -78,6 +79,32 @@ class ResourceHandlers(ServiceBase):
                 return self.world.create_reservation(body)
 
         return json_response(await run_in_threadpool(call), 201)
+
+    async def rentability_stays(self, request: Request) -> Response:
+        """The stays a resource may be sold as (real-service-notes 5: distributionChannelId and
+        resourceId required; arrivals default to the next 31 days, durations to 1..28)."""
+        query = request.query_params
+        for name in ("distributionChannelId", "resourceId"):
+            if not query.get(name):
+                raise ApiError(400, "INVALID_PARAMETER", f"{name} is required")
+        resource = _int(query.get("resourceId"), "resourceId")
+        first = query.get("minArrival") or self.today()
+        lo = _date(first, "minArrival").toordinal()
+        last = query.get("maxArrival")
+        hi = _date(last, "maxArrival").toordinal() if last else lo + MAX_ARRIVAL_DAYS - 1
+        if hi - lo + 1 > MAX_ARRIVAL_DAYS:
+            raise ApiError(400, "RANGE_TOO_LARGE", f"at most {MAX_ARRIVAL_DAYS} arrival dates")
+        least = _int(query.get("minDuration"), "minDuration") or 1
+        most = _int(query.get("maxDuration"), "maxDuration") or 28
+        page, size = parse_paging(query.get("page"), query.get("size"), self.settings.max_page_size)
+
+        def call() -> Record:
+            world: Any = self.world  # beyond the protocol: the generated world's rules
+            stays = world.rentability_stays(resource, lo, hi, least, most)
+            content = stays[page * size : (page + 1) * size]
+            return envelope(content, page=page, size=size, total=len(stays), orders=())
+
+        return json_response(await run_in_threadpool(call))
 
     async def update_reservation(self, request: Request) -> Response:
         body = await self._json_body(request)

@@ -214,6 +214,51 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
                 "Rates of a type (singular path named by the event section)",
                 source=rates,
             ),
+            page(
+                "/accommodationtypes/{resourceId:int}/allotments",
+                "allotments",
+                "Allotments of a type",
+                source=children("resourceId", "allotments"),
+            ),
+            page("/allotments", "allotments", "Allotments (filter=resourceId:[ids])"),
+            page("/rentability/sets", "rentabilitysets", "Rentability sets (rules)"),
+            page(
+                "/rentability/config",
+                "rentabilityconfig",
+                "Rentability config: the set of a resource per arrival period",
+                extra=self._rentability_filters,
+                params=(
+                    Param("resourceId", "integer"),
+                    Param("resourceType"),
+                    Param("distributionChannelId", "integer"),
+                ),
+            ),
+            Endpoint(
+                "GET",
+                "/rentability/stays",
+                self.rentability_stays,
+                "page",
+                None,
+                "Allowed stays of a resource (arrival, duration)",
+                params=tuple(
+                    Param(n, t, required=n in ("distributionChannelId", "resourceId"))
+                    for n, t in (
+                        ("distributionChannelId", "integer"),
+                        ("resourceId", "integer"),
+                        ("minArrival", "string"),
+                        ("maxArrival", "string"),
+                        ("minDuration", "integer"),
+                        ("maxDuration", "integer"),
+                    )
+                ),
+            ),
+            page(
+                "/resourcereservability",
+                "reservability",
+                "Reservability of resources",
+                extra=self._resource_filter,
+                params=(Param("resourceId", "integer"),),
+            ),
             page("/units", "units", "Units"),
             item("/units/{unitId:int}", "units", "One unit"),
             page(
@@ -241,6 +286,14 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
             item("/companies/{companyId:int}", "companies", "One company"),
             page("/cashreservations/accounts", "cashaccounts", "Cash accounts"),
             page("/cashreservations/clearance", "cashclearances", "Cash clearances"),
+            page("/operations/tasks", "operationtasks", "Operations tasks (out-of-order periods)"),
+            page(
+                "/operations/periodicalTasks",
+                "periodicaltasks",
+                "Periodical operations tasks",
+                extra=self._location_ids_filter,
+                params=(Param("locationIds", "integer", list=True),),
+            ),
             page("/customers", "customers", "Customers"),
             item("/customers/{customerId:int}", "customers", "One customer"),
             page(

@@ -31,6 +31,32 @@ class EndpointViews(ServiceBase):
         ids = _ids(request.query_params.getlist("resourceIds"), "resourceIds")
         return [[Condition("resourceId", "in", frozenset(ids))]] if ids else []
 
+    def _resource_filter(self, request: Request) -> Filters:
+        ids = _ids(request.query_params.getlist("resourceId"), "resourceId")
+        return [[Condition("resourceId", "in", frozenset(ids))]] if ids else []
+
+    def _rentability_filters(self, request: Request) -> Filters:
+        """`resourceId`, `resourceType` (prefix, as the interface cuts it) and
+        `distributionChannelId` (a config without a channel holds for every channel)."""
+        query = request.query_params
+        filters = self._resource_filter(request)
+        if kind := query.get("resourceType"):
+            kinds = {"ACCOMMODATIONTYPE"} if "ACCOMMODATIONTYPE".startswith(kind) else set()
+            filters.append([Condition("resourceType", "in", frozenset(kinds))])
+        if channel := query.get("distributionChannelId"):
+            ids = frozenset(_ids([channel], "distributionChannelId"))
+            filters.append(
+                [
+                    Condition("distributionChannelId", "in", ids),
+                    Condition("distributionChannelId", "in", frozenset({None})),
+                ]
+            )
+        return filters
+
+    def _location_ids_filter(self, request: Request) -> Filters:
+        ids = _ids(request.query_params.getlist("locationIds"), "locationIds")
+        return [[Condition("locationId", "in", frozenset(ids))]] if ids else []
+
     @staticmethod
     def _accotype_record(record: Record) -> Record:
         if "capacities" not in record:

@@ -19,6 +19,7 @@ from sandbox.world.reservations import ReservationsMixin
 from sandbox.world.store import Record, Table
 from sandbox.world.views import RecordsView
 
+from .allotments import AllotmentsMixin
 from .billing import BillingMixin
 from .bulk import BulkMixin
 from .cancellation import CancellationMixin
@@ -26,8 +27,11 @@ from .clock import DEFAULT_NOW, ms, parse_datetime
 from .customers import CustomersMixin
 from .events import DEFAULT_LATE_EVENT_LAG, EventsMixin
 from .finance import FinanceMixin
+from .operations import OperationsMixin
 from .pricing import PricingMixin
 from .reference import SCALES, ReferenceMixin
+from .reference_changes import ReferenceChangesMixin
+from .rentability import RentabilityMixin
 from .simulate import SimulateMixin
 from .truth import TruthMixin
 from .truth_cancellations import TruthCancellationsMixin
@@ -64,6 +68,10 @@ class World(
     CustomersMixin,
     EventsMixin,
     ReservationsMixin,
+    OperationsMixin,
+    AllotmentsMixin,
+    RentabilityMixin,
+    ReferenceChangesMixin,
     GenerateMixin,
     BulkMixin,
     SimulateMixin,
@@ -79,7 +87,15 @@ class World(
     All public methods take `self.lock`, because the HTTP server calls in from its own thread.
     """
 
-    _COUNTERS = ("n_created", "n_moves", "n_payments", "n_extended", "n_archived", "webhooks_sent")
+    _COUNTERS = (
+        "n_created",
+        "n_moves",
+        "n_payments",
+        "n_extended",
+        "n_archived",
+        "webhooks_sent",
+        "n_operations",
+    )
 
     def __init__(
         self,

@@ -219,6 +219,9 @@ class GenerateMixin(TimelineMixin):
         self._clear_cash_until(self.now)
         self._bulk_flush_postings()
         self._flush_events()
+        self._build_operations()  # last: its own generator, on the nights the stays left free
+        self._build_allotments()  # its own generator too
+        self._build_rentability()  # and its own
 
     def _spawn_cart(self, t: datetime) -> Any | None:
         """A booking in progress (INIT): completed or deleted within the hour or two."""

@@ -125,6 +125,8 @@ class TruthMixin:
         avail = avail.cumsum(axis=1)[:, :n]
         sold = sold.cumsum(axis=1)[:, :n]
         hold = hold.cumsum(axis=1)[:, :n]
+        ooo = self._truth_out_of_order(d0, d1)
+        held = self._truth_allotment_held(d0, d1)
         ords = np.tile(np.arange(d0, d1), nt)
         tix = np.repeat(np.arange(nt), n)
         return pd.DataFrame(
@@ -135,8 +137,44 @@ class TruthMixin:
                 "nights_available": avail.reshape(-1),
                 "nights_sold": sold.reshape(-1),
                 "owner_hold_nights": hold.reshape(-1),
+                "out_of_order_nights": ooo.reshape(-1),
+                "allotment_held_nights": held.reshape(-1),
+                "sellable_nights": (avail - ooo - hold - held).reshape(-1),
             }
         )
+
+    def _truth_allotment_held(self, d0: int, d1: int) -> np.ndarray:
+        """Allotment nights still held as of today per [type, night - d0], over the reporting
+        range (`truth_supply`, from the served allotments and reservations)."""
+        from sandbox.world import truth_marts, truth_supply
+
+        first, last = truth_marts.reporting_range(self)
+        return truth_supply.held_grid(
+            self, self.now.date(), first.toordinal(), last.toordinal(), d0, d1
+        )
+
+    def _truth_out_of_order(self, d0: int, d1: int) -> np.ndarray:
+        """Out-of-order nights per [type, night - d0], from the served operations tasks: an
+        available unit night inside a task's outOfOrderFrom .. outOfOrderTo (status not
+        CANCELLED), once per unit night (docs/metrics.md "Sellable supply"; owner holds never
+        share a night with a period in the world, see operations.py)."""
+        n = d1 - d0
+        grid = np.zeros((len(self.unit_ids), n), dtype=bool)
+        for task in self.records("operationtasks"):
+            if not task.get("outOfOrder") or task.get("status") == "CANCELLED":
+                continue
+            u = self.unit_index(task["unitId"])
+            lo = max(
+                date.fromisoformat(task["outOfOrderFrom"]).toordinal(), d0, int(self.unit_setup[u])
+            )
+            hi = min(
+                date.fromisoformat(task["outOfOrderTo"]).toordinal(), d1, int(self.unit_arch[u])
+            )
+            if hi > lo:
+                grid[u, lo - d0 : hi - d0] = True
+        out = np.zeros((len(self.types), n), dtype=np.int64)
+        np.add.at(out, self.unit_type.astype(np.int64), grid.astype(np.int64))
+        return out
 
     def _truth_revenue(self) -> pd.DataFrame:
         tix: list[int] = []

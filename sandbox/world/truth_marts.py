@@ -54,6 +54,7 @@ from sandbox.world.truth_pricing import (
     rate_availability,
 )
 from sandbox.world.truth_revenue import channel_mix, revenue_daily
+from sandbox.world.truth_supply import allotment_rows, orphan_rows
 
 MARTS = (
     "revenue_daily",
@@ -63,6 +64,8 @@ MARTS = (
     "finance_journal_monthly",
     "cash_clearance_daily",
     "revenue_reconciliation",
+    "allotment_pickup",
+    "orphan_nights",
 )
 
 
@@ -385,4 +388,6 @@ def mart_truth(
             "finance_journal_monthly": _finance_journal(entries),
             "cash_clearance_daily": _cash_clearance(world),
             "revenue_reconciliation": _revenue_reconciliation(res, lines, entries),
+            "allotment_pickup": allotment_rows(world, as_of, lo, hi),
+            "orphan_nights": orphan_rows(world, as_of, lo, hi),
         }

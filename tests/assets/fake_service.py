@@ -10,6 +10,7 @@ import copy
 from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import date, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 from pipelines.resources import ReservationServiceResource
@@ -17,6 +18,15 @@ from pipelines.resources import ReservationServiceResource
 PAGE_SIZE = 2
 Record = dict[str, Any]
 FIXTURES: dict[str, dict[str, Any]] = {}
+# catalogue entries read by the generic keyset list (no facade method): path -> fixture name
+KEYSET_PATHS = {
+    "/operations/tasks": "operation_tasks",
+    "/operations/periodicalTasks": "periodical_tasks",
+    "/allotments": "allotments",
+    "/rentability/sets": "rentability_sets",
+    "/rentability/config": "rentability_config",
+    "/resourcereservability": "resource_reservability",
+}
 
 
 def _tr(en: str) -> list[Record]:
@@ -325,6 +335,93 @@ def default_fixture() -> dict[str, Any]:
                 "employeeId": 3,
             }
         ],
+        "operation_tasks": [
+            {
+                "taskId": 1,
+                "issueIncidentId": 7,
+                "locationId": 1,
+                "resourceId": 11,
+                "unitId": 101,
+                "taskType": "REPAIR",
+                "description": "Broken heating",
+                "status": "DONE",
+                "outOfOrder": True,
+                "outOfOrderFrom": "2026-01-02",
+                "outOfOrderTo": "2026-01-04",
+                "createdDate": "2026-01-01T09:00:00.000",
+                "modifiedDate": "2026-01-01T09:00:00.000",
+            },
+            {
+                "taskId": 2,
+                "issueIncidentId": None,
+                "locationId": 1,
+                "resourceId": 11,
+                "unitId": 101,
+                "taskType": "CLEANING",
+                "description": "Deep clean",
+                "status": "DONE",
+                "outOfOrder": False,
+                "outOfOrderFrom": None,
+                "outOfOrderTo": None,
+                "createdDate": "2026-01-01T08:00:00.000",
+                "modifiedDate": "2026-01-01T08:00:00.000",
+            },
+        ],
+        "allotments": [
+            {
+                "allotmentId": 1,
+                "resourceId": 11,
+                "distributionChannelId": 2,
+                "startDate": "2026-01-01",
+                "endDate": "2026-01-29",
+                "quantity": 1,
+                "releaseDays": 14,
+                "createdDate": "2025-09-01T10:00:00.000",
+                "modifiedDate": "2025-09-01T10:00:00.000",
+            }
+        ],
+        "rentability_sets": [
+            {
+                "rentabilitySetId": 1,
+                "name": "Saturday, a week",
+                "arrivalDays": ["SATURDAY"],
+                "minDuration": 7,
+                "maxDuration": 21,
+            }
+        ],
+        "rentability_config": [
+            {
+                "rentabilityConfigId": 1,
+                "resourceId": 11,
+                "resourceType": "ACCOMMODATIONTYPE",
+                "distributionChannelId": None,
+                "rentabilitySetId": 1,
+                "startDate": "2026-01-01",
+                "endDate": "2026-04-01",
+                "modifiedDate": "2025-09-01T10:00:00.000",
+            }
+        ],
+        "resource_reservability": [
+            {
+                "reservabilityId": 1,
+                "resourceId": 11,
+                "resourceType": "ACCOMMODATIONTYPE",
+                "reservable": True,
+                "reservableOnInternet": True,
+                "modifiedDate": "2025-09-01T10:00:00.000",
+            }
+        ],
+        "periodical_tasks": [
+            {
+                "periodicalTaskId": 1,
+                "locationId": 1,
+                "taskType": "INSPECTION",
+                "description": "Yearly safety inspection",
+                "intervalDays": 365,
+                "startDate": "2025-01-10",
+                "endDate": None,
+            }
+        ],
         "customers": [
             {
                 "customerId": 500 + i,
@@ -377,6 +474,11 @@ class FakeService:
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
         self.stats: Counter[str] = Counter()
+        self.client = SimpleNamespace(iter_keyset=self._keyset_list)
+
+    def _keyset_list(self, path: str, id_field: str, **_: Any) -> AsyncIterator[list[Record]]:
+        """The generic keyset list of a catalogue entry without a facade method."""
+        return self._list(KEYSET_PATHS[path])
 
     async def __aenter__(self) -> FakeService:
         return self

@@ -36,7 +36,9 @@ def _diff(
     return merged[bad]
 
 
-def test_nights_available_sold_and_owner_hold_match_truth(full_run: PipelineRun) -> None:
+def test_nights_available_sold_owner_hold_and_out_of_order_match_truth(
+    full_run: PipelineRun,
+) -> None:
     truth = full_run.handle.world.ground_truth()["nights"].rename(
         columns={"resource_id": "accommodation_type_id"}
     )
@@ -44,15 +46,26 @@ def test_nights_available_sold_and_owner_hold_match_truth(full_run: PipelineRun)
     mart = _mart(
         full_run,
         "select date_day as date, location_id, accommodation_type_id, nights_available, "
-        "nights_sold, owner_hold_nights from marts.occupancy_daily",
+        "nights_sold, owner_hold_nights, out_of_order_nights, allotment_held_nights, "
+        "sellable_nights "
+        "from marts.occupancy_daily",
     )
     mart["date"] = pd.to_datetime(mart["date"]).dt.date
     lo, hi = truth["date"].min(), truth["date"].max()
     mart = mart[(mart["date"] >= lo) & (mart["date"] <= hi)]
-    values = ["nights_available", "nights_sold", "owner_hold_nights"]
+    values = [
+        "nights_available",
+        "nights_sold",
+        "owner_hold_nights",
+        "out_of_order_nights",
+        "allotment_held_nights",
+        "sellable_nights",
+    ]
     bad = _diff(truth, mart, ["date", "location_id", "accommodation_type_id"], values)
     assert bad.empty, f"{len(bad)} of {len(truth)} rows differ:\n{bad.head(20).to_string()}"
     assert int(truth["nights_sold"].sum()) > 1000  # the comparison covered a real business
+    assert int(truth["out_of_order_nights"].sum()) > 100  # and units out of order
+    assert int(truth["allotment_held_nights"].sum()) > 100  # and allotments still held
 
 
 def test_room_and_total_revenue_match_truth_to_the_cent(full_run: PipelineRun) -> None:

@@ -38,6 +38,13 @@ KEYS: dict[str, list[str]] = {
     "finance_journal_monthly": ["company_id", "ledger_number", "month_start", "currency_code"],
     "cash_clearance_daily": ["clearance_date", "company_id", "location_id", "currency_code"],
     "revenue_reconciliation": ["company_id", "month_start", "currency_code"],
+    "orphan_nights": ["date_day", "accommodation_type_id"],
+    "allotment_pickup": [
+        "as_of_date",
+        "stay_date",
+        "accommodation_type_id",
+        "distribution_channel_id",
+    ],
 }
 
 
@@ -209,6 +216,26 @@ def test_revenue_reconciliation_matches_truth(
     _check("revenue_reconciliation", truth, marts)
     t = truth["revenue_reconciliation"]
     assert t["bill_revenue"].map(bool).sum() > 10 and t["journal_revenue"].map(bool).sum() > 10
+
+
+def test_allotment_pickup_matches_truth(
+    truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
+) -> None:
+    _check("allotment_pickup", truth, marts)
+    t = truth["allotment_pickup"]
+    # the comparison covered pickup, releases and units still held
+    assert (t["picked_up_nights"] > 0).sum() > 100
+    assert (t["released_nights"] > 0).sum() > 100 and (t["still_held_nights"] > 0).sum() > 100
+
+
+def test_orphan_nights_match_truth(
+    truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
+) -> None:
+    _check("orphan_nights", truth, marts)
+    t = truth["orphan_nights"]
+    # the comparison covered nights the rules orphan and nights they leave fillable
+    assert t["orphan_nights"].sum() > 50
+    assert (t["unsold_nights"] - t["orphan_nights"]).sum() > 1000
 
 
 def test_the_comparison_catches_a_one_cent_or_one_night_change(

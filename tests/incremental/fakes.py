@@ -25,6 +25,12 @@ _ID_FIELDS = {
     "/accommodationtypes/details": ("accommodation_types", "resourceId"),
     "/customers": ("customers", "customerId"),
     "/cashreservations/clearance": ("cash_clearances", "cashClearanceId"),
+    "/operations/tasks": ("operation_tasks", "taskId"),
+    "/operations/periodicalTasks": ("periodical_tasks", "periodicalTaskId"),
+    "/allotments": ("allotments", "allotmentId"),
+    "/rentability/sets": ("rentability_sets", "rentabilitySetId"),
+    "/rentability/config": ("rentability_config", "rentabilityConfigId"),
+    "/resourcereservability": ("resource_reservability", "reservabilityId"),
 }
 
 

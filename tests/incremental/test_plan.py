@@ -118,9 +118,14 @@ CASES = [
         id="offer-scoped-events-not-modelled",
     ),
     pytest.param(
-        [ev("ALLOTMENT_EVENT", 1001), ev("OWNER_EVENT", 3), ev("RESERVATION_EVENT", 9)],
+        [ev("IMPLY_EVENT", 1001), ev("RESERVATION_EVENT", 9)],
         ({"reservations": [9]}, {}, []),
-        id="allotment-and-owner-counted-not-modelled",
+        id="imply-counted-not-modelled",
+    ),
+    pytest.param(
+        [ev("ALLOTMENT_EVENT", 1001), ev("ALLOTMENT_EVENT", 1001, "DELETE")],
+        ({"allotments": [1001]}, {}, []),
+        id="allotment-names-a-type-whose-list-is-re-read",
     ),
     pytest.param(
         [ev("SPACESHIP_EVENT", 1), ev("RESERVATION_EVENT", 2)],
@@ -140,7 +145,7 @@ def test_unknown_and_not_modelled_are_counted_not_fatal() -> None:
         [
             ev("SPACESHIP_EVENT", 1),
             ev("SPACESHIP_EVENT", 2),
-            ev("ALLOTMENT_EVENT", 3),
+            ev("IMPLY_EVENT", 3),
             ev("RATE_EVENT", 4, entityType="OFFER"),
             ev("RESERVATION_EVENT", None),
             ev("CUSTOMER_EVENT", 5, "MERGE"),  # no oldEntityId
@@ -153,7 +158,7 @@ def test_unknown_and_not_modelled_are_counted_not_fatal() -> None:
         "CUSTOMER_EVENT MERGE without oldEntityId": 1,
         "<missing eventType>": 1,
     }
-    assert plan.not_modelled == {"ALLOTMENT_EVENT": 1, "RATE_EVENT/OFFER": 1}
+    assert plan.not_modelled == {"IMPLY_EVENT": 1, "RATE_EVENT/OFFER": 1}
     assert plan.refresh == {"customers": {5}}
     assert plan.merges == []
     assert plan.events == 7

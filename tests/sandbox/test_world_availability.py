@@ -1,4 +1,5 @@
-"""Availability agrees with units, reservations and rates, recomputed from the records."""
+"""Availability agrees with units, reservations, out-of-order periods and rates, recomputed
+from the records."""
 
 from __future__ import annotations
 
@@ -56,6 +57,12 @@ def test_availability_matches_the_records(world: World, start: date) -> None:
         )
         a = date.fromisoformat(rec["arrivalDate"]).toordinal()
         busy[unit].update(range(a, date.fromisoformat(rec["departureDate"]).toordinal()))
+    for task in world.records("operationtasks"):  # an out-of-order unit is not available
+        if task["outOfOrder"]:
+            first = date.fromisoformat(task["outOfOrderFrom"]).toordinal()
+            busy[task["unitId"]].update(
+                range(first, date.fromisoformat(task["outOfOrderTo"]).toordinal())
+            )
     out = world.availability(arrival_from=start, arrival_to=start + timedelta(days=9))
     types = world.keys("accommodationtypes")
     assert len(out) == len(types) * 10 * 4

@@ -56,6 +56,33 @@ def test_each_check_fails_on_a_bad_fixture(lake, tmp_path: Path) -> None:
     batch.bill_line(1, bill_line_type=60, total="5.00")  # VAT line, but items carry no VAT
     batch.flush(lake, kind="full")
     _journal(lake, "50.00")  # journals far from the bills
+    # an operations task takes the sold unit out of order on the stay's first night
+    lake.write(
+        "operation_tasks",
+        [
+            {
+                "task_id": 1,
+                "unit_id": 1000,
+                "out_of_order": True,
+                "out_of_order_from": "2025-01-01",
+                "out_of_order_to": "2025-01-02",
+            }
+        ],
+    )
+    # two rentability rules for the same arrivals of one type
+    lake.write(
+        "rentability_config",
+        [
+            {
+                "rentability_config_id": i,
+                "resource_id": 1,
+                "rentability_set_id": i,
+                "start_date": start,
+                "end_date": "2025-03-01",
+            }
+            for i, start in ((1, "2025-01-01"), (2, "2025-02-01"))
+        ],
+    )
     result = build_warehouse(tmp_path)
 
     con = duckdb.connect(str(result.path))
@@ -69,6 +96,14 @@ def test_each_check_fails_on_a_bad_fixture(lake, tmp_path: Path) -> None:
         assert not any(o.passed for o in outcomes.values())
         assert outcomes["occupancy_not_above_one"].rows[0]["nights_sold"] == 2
         assert [r["reservation_id"] for r in outcomes["bill_items_equal_total"].rows] == [2]
+        assert [
+            (r["unit_id"], str(r["night_date"]))
+            for r in outcomes["no_stay_on_an_out_of_order_unit"].rows
+        ] == [(1000, "2025-01-01")]
+        overlap = outcomes["one_rentability_rule_per_arrival"].rows
+        assert [(r["rentability_config_id"], r["overlapping_config_id"]) for r in overlap] == [
+            (1, 2)
+        ]
         assert outcomes["bill_vat_matches_vat_line"].rows == [
             {
                 "reservation_id": 1,

@@ -1,6 +1,8 @@
 -- Supply: every unit x night of the reporting range. is_available follows contracts.md
 -- section 2 (setup_date <= night and archived_from null or after the night); is_sold and
--- is_owner_hold say whether an on-the-books guest stay or owner / block reservation has the unit.
+-- is_owner_hold say whether an on-the-books guest stay or owner / block reservation has the unit;
+-- is_out_of_order whether an operations task takes the unit out of order that night
+-- (out_of_order_from <= night < out_of_order_to, a task not CANCELLED).
 
 with units as (
     select * from core.dim_units
@@ -12,6 +14,24 @@ dates as (
 
 stay_nights as (
     select * from core.fct_stay_nights
+),
+
+operation_tasks as (
+    select * from staging.stg_operation_tasks
+),
+
+out_of_order as (
+    select distinct
+        operation_tasks.unit_id,
+        dates.date_day as night_date,
+    from operation_tasks
+    inner join dates
+        on dates.date_day >= operation_tasks.out_of_order_from
+        and dates.date_day < operation_tasks.out_of_order_to
+    where operation_tasks.is_out_of_order
+        and operation_tasks.unit_id is not null
+        and coalesce(operation_tasks.task_status, '') <> 'CANCELLED'
+        and dates.is_in_reporting_range
 ),
 
 unit_usage as (
@@ -40,11 +60,15 @@ final as (
         coalesce(unit_usage.is_sold, false) as is_sold,
         coalesce(unit_usage.is_owner_hold, false) as is_owner_hold,
         coalesce(unit_usage.reservation_count, 0) > 1 as is_double_booked,
+        out_of_order.unit_id is not null as is_out_of_order,
     from units
     cross join dates
     left join unit_usage
         on units.unit_id = unit_usage.unit_id
         and dates.date_day = unit_usage.night_date
+    left join out_of_order
+        on units.unit_id = out_of_order.unit_id
+        and dates.date_day = out_of_order.night_date
     where dates.is_in_reporting_range
 )
 

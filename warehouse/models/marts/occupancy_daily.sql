@@ -1,6 +1,9 @@
 -- Occupancy per night x location x accommodation type over the reporting range: supply nights
 -- (units available), nights sold (on-the-books guest stays), owner / hold nights, occupancy and
--- available occupancy as defined in metrics.md.
+-- available occupancy as defined in metrics.md; beside them the supply that cannot be sold
+-- (out-of-order unit nights of operations tasks, allotment nights still held for channels as of
+-- the build's as_of), the sellable nights left and the occupancy of those (docs/metrics.md
+-- "sellable supply").
 
 with dates as (
     select * from core.dim_dates
@@ -22,12 +25,34 @@ locations as (
     select * from core.dim_locations
 ),
 
+settings as (
+    select * from meta.build_settings
+),
+
+allotment_pickup as (
+    select * from marts.allotment_pickup
+),
+
+allotment_held as (
+    select
+        allotment_pickup.stay_date as night_date,
+        allotment_pickup.accommodation_type_id,
+        cast(sum(allotment_pickup.still_held_nights) as bigint) as allotment_held_nights,
+    from allotment_pickup
+    inner join settings
+        on allotment_pickup.as_of_date = settings.as_of
+    group by allotment_pickup.stay_date, allotment_pickup.accommodation_type_id
+),
+
 supply as (
     select
         night_date,
         location_id,
         accommodation_type_id,
         count(*) filter (where is_available) as nights_available,
+        count(*) filter (
+            where is_available and is_out_of_order and not is_owner_hold
+        ) as out_of_order_nights,
     from unit_nights
     group by night_date, location_id, accommodation_type_id
 ),
@@ -54,6 +79,7 @@ joined as (
         location_id,
         accommodation_type_id,
         coalesce(supply.nights_available, 0) as nights_available,
+        coalesce(supply.out_of_order_nights, 0) as out_of_order_nights,
         coalesce(demand.nights_sold, 0) as nights_sold,
         coalesce(demand.owner_hold_nights, 0) as owner_hold_nights,
         coalesce(demand.held_nights, 0) as held_nights,
@@ -62,25 +88,43 @@ joined as (
         using (night_date, location_id, accommodation_type_id)
 ),
 
+sellable as (
+    select
+        joined.*,
+        coalesce(allotment_held.allotment_held_nights, 0) as allotment_held_nights,
+        joined.nights_available
+        - joined.out_of_order_nights
+        - joined.owner_hold_nights
+        - coalesce(allotment_held.allotment_held_nights, 0) as sellable_nights,
+    from joined
+    left join allotment_held
+        on joined.night_date = allotment_held.night_date
+        and joined.accommodation_type_id = allotment_held.accommodation_type_id
+),
+
 final as (
     select
-        joined.night_date as date_day,
-        joined.location_id,
+        sellable.night_date as date_day,
+        sellable.location_id,
         locations.location_code,
-        joined.accommodation_type_id,
+        sellable.accommodation_type_id,
         accommodation_types.accommodation_type_code,
-        joined.nights_available,
-        joined.nights_sold,
-        joined.owner_hold_nights,
-        joined.held_nights,
-        safe_ratio(joined.nights_sold, joined.nights_available) as occupancy,
-        safe_ratio(joined.nights_sold, joined.nights_available - joined.owner_hold_nights)
+        sellable.nights_available,
+        sellable.nights_sold,
+        sellable.owner_hold_nights,
+        sellable.held_nights,
+        safe_ratio(sellable.nights_sold, sellable.nights_available) as occupancy,
+        safe_ratio(sellable.nights_sold, sellable.nights_available - sellable.owner_hold_nights)
             as available_occupancy,
-    from joined
+        sellable.out_of_order_nights,
+        sellable.allotment_held_nights,
+        sellable.sellable_nights,
+        safe_ratio(sellable.nights_sold, sellable.sellable_nights) as sellable_occupancy,
+    from sellable
     left join locations
-        on joined.location_id = locations.location_id
+        on sellable.location_id = locations.location_id
     left join accommodation_types
-        on joined.accommodation_type_id = accommodation_types.accommodation_type_id
+        on sellable.accommodation_type_id = accommodation_types.accommodation_type_id
 )
 
 select * from final

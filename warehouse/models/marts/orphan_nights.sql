@@ -1,0 +1,125 @@
+-- Orphan nights per night x location x accommodation type, from the build's as_of over the next
+-- 180 nights within the reporting range: unsold unit nights (available, not out of order, no
+-- on-the-books stay) that no stay allowed by the type's rentability (arrival weekday, minimum
+-- length, arrival on or after as_of) could fill. A night D of a unit's free run [start, end) is
+-- fillable when some allowed arrival A with max(start, as_of) <= A <= D has
+-- A + min_duration <= end (a stay can then run from A to past D within the run).
+
+with settings as (
+    select * from meta.build_settings
+),
+
+dates as (
+    select * from core.dim_dates
+),
+
+unit_nights as (
+    select * from core.fct_unit_nights
+),
+
+configs as (
+    select * from staging.stg_rentability_config
+),
+
+rentability_sets as (
+    select * from staging.stg_rentability_sets
+),
+
+accommodation_types as (
+    select * from core.dim_accommodation_types
+),
+
+free_nights as (
+    select
+        unit_id,
+        accommodation_type_id,
+        night_date,
+        night_date - cast(row_number() over (
+            partition by unit_id order by night_date
+        ) as integer) as run_key,
+    from unit_nights
+    where is_available
+        and not is_out_of_order
+        and not is_sold
+        and not is_owner_hold
+),
+
+runs as (
+    select
+        unit_id,
+        run_key,
+        min(night_date) as run_start,
+        max(night_date) + 1 as run_end,
+    from free_nights
+    group by unit_id, run_key
+),
+
+rules as (
+    select
+        configs.resource_id as accommodation_type_id,
+        dates.date_day as arrival_date,
+        rentability_sets.min_duration,
+        list_contains(
+            rentability_sets.arrival_days, upper(dayname(dates.date_day))
+        ) as is_arrival_day,
+    from configs
+    inner join rentability_sets
+        on configs.rentability_set_id = rentability_sets.rentability_set_id
+    inner join dates
+        on dates.date_day >= configs.start_date
+        and dates.date_day < configs.end_date
+    where configs.distribution_channel_id is null
+        and coalesce(configs.resource_type, 'ACCOMMODATIONTYPE') like 'ACCOMMODATI%'
+),
+
+first_arrival as (
+    -- per free run: the first arrival date from which an allowed stay fits in the run
+    select
+        free_nights.unit_id,
+        free_nights.run_key,
+        min(free_nights.night_date) as first_fillable,
+    from free_nights
+    inner join runs
+        using (unit_id, run_key)
+    cross join settings
+    inner join rules
+        on free_nights.accommodation_type_id = rules.accommodation_type_id
+        and free_nights.night_date = rules.arrival_date
+    where rules.is_arrival_day
+        and free_nights.night_date >= settings.as_of
+        and free_nights.night_date + cast(rules.min_duration as integer) <= runs.run_end
+    group by free_nights.unit_id, free_nights.run_key
+),
+
+window_nights as (
+    select
+        free_nights.*,
+        first_arrival.first_fillable,
+    from free_nights
+    cross join settings
+    inner join dates
+        on free_nights.night_date = dates.date_day
+    left join first_arrival
+        using (unit_id, run_key)
+    where free_nights.night_date >= settings.as_of
+        and free_nights.night_date < settings.as_of + 180
+        and dates.is_in_reporting_range
+),
+
+final as (
+    select
+        window_nights.night_date as date_day,
+        accommodation_types.location_id,
+        window_nights.accommodation_type_id,
+        count(*) as unsold_nights,
+        count(*) filter (
+            where window_nights.first_fillable is null
+            or window_nights.night_date < window_nights.first_fillable
+        ) as orphan_nights,
+    from window_nights
+    left join accommodation_types
+        on window_nights.accommodation_type_id = accommodation_types.accommodation_type_id
+    group by all
+)
+
+select * from final
