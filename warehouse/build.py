@@ -25,6 +25,7 @@ from warehouse import asof
 from warehouse.dictionary import column_docs
 from warehouse.lake import attach_lake, detach_lake
 from warehouse.macros import KPI_WINDOW, MACROS
+from warehouse.maintain import forget_lake_files, record_build
 from warehouse.models import LAYERS, Model, discover_models, downstream, resolve, upstream
 
 WAREHOUSE_FILE = "warehouse.duckdb"
@@ -57,6 +58,9 @@ class BuildResult:
     seconds: float
     models: dict[str, ModelResult] = field(default_factory=dict)
     lake_files: dict[str, int] = field(default_factory=dict)
+    # how each model was refreshed in place (`keys`: delete+insert of the affected keys,
+    # `whole`: rebuilt); empty for a build into a new file
+    refreshed: dict[str, str] = field(default_factory=dict)
 
     @property
     def row_counts(self) -> dict[str, int]:
@@ -103,16 +107,7 @@ def build_warehouse(
     with compaction_lock(Lake(data_dir / LAKE_DIR), shared=True):
         con = duckdb.connect(str(building))
         try:
-            con.execute("set TimeZone = 'UTC'")
-            con.execute(f"set memory_limit = {quote_literal(DEFAULT_MEMORY_LIMIT)}")
-            con.execute(f"set temp_directory = {quote_literal(str(data_dir / SPILL_DIR))}")
-            # Models are tables built once; keeping insertion order only costs memory.
-            con.execute("set preserve_insertion_order = false")
-            lake_files = attach_lake(con, data_dir / LAKE_DIR)
-            for macro in MACROS:
-                con.execute(macro)
-            for schema in SCHEMAS:
-                con.execute(f"create schema if not exists {quote_ident(schema)}")
+            lake_files = prepare(con, data_dir)
             dated = _as_of(con, data_dir, as_of)
             as_of = dated.as_of
             moved = incremental and _previous_as_of(con) != as_of
@@ -128,6 +123,11 @@ def build_warehouse(
             _apply_comments(con, [models[q] for q in results])
             if {"marts.occupancy_daily", "marts.revenue_daily"} <= _tables(con):
                 con.execute(KPI_WINDOW)
+            record_build(con, data_dir / LAKE_DIR, [models[q] for q in results])
+            if incremental:
+                # The models left out did not read the lake's newest files: the next refresh
+                # cannot tell what they miss, and rebuilds whole (warehouse.maintain).
+                forget_lake_files(con)
             con.execute("commit")
 
             detach_lake(con)
@@ -148,6 +148,28 @@ def build_warehouse(
         models=results,
         lake_files=lake_files,
     )
+
+
+def prepare(
+    con: duckdb.DuckDBPyConnection, data_dir: Path, *, begin: bool = False
+) -> dict[str, int]:
+    """Settings, the lake's catalogs, the macros and the schemas of a build connection;
+    returns the lake's file count per table. `begin`: open the transaction before the first
+    write to the file (after the lake's in-memory catalogs, which one transaction cannot also
+    write)."""
+    con.execute("set TimeZone = 'UTC'")
+    con.execute(f"set memory_limit = {quote_literal(DEFAULT_MEMORY_LIMIT)}")
+    con.execute(f"set temp_directory = {quote_literal(str(data_dir / SPILL_DIR))}")
+    # Models are tables; keeping insertion order only costs memory.
+    con.execute("set preserve_insertion_order = false")
+    lake_files = attach_lake(con, data_dir / LAKE_DIR)
+    if begin:
+        con.execute("begin transaction")
+    for macro in MACROS:
+        con.execute(macro)
+    for schema in SCHEMAS:
+        con.execute(f"create schema if not exists {quote_ident(schema)}")
+    return lake_files
 
 
 def _as_of(
@@ -220,6 +242,12 @@ def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> ModelResult:
     t0 = time.perf_counter()
     name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
     con.execute(f"create or replace table {name} as\n{model.sql}")
+    return describe_model(con, model, time.perf_counter() - t0)
+
+
+def describe_model(con: duckdb.DuckDBPyConnection, model: Model, seconds: float) -> ModelResult:
+    """Rows and columns of a built model's table."""
+    name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
     (count,) = con.execute(f"select count(*) from {name}").fetchone() or (0,)
     cols = con.execute(
         "select column_name, data_type from information_schema.columns "
@@ -230,7 +258,7 @@ def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> ModelResult:
     return ModelResult(
         name=model.qualified,
         row_count=int(count),
-        seconds=time.perf_counter() - t0,
+        seconds=seconds,
         columns=tuple((c, t) for c, t in cols),
     )
 

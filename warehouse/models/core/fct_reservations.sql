@@ -1,3 +1,4 @@
+-- incremental by reservation_id
 -- Reservations, current state: status name, nights, lead time, channel and currency, the
 -- what-counts flags of contracts.md section 2, accommodation type and unit from the
 -- ACCOMMODATIONTYPE reserved resource, and bill totals (a cancelled booking's bill holds its
