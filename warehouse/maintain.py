@@ -65,10 +65,11 @@ def record_build(con: duckdb.DuckDBPyConnection, lake_dir: Path, built: list[Mod
     con.execute(f"create table if not exists {VERSIONS_TABLE} (model varchar, version varchar)")
     names = [m.qualified for m in built]
     con.execute(f"delete from {VERSIONS_TABLE} where list_contains($1, model)", [names])
-    con.executemany(
-        f"insert into {VERSIONS_TABLE} values (?, ?)",
-        [(m.qualified, model_version(m)) for m in built],
-    )
+    if built:
+        con.executemany(
+            f"insert into {VERSIONS_TABLE} values (?, ?)",
+            [(m.qualified, model_version(m)) for m in built],
+        )
 
 
 def forget_lake_files(con: duckdb.DuckDBPyConnection) -> None:
