@@ -21,6 +21,7 @@ Every statement runs in the caller's one transaction (`warehouse.inplace`).
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,15 +212,43 @@ class Maintainer:
             f"or ({key} is null and exists (select 1 from {keys} where k is null)))"
         )
         guard = self.con.execute(inc.guard).fetchall() if inc.guard else None
+        sql = model.sql if inc.sources else self._narrowed(model, match)
         self.con.execute(
             f"create or replace temp table {delta} as select * from {table} where {match}"
         )
         self.con.execute(f"delete from {table} where {match}")
-        self.con.execute(f"insert into {table} by name select * from ({model.sql}) where {match}")
+        self.con.execute(f"insert into {table} by name select * from ({sql}) where {match}")
         self.con.execute(f"insert into {delta} select * from {table} where {match}")
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
         return Outcome("keys", f"_changed_{base}", keys=int(count))
+
+    def _narrowed(self, model: Model, match: str) -> str:
+        """The model's SQL with every input that has the key column read for the affected keys
+        only. Valid for the `-- incremental by <key>` form, which says that a key's rows depend
+        on its inputs' rows of that key alone; DuckDB would not push the filter on the output
+        through the CTEs a model reads twice (it materialises them whole)."""
+        inc = model.incremental
+        assert inc is not None
+        narrowed: list[str] = []
+        for dep in sorted(model.deps):
+            layer, name = dep.split(".")
+            (has,) = self.con.execute(
+                "select count(*) from information_schema.columns "
+                "where table_catalog = current_database() and table_schema = $1 "
+                "and table_name = $2 and column_name = $3",
+                [layer, name, inc.key],
+            ).fetchone() or (0,)
+            if has:
+                narrowed.append(dep)
+        for table in model.lake_tables:
+            if inc.key in TABLES[table].all_columns:
+                narrowed += [f"lake.{table}", f"lake_current.{table}"]
+        sql = model.sql
+        for relation in narrowed:
+            pattern = re.compile(rf"\b{re.escape(relation)}(?![a-z0-9_])")
+            sql = pattern.sub(lambda _, r=relation: f"(select * from {r} where {match})", sql)
+        return sql
 
     def _whole(self, model: Model, *, compare: bool) -> Outcome:
         table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
