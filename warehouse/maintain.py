@@ -31,7 +31,7 @@ import duckdb
 from lake.parts import PART, file_id
 from lake.sql import quote_ident, quote_literal
 from lake.tables import TABLES as LAKE_TABLES
-from warehouse.lake import raw_view_sql, table_files
+from warehouse.lake import narrowed_current_sql, raw_view_sql, table_files
 from warehouse.lake_schema import TABLES
 from warehouse.macros import MACROS
 from warehouse.models import Model
@@ -207,10 +207,11 @@ class Maintainer:
             return Outcome("keys", None)
         table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
         key = quote_ident(inc.key)
-        match = (
-            f"({key} in (select k from {keys}) "
-            f"or ({key} is null and exists (select 1 from {keys} where k is null)))"
+        (nulls,) = self.con.execute(f"select count(*) from {keys} where k is null").fetchone() or (
+            0,
         )
+        # a plain IN reaches the scans (an OR with a subquery would not); null keys only if any
+        match = f"({key} in (select k from {keys}){f' or {key} is null' if nulls else ''})"
         guard = self.con.execute(inc.guard).fetchall() if inc.guard else None
         sql = model.sql if inc.sources else self._narrowed(model, match)
         self.con.execute(
@@ -241,14 +242,16 @@ class Maintainer:
             ).fetchone() or (0,)
             if has:
                 narrowed.append(dep)
+        swaps = {d: f"(select * from {d} where {match})" for d in narrowed}
         for table in model.lake_tables:
             if inc.key in TABLES[table].all_columns:
-                narrowed += [f"lake.{table}", f"lake_current.{table}"]
-        sql = model.sql
-        for relation in narrowed:
-            pattern = re.compile(rf"\b{re.escape(relation)}(?![a-z0-9_])")
-            sql = pattern.sub(lambda _, r=relation: f"(select * from {r} where {match})", sql)
-        return sql
+                swaps[f"lake.{table}"] = f"(select * from lake.{table} where {match})"
+                swaps[f"lake_current.{table}"] = f"({narrowed_current_sql(table, inc.key, match)})"
+        if not swaps:
+            return model.sql
+        names = "|".join(re.escape(n) for n in sorted(swaps, key=len, reverse=True))
+        pattern = re.compile(rf"\b({names})(?![a-z0-9_])")
+        return pattern.sub(lambda found: swaps[found.group(1)], model.sql)  # one pass
 
     def _whole(self, model: Model, *, compare: bool) -> Outcome:
         table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
