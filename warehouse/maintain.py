@@ -125,6 +125,18 @@ def lake_inputs(model: Model) -> set[str]:
     return out
 
 
+_COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+def _swap(sql: str, swaps: dict[str, str]) -> str:
+    """Replace each reference to a relation (`core.fct_x`, `lake_current.t`) in one pass."""
+    if not swaps:
+        return sql
+    names = "|".join(re.escape(n) for n in sorted(swaps, key=len, reverse=True))
+    pattern = re.compile(rf"\b({names})(?![a-z0-9_])")
+    return pattern.sub(lambda found: swaps[found.group(1)], sql)
+
+
 @dataclass
 class Outcome:
     """What maintaining one model did: how (`keys`, `whole`, `unchanged`), and its state."""
@@ -213,7 +225,17 @@ class Maintainer:
         # a plain IN reaches the scans (an OR with a subquery would not); null keys only if any
         match = f"({key} in (select k from {keys}){f' or {key} is null' if nulls else ''})"
         guard = self.con.execute(inc.guard).fetchall() if inc.guard else None
-        sql = model.sql if inc.sources else self._narrowed(model, match)
+        if not inc.sources:
+            sql = self._narrowed(model, match)
+        elif inc.narrow:  # each declared input read where its column holds an affected key
+            swaps = {
+                source: f"(select * from {source} where {match.replace(key, quote_ident(column))})"
+                for source, column in inc.sources
+                if _COLUMN.match(column)
+            }
+            sql = _swap(model.sql, swaps)
+        else:
+            sql = model.sql
         self.con.execute(
             f"create or replace temp table {delta} as select * from {table} where {match}"
         )
@@ -247,11 +269,7 @@ class Maintainer:
             if inc.key in TABLES[table].all_columns:
                 swaps[f"lake.{table}"] = f"(select * from lake.{table} where {match})"
                 swaps[f"lake_current.{table}"] = f"({narrowed_current_sql(table, inc.key, match)})"
-        if not swaps:
-            return model.sql
-        names = "|".join(re.escape(n) for n in sorted(swaps, key=len, reverse=True))
-        pattern = re.compile(rf"\b({names})(?![a-z0-9_])")
-        return pattern.sub(lambda found: swaps[found.group(1)], model.sql)  # one pass
+        return _swap(model.sql, swaps)
 
     def _whole(self, model: Model, *, compare: bool) -> Outcome:
         table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"

@@ -16,6 +16,12 @@ changed rows that gives the key values it touches (a list expression `[a, b]` gi
 an input that changed and is not named makes the model rebuild whole. `-- incremental guard:
 <select>` adds a query whose result must be the same before and after the delete+insert, else
 the model is rebuilt whole (an invariant outside the key, e.g. the set of reporting currencies).
+
+The first form also says that a key's rows depend on its inputs' rows of that key alone, so the
+refresh reads every input that has the key column for the affected keys only. The second form
+filters only the model's output, unless the header adds `-- incremental narrows its inputs`: then
+each named input whose expression is a plain column is read where that column holds an affected
+key (the same promise; name an unchanged input such as `core.dim_dates: date_day` to narrow it).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ _INCREMENTAL = re.compile(
     r"^--\s*incremental by ([a-z_][a-z0-9_]*)(?:\s+from\s+([a-z_][a-z0-9_.]*)\s*:\s*(.+))?$"
 )
 _GUARD = re.compile(r"^--\s*incremental guard:\s*(.+)$")
+_NARROW = re.compile(r"^--\s*incremental narrows its inputs\s*$")
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,7 @@ class Incremental:
     key: str
     sources: tuple[tuple[str, str], ...] = ()
     guard: str | None = None
+    narrow: bool = False
 
     def expression(self, source: str) -> str | None:
         """The key expression over `source`'s changed rows; None if it is not a keyed input."""
@@ -79,7 +87,7 @@ def _header(sql: str) -> str:
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
-        if _INCREMENTAL.match(line) or _GUARD.match(line):
+        if _INCREMENTAL.match(line) or _GUARD.match(line) or _NARROW.match(line):
             continue
         lines.append(line[2:].strip())
     return " ".join(x for x in lines if x)
@@ -90,6 +98,7 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
     keys: set[str] = set()
     sources: list[tuple[str, str]] = []
     guard: list[str] = []
+    narrow = False
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
@@ -99,11 +108,13 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
                 sources.append((found.group(2), found.group(3).strip()))
         elif found := _GUARD.match(line.strip()):
             guard.append(found.group(1).strip())  # a long guard continues on the next line
+        elif _NARROW.match(line.strip()):
+            narrow = True
     if not keys:
         return None
     if len(keys) > 1:
         raise ValueError(f"{where}: one incremental key per model, not {sorted(keys)}")
-    return Incremental(keys.pop(), tuple(sources), " ".join(guard) or None)
+    return Incremental(keys.pop(), tuple(sources), " ".join(guard) or None, narrow)
 
 
 def parse_model(path: Path) -> Model:
