@@ -108,10 +108,10 @@ def build_warehouse(
         con = duckdb.connect(str(building))
         try:
             lake_files = prepare(con, data_dir)
-            dated = _as_of(con, data_dir, as_of)
+            dated = resolve_as_of(con, data_dir, as_of)
             as_of = dated.as_of
             moved = incremental and _previous_as_of(con) != as_of
-            _write_settings(con, build_id, dated, reporting_range)
+            write_settings(con, build_id, dated, reporting_range)
 
             selected = (
                 _select(con, models, only, settings_moved=moved) if incremental else set(models)
@@ -120,8 +120,8 @@ def build_warehouse(
             for q, model in models.items():
                 if q in selected:
                     results[q] = _build_model(con, model)
-            _apply_comments(con, [models[q] for q in results])
-            if {"marts.occupancy_daily", "marts.revenue_daily"} <= _tables(con):
+            apply_comments(con, [models[q] for q in results])
+            if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):
                 con.execute(KPI_WINDOW)
             record_build(con, data_dir / LAKE_DIR, [models[q] for q in results])
             if incremental:
@@ -133,7 +133,7 @@ def build_warehouse(
             detach_lake(con)
             con.execute("checkpoint")
             con.close()
-            _publish(building, target)
+            publish(building, target)
         except BaseException:
             con.close()
             for leftover in (building, building.with_name(building.name + ".wal")):
@@ -172,7 +172,7 @@ def prepare(
     return lake_files
 
 
-def _as_of(
+def resolve_as_of(
     con: duckdb.DuckDBPyConnection, data_dir: Path, given: date | None
 ) -> asof.WarehouseAsOf:
     """The override, else the service's date the lake's newest run recorded. A lake no run
@@ -193,7 +193,7 @@ def _previous_as_of(con: duckdb.DuckDBPyConnection) -> date | None:
     return found.as_of if found is not None else None
 
 
-def _write_settings(
+def write_settings(
     con: duckdb.DuckDBPyConnection,
     build_id: str,
     dated: asof.WarehouseAsOf,
@@ -263,7 +263,7 @@ def describe_model(con: duckdb.DuckDBPyConnection, model: Model, seconds: float)
     )
 
 
-def _apply_comments(con: duckdb.DuckDBPyConnection, models: list[Model]) -> None:
+def apply_comments(con: duckdb.DuckDBPyConnection, models: list[Model]) -> None:
     """COMMENT ON TABLE/COLUMN from the model headers and the metric dictionary (one script)."""
     present = set(
         con.execute(
@@ -284,7 +284,7 @@ def _apply_comments(con: duckdb.DuckDBPyConnection, models: list[Model]) -> None
         con.execute(";\n".join(statements))
 
 
-def _publish(building: Path, target: Path) -> None:
+def publish(building: Path, target: Path) -> None:
     """Swap the finished file in; a WAL left by a crashed writer must not be replayed on it."""
     stale_wal = target.with_name(target.name + ".wal")
     with contextlib.suppress(FileNotFoundError):
@@ -292,7 +292,7 @@ def _publish(building: Path, target: Path) -> None:
     os.replace(building, target)
 
 
-def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
     rows = con.execute(
         "select schema_name || '.' || table_name from duckdb_tables() "
         "where database_name = current_database()"

@@ -25,24 +25,24 @@ import duckdb
 from lake.locks import compaction_lock
 from lake.store import Lake
 from warehouse.build import (
-    KPI_WINDOW,
     LAKE_DIR,
     SETTINGS_TABLE,
     WAREHOUSE_FILE,
     BuildResult,
     ModelResult,
-    _apply_comments,
-    _as_of,
-    _publish,
-    _tables,
-    _write_settings,
+    apply_comments,
     build_warehouse,
     describe_model,
     new_build_id,
     prepare,
+    publish,
+    resolve_as_of,
+    table_names,
     warehouse_path,
+    write_settings,
 )
 from warehouse.lake import detach_lake
+from warehouse.macros import KPI_WINDOW
 from warehouse.maintain import Maintainer, built_versions, lake_changes, record_build
 from warehouse.models import discover_models
 
@@ -89,16 +89,16 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 if building is not None:
                     building.unlink()
                 return build_warehouse(data_dir, as_of=as_of)
-            dated = _as_of(con, data_dir, as_of)
+            dated = resolve_as_of(con, data_dir, as_of)
             before = _settings(con)
-            _write_settings(con, build_id, dated, None)
+            write_settings(con, build_id, dated, None)
             readers = {q: sum(q in m.deps for m in models.values()) for q in models}
             walk = Maintainer(
                 con,
                 lake=changes,
                 settings_changed=_settings(con) != before,
                 versions=versions,
-                existing=_tables(con),
+                existing=table_names(con),
                 readers=readers,
             )
             for q, model in models.items():
@@ -107,8 +107,8 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                     refreshed[q] = outcome.how
                     results[q] = describe_model(con, model, outcome.seconds)
             walk.drop_temps()
-            _apply_comments(con, [models[q] for q, how in refreshed.items() if how == "whole"])
-            if {"marts.occupancy_daily", "marts.revenue_daily"} <= _tables(con):
+            apply_comments(con, [models[q] for q, how in refreshed.items() if how == "whole"])
+            if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):
                 con.execute(KPI_WINDOW)
             record_build(con, data_dir / LAKE_DIR, [models[q] for q in refreshed])
             con.execute("commit")
@@ -116,7 +116,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
             con.execute("checkpoint")
             con.close()
             if building is not None:
-                _publish(building, target)
+                publish(building, target)
         except BaseException:
             con.close()  # the transaction is not committed: the file keeps its old version
             if building is not None:
