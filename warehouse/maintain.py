@@ -228,11 +228,16 @@ class Maintainer:
         if not inc.sources:
             sql = self._narrowed(model, match)
         elif inc.narrow:  # each declared input read where its column holds an affected key
-            swaps = {
-                source: f"(select * from {source} where {match.replace(key, quote_ident(column))})"
-                for source, column in inc.sources
-                if _COLUMN.match(column)
-            }
+            swaps: dict[str, str] = {}
+            for source, column in inc.sources:
+                if not _COLUMN.match(column):
+                    continue
+                on = match.replace(key, quote_ident(column))
+                swaps[source] = f"(select * from {source} where {on})"
+                if source.startswith("lake."):
+                    lake_table = source.removeprefix("lake.")
+                    current = narrowed_current_sql(lake_table, column, on)
+                    swaps[f"lake_current.{lake_table}"] = f"({current})"
             sql = _swap(model.sql, swaps)
         else:
             sql = model.sql
