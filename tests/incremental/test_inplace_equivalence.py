@@ -30,6 +30,10 @@ KEYED = (
     "core.fct_bill_lines",
     "core.fct_stay_nights",
     "core.fct_stay_rate_nights",
+    "core.fct_unit_nights",
+    "core.fct_journal_entries",
+    "marts.occupancy_daily",
+    "marts.revenue_daily",
 )
 
 
