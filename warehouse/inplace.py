@@ -59,7 +59,8 @@ def _open(target: Path, build_id: str) -> tuple[duckdb.DuckDBPyConnection, Path 
     """The published file for writing, else (another process reads it) a copy to publish."""
     try:
         return duckdb.connect(str(target)), None
-    except duckdb.IOException:  # "Could not set lock on file": a reader holds it
+    # another process reads it ("Could not set lock on file"), or this one, read-only
+    except (duckdb.IOException, duckdb.ConnectionException):
         building = target.with_name(f"{WAREHOUSE_FILE}.building-{build_id}")
         shutil.copyfile(target, building)
         return duckdb.connect(str(building)), building

@@ -98,7 +98,18 @@ def lake_changes(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str, st
         return None
     changes: dict[str, str] = {}
     for table in TABLES:
-        fresh = [f for f in table_files(lake_dir, table) if (table, file_id(f)) not in known]
+        files = table_files(lake_dir, table)
+        fresh = [f for f in files if (table, file_id(f)) not in known]
+        names = {f.name for f in files}
+        if any(
+            t == table and (n not in names or any(f.name == n for f in fresh))
+            for t, (n, _, _) in known
+        ):
+            # A file read before is gone (compaction folded it: the rows of every version but
+            # the current one went with it, which `lake.<table>` readers see) or was rewritten
+            # (a re-executed run: the keys only its first version held are unknown).
+            changes[table] = FULL
+            continue
         batches = sorted({m.group("batch") for f in fresh if (m := PART.match(f.name))})
         if not batches:
             continue
@@ -208,7 +219,7 @@ class Maintainer:
         for source, relation in sorted(changed.items()):
             expr = inc.expression(source)
             value = f"unnest({expr})" if expr.startswith("[") else expr  # type: ignore[union-attr]
-            selects.append(f"select {value} as k from {quote_ident(relation)}")
+            selects.append(f"select {value} as k from {quote_ident(relation)} as changed")
         self.con.execute(
             f"create or replace temp table {keys} as select distinct k from "
             f"({' union all '.join(selects)})"

@@ -12,7 +12,9 @@ it by key (`warehouse.maintain`, docs/layout.md "incremental models"):
 
 The first form: every input (model or lake table) that changed is mapped to the key by its own
 column of the same name. The second names, per input, the SQL expression over that input's
-changed rows that gives the key values it touches (a list expression `[a, b]` gives several);
+changed rows (`changed`) that gives the key values it touches (a list expression `[a, b]` gives
+several, as does `unnest(...)`; e.g. the reservations a customer merge touches, in
+`core/fct_reservations.sql`);
 an input that changed and is not named makes the model rebuild whole. `-- incremental guard:
 <select>` adds a query whose result must be the same before and after the delete+insert, else
 the model is rebuilt whole (an invariant outside the key, e.g. the set of reporting currencies).
