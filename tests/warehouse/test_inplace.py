@@ -205,3 +205,20 @@ def test_a_reader_holding_the_file_keeps_its_version(lake: Lake, tmp_path: Path)
     assert result.refreshed["marts.occupancy_daily"] == "keys"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lake", "warehouse.duckdb"]
     assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
+
+
+def test_a_compacted_table_is_read_whole_once(lake: Lake, tmp_path: Path) -> None:
+    """Compaction folds a table's files into one of its current rows: the current state is the
+    same, but `lake.<table>` loses the older versions, so its readers are rebuilt whole."""
+    from lake.compaction import compact
+    from lake.store import Lake as StoreLake
+
+    _first_state(lake, tmp_path)
+    Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
+    assert update_warehouse(tmp_path, as_of=AS_OF).refreshed["core.fct_stay_nights"] == "keys"
+    assert compact(StoreLake(tmp_path / "lake"), "reservations").removed
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    assert result.refreshed["staging.stg_reservations"] == "whole"
+    assert result.refreshed["core.fct_reservation_versions"] == "whole"
+    assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
+    assert update_warehouse(tmp_path, as_of=AS_OF).refreshed == {}  # recorded again
