@@ -56,7 +56,9 @@ where _row_rank = 1
 """
 
 
-def current_state_sql(table: Table, raw: str, parent_current: str | None = None) -> str:
+def current_state_sql(
+    table: Table, raw: str, parent_current: str | None = None, *, all_rows: str | None = None
+) -> str:
     """The contract's current-state rule (docs/contracts.md section 3), the one statement of it.
 
     `raw` is a relation over every row of the table (a view, or `read_parquet(...)`);
@@ -67,11 +69,14 @@ def current_state_sql(table: Table, raw: str, parent_current: str | None = None)
     the last full batch on, unless it is a tombstone. A key whose latest row is older than the
     last full batch is excluded, which is the same as leaving older batches out before ranking.
     Child tables: the rows of the batch their current parent row came from, latest per key.
+
+    `all_rows`: every row of the table when `raw` holds only some keys' rows (the warehouse's
+    refresh of a few reservations): the last full batch is a fact of the whole table.
     """
     if table.parent is None:
         candidates = f"""    select t.* from {raw} as t
     where t._batch_id >= coalesce(
-        (select max(_batch_id) from {raw} where _batch_kind = 'full'), ''
+        (select max(_batch_id) from {all_rows or raw} where _batch_kind = 'full'), ''
     )"""
         order = "c._batch_id desc, c._extracted_at desc nulls last"
         return _latest_per_key(candidates, list(table.key), order)

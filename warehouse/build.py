@@ -25,6 +25,7 @@ from warehouse import asof
 from warehouse.catalog import column_docs
 from warehouse.lake import attach_lake, detach_lake
 from warehouse.macros import KPI_WINDOW, MACROS
+from warehouse.maintain import forget_lake_files, record_build
 from warehouse.models import LAYERS, Model, discover_models, downstream, resolve, upstream
 
 WAREHOUSE_FILE = "warehouse.duckdb"
@@ -57,6 +58,9 @@ class BuildResult:
     seconds: float
     models: dict[str, ModelResult] = field(default_factory=dict)
     lake_files: dict[str, int] = field(default_factory=dict)
+    # how each model was refreshed in place (`keys`: delete+insert of the affected keys,
+    # `whole`: rebuilt); empty for a build into a new file
+    refreshed: dict[str, str] = field(default_factory=dict)
 
     @property
     def row_counts(self) -> dict[str, int]:
@@ -103,17 +107,8 @@ def build_warehouse(
     with compaction_lock(Lake(data_dir / LAKE_DIR), shared=True):
         con = duckdb.connect(str(building))
         try:
-            con.execute("set TimeZone = 'UTC'")
-            con.execute(f"set memory_limit = {quote_literal(DEFAULT_MEMORY_LIMIT)}")
-            con.execute(f"set temp_directory = {quote_literal(str(data_dir / SPILL_DIR))}")
-            # Models are tables built once; keeping insertion order only costs memory.
-            con.execute("set preserve_insertion_order = false")
-            lake_files = attach_lake(con, data_dir / LAKE_DIR)
-            for macro in MACROS:
-                con.execute(macro)
-            for schema in SCHEMAS:
-                con.execute(f"create schema if not exists {quote_ident(schema)}")
-            dated = _as_of(con, data_dir, as_of)
+            lake_files = prepare(con, data_dir)
+            dated = resolve_as_of(con, data_dir, as_of)
             as_of = dated.as_of
             moved = incremental and _previous_as_of(con) != as_of
             write_settings(con, build_id, dated, reporting_range)
@@ -125,15 +120,20 @@ def build_warehouse(
             for q, model in models.items():
                 if q in selected:
                     results[q] = _build_model(con, model)
-            _apply_comments(con, [models[q] for q in results])
-            if {"marts.occupancy_daily", "marts.revenue_daily"} <= _tables(con):
+            apply_comments(con, [models[q] for q in results])
+            if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):
                 con.execute(KPI_WINDOW)
+            record_build(con, data_dir / LAKE_DIR, [models[q] for q in results])
+            if incremental:
+                # The models left out did not read the lake's newest files: the next refresh
+                # cannot tell what they miss, and rebuilds whole (warehouse.maintain).
+                forget_lake_files(con)
             con.execute("commit")
 
             detach_lake(con)
             con.execute("checkpoint")
             con.close()
-            _publish(building, target)
+            publish(building, target)
         except BaseException:
             con.close()
             for leftover in (building, building.with_name(building.name + ".wal")):
@@ -150,7 +150,29 @@ def build_warehouse(
     )
 
 
-def _as_of(
+def prepare(
+    con: duckdb.DuckDBPyConnection, data_dir: Path, *, begin: bool = False
+) -> dict[str, int]:
+    """Settings, the lake's catalogs, the macros and the schemas of a build connection;
+    returns the lake's file count per table. `begin`: open the transaction before the first
+    write to the file (after the lake's in-memory catalogs, which one transaction cannot also
+    write)."""
+    con.execute("set TimeZone = 'UTC'")
+    con.execute(f"set memory_limit = {quote_literal(DEFAULT_MEMORY_LIMIT)}")
+    con.execute(f"set temp_directory = {quote_literal(str(data_dir / SPILL_DIR))}")
+    # Models are tables; keeping insertion order only costs memory.
+    con.execute("set preserve_insertion_order = false")
+    lake_files = attach_lake(con, data_dir / LAKE_DIR)
+    if begin:
+        con.execute("begin transaction")
+    for macro in MACROS:
+        con.execute(macro)
+    for schema in SCHEMAS:
+        con.execute(f"create schema if not exists {quote_ident(schema)}")
+    return lake_files
+
+
+def resolve_as_of(
     con: duckdb.DuckDBPyConnection, data_dir: Path, given: date | None
 ) -> asof.WarehouseAsOf:
     """The override, else the service's date the lake's newest run recorded. A lake no run
@@ -220,6 +242,12 @@ def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> ModelResult:
     t0 = time.perf_counter()
     name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
     con.execute(f"create or replace table {name} as\n{model.sql}")
+    return describe_model(con, model, time.perf_counter() - t0)
+
+
+def describe_model(con: duckdb.DuckDBPyConnection, model: Model, seconds: float) -> ModelResult:
+    """Rows and columns of a built model's table."""
+    name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
     (count,) = con.execute(f"select count(*) from {name}").fetchone() or (0,)
     cols = con.execute(
         "select column_name, data_type from information_schema.columns "
@@ -230,12 +258,12 @@ def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> ModelResult:
     return ModelResult(
         name=model.qualified,
         row_count=int(count),
-        seconds=time.perf_counter() - t0,
+        seconds=seconds,
         columns=tuple((c, t) for c, t in cols),
     )
 
 
-def _apply_comments(con: duckdb.DuckDBPyConnection, models: list[Model]) -> None:
+def apply_comments(con: duckdb.DuckDBPyConnection, models: list[Model]) -> None:
     """COMMENT ON TABLE/COLUMN from the model headers and `warehouse.catalog` (one script)."""
     present: dict[str, list[str]] = {}
     for table, column in con.execute(
@@ -256,7 +284,7 @@ def _apply_comments(con: duckdb.DuckDBPyConnection, models: list[Model]) -> None
         con.execute(";\n".join(statements))
 
 
-def _publish(building: Path, target: Path) -> None:
+def publish(building: Path, target: Path) -> None:
     """Swap the finished file in; a WAL left by a crashed writer must not be replayed on it."""
     stale_wal = target.with_name(target.name + ".wal")
     with contextlib.suppress(FileNotFoundError):
@@ -264,7 +292,7 @@ def _publish(building: Path, target: Path) -> None:
     os.replace(building, target)
 
 
-def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
     rows = con.execute(
         "select schema_name || '.' || table_name from duckdb_tables() "
         "where database_name = current_database()"

@@ -58,6 +58,23 @@ def current_view_sql(table: str) -> str:
     return current_state_sql(spec, raw, parent)
 
 
+def narrowed_current_sql(table: str, column: str, match: str) -> str:
+    """The current state of the rows of `table` whose `column` passes `match` (a predicate on
+    `column`), the parent's narrowed the same way when it has that column. The same rows as
+    filtering `lake_current.<table>` when each value of `column` has its own current rows (a
+    reservation's children), at the cost of those rows rather than of the whole table."""
+    spec = LAKE_TABLES[table]
+    everything = f"{LAKE_CATALOG}.{quote_ident(table)}"
+    raw = f"(select * from {everything} where {match})"
+    parent = None
+    if spec.parent is not None:
+        if column in TABLES[spec.parent].all_columns:
+            parent = f"({narrowed_current_sql(spec.parent, column, match)})"
+        else:
+            parent = f"{CURRENT_CATALOG}.{quote_ident(spec.parent)}"
+    return current_state_sql(spec, raw, parent, all_rows=everything)
+
+
 def _ordered_tables() -> list[str]:
     """Parents before children, so current child views can reference current parents."""
     return sorted(TABLES, key=lambda t: (TABLES[t].parent is not None, t))

@@ -3,6 +3,27 @@
 A model is `models/<layer>/<name>.sql`; it references other models as `<layer>.<name>` and the
 lake as `lake.<table>` (every row) or `lake_current.<table>` (current state). Comments are
 stripped before parsing, so prose in headers never creates edges.
+
+A model is rebuilt whole (`create or replace table`) unless its header declares how to maintain
+it by key (`warehouse.maintain`, docs/layout.md "incremental models"):
+
+    -- incremental by reservation_id
+    -- incremental by date_day from core.fct_stay_nights: night_date
+
+The first form: every input (model or lake table) that changed is mapped to the key by its own
+column of the same name. The second names, per input, the SQL expression over that input's
+changed rows (`changed`) that gives the key values it touches (a list expression `[a, b]` gives
+several, as does `unnest(...)`; e.g. the reservations a customer merge touches, in
+`core/fct_reservations.sql`);
+an input that changed and is not named makes the model rebuild whole. `-- incremental guard:
+<select>` adds a query whose result must be the same before and after the delete+insert, else
+the model is rebuilt whole (an invariant outside the key, e.g. the set of reporting currencies).
+
+The first form also says that a key's rows depend on its inputs' rows of that key alone, so the
+refresh reads every input that has the key column for the affected keys only. The second form
+filters only the model's output, unless the header adds `-- incremental narrows its inputs`: then
+each named input whose expression is a plain column is read where that column holds an affected
+key (the same promise; name an unchanged input such as `core.dim_dates: date_day` to narrow it).
 """
 
 from __future__ import annotations
@@ -18,6 +39,31 @@ LAYERS: tuple[str, ...] = ("staging", "core", "marts")
 _MODEL_REF = re.compile(r"\b(staging|core|marts)\.([a-z_][a-z0-9_]*)\b")
 _LAKE_REF = re.compile(r"\blake(?:_current)?\.([a-z_][a-z0-9_]*)\b")
 _COMMENT = re.compile(r"--[^\n]*")
+_INCREMENTAL = re.compile(
+    r"^--\s*incremental by ([a-z_][a-z0-9_]*)(?:\s+from\s+([a-z_][a-z0-9_.]*)\s*:\s*(.+))?$"
+)
+_GUARD = re.compile(r"^--\s*incremental guard:\s*(.+)$")
+_NARROW = re.compile(r"^--\s*incremental narrows its inputs\s*$")
+
+
+@dataclass(frozen=True)
+class Incremental:
+    """How a model is maintained by key: delete the affected keys' rows, insert them again.
+
+    `sources`: input (`layer.name` or `lake.<table>`) -> SQL expression over its changed rows
+    giving the key values; empty means every input maps by the key column's own name.
+    """
+
+    key: str
+    sources: tuple[tuple[str, str], ...] = ()
+    guard: str | None = None
+    narrow: bool = False
+
+    def expression(self, source: str) -> str | None:
+        """The key expression over `source`'s changed rows; None if it is not a keyed input."""
+        if not self.sources:
+            return self.key
+        return dict(self.sources).get(source)
 
 
 @dataclass(frozen=True)
@@ -31,6 +77,7 @@ class Model:
     description: str
     deps: frozenset[str]
     lake_tables: frozenset[str]
+    incremental: Incremental | None = None
 
     @property
     def qualified(self) -> str:
@@ -42,8 +89,34 @@ def _header(sql: str) -> str:
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
+        if _INCREMENTAL.match(line) or _GUARD.match(line) or _NARROW.match(line):
+            continue
         lines.append(line[2:].strip())
     return " ".join(x for x in lines if x)
+
+
+def _incremental(sql: str, where: Path) -> Incremental | None:
+    """The `-- incremental ...` declaration of a model's header, if any (see the module doc)."""
+    keys: set[str] = set()
+    sources: list[tuple[str, str]] = []
+    guard: list[str] = []
+    narrow = False
+    for line in sql.splitlines():
+        if not line.startswith("--"):
+            break
+        if found := _INCREMENTAL.match(line.strip()):
+            keys.add(found.group(1))
+            if found.group(2):
+                sources.append((found.group(2), found.group(3).strip()))
+        elif found := _GUARD.match(line.strip()):
+            guard.append(found.group(1).strip())  # a long guard continues on the next line
+        elif _NARROW.match(line.strip()):
+            narrow = True
+    if not keys:
+        return None
+    if len(keys) > 1:
+        raise ValueError(f"{where}: one incremental key per model, not {sorted(keys)}")
+    return Incremental(keys.pop(), tuple(sources), " ".join(guard) or None, narrow)
 
 
 def parse_model(path: Path) -> Model:
@@ -59,6 +132,7 @@ def parse_model(path: Path) -> Model:
         description=_header(sql),
         deps=frozenset(deps),
         lake_tables=frozenset(_LAKE_REF.findall(code)),
+        incremental=_incremental(sql, path),
     )
 
 

@@ -1,4 +1,5 @@
-"""Rebuild only the warehouse models that read lake tables changed since the last build."""
+"""Refresh the warehouse after lake changes: in place, by key where models allow it
+(`warehouse.inplace`), or a new build when there is none yet or every table changed."""
 
 from __future__ import annotations
 
@@ -13,9 +14,7 @@ from lake.store import Lake
 from lake.tables import TABLES
 from warehouse import asof
 from warehouse.build import build_warehouse, warehouse_path
-from warehouse.models import discover_models, models_depending_on
-
-PARTIAL_BUILD_SHARE = 0.5
+from warehouse.inplace import update_warehouse
 
 
 def refresh_warehouse(
@@ -25,11 +24,14 @@ def refresh_warehouse(
     tables: Iterable[str] = (),
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> Any:
-    """Rebuild only the models that read changed tables (pending ones included); None if none.
+    """Refresh the models whose inputs changed (pending tables tell whether any did); None if
+    nothing changed and the as-of date did not move.
 
-    With no warehouse file yet, everything is built. When the as-of date moved (`as_of`, else
-    the service's date the lake's newest run recorded) the models that read it are rebuilt too,
-    even if no table changed.
+    With no warehouse file yet, or when every lake table changed (a full extraction), everything
+    is built into a new file. Otherwise the published file is refreshed in place: the lake files
+    it has not read yet give the changed rows, and each model is maintained by key, rebuilt, or
+    left as it is (`warehouse.maintain`). When the as-of date moved (`as_of`, else the service's
+    date the lake's newest run recorded) the models that read it are rebuilt too.
     """
     data_dir = Path(data_dir)
     lake = Lake(data_dir / "lake")
@@ -44,13 +46,9 @@ def refresh_warehouse(
         moved = wanted is not None and (published is None or published.as_of != wanted)
         if not changed and not missing and not moved:
             return None
-        full = missing or changed >= set(TABLES)
-        only = None if full else models_depending_on(changed)
-        if only is not None and len(only) > PARTIAL_BUILD_SHARE * len(discover_models()):
-            # A partial build copies the published file first; past about half of the models
-            # that copy costs more than building everything fresh (bench/incremental.py).
-            only = None
-        build = only is None or only or moved  # an empty `only`: the as-of readers alone
-        result = build_warehouse(data_dir, only=only, as_of=as_of) if build else None
+        if missing or changed >= set(TABLES):
+            result = build_warehouse(data_dir, as_of=as_of)
+        else:
+            result = update_warehouse(data_dir, as_of=as_of)
         lake.write_state(PENDING_STATE, next_batch_id(lake), {"tables": "", "batch_id": ""})
     return result

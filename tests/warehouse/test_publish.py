@@ -65,7 +65,7 @@ def test_failed_build_keeps_the_old_file(lake, tmp_path: Path, monkeypatch) -> N
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("model failed")
 
-    monkeypatch.setattr("warehouse.build._apply_comments", boom)
+    monkeypatch.setattr("warehouse.build.apply_comments", boom)
     with pytest.raises(RuntimeError, match="model failed"):
         build_warehouse(tmp_path)
     assert first.path.stat().st_mtime_ns == stamp

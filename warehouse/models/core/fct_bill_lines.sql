@@ -1,3 +1,4 @@
+-- incremental by reservation_id
 -- Current bill lines with their class (item / summary / commission / other), revenue class
 -- (room / extra / tax / cancellation / other, item lines only; cancellation = the
 -- CANCEL_COMPENSATION line 190 a cancelled booking keeps, never room revenue), exact cents, the

@@ -1,3 +1,8 @@
+-- incremental by reservation_id from staging.stg_reservations: reservation_id
+-- incremental by reservation_id from staging.stg_reserved_resources: reservation_id
+-- incremental by reservation_id from core.fct_bill_lines: reservation_id
+-- incremental by reservation_id from staging.stg_customer_merges: unnest((select list(r.reservation_id) from staging.stg_reservations as r left join staging.stg_customer_merges as m1 on r.customer_id = m1.old_customer_id left join staging.stg_customer_merges as m2 on m1.customer_id = m2.old_customer_id where changed.old_customer_id in (r.customer_id, m1.customer_id, m2.customer_id)))
+-- incremental narrows its inputs
 -- Reservations, current state: status name, nights, lead time, channel and currency, the
 -- what-counts flags of contracts.md section 2, accommodation type and unit from the
 -- ACCOMMODATIONTYPE reserved resource, and bill totals (a cancelled booking's bill holds its

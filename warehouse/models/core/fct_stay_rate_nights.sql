@@ -1,3 +1,4 @@
+-- incremental by reservation_id
 -- Reservation x stay night (arrival <= night < departure) of every reservation with an
 -- accommodation type and rate type: what the rates charge for that night of that stay, arriving
 -- arrival_date for stay_nights nights, booked on booking_date (docs/metrics.md, "List prices";

@@ -1,3 +1,6 @@
+-- incremental by night_date from core.fct_stay_nights: night_date
+-- incremental by night_date from core.dim_dates: date_day
+-- incremental narrows its inputs
 -- Supply: every unit x night of the reporting range. is_available follows contracts.md
 -- section 2 (setup_date <= night and archived_from null or after the night); is_sold and
 -- is_owner_hold say whether an on-the-books guest stay or owner / block reservation has the unit;

@@ -1,3 +1,4 @@
+-- incremental by month_start from core.fct_stay_nights: cast(date_trunc('month', night_date) as date)
 -- Channel mix per month x distribution channel x currency: nights sold and revenue of
 -- on-the-books guest stays, gross (VAT included, as billed) and net (VAT excluded), with each
 -- channel's share of the month's nights (all currencies) and of the month's net room revenue in

@@ -1,3 +1,5 @@
+-- incremental by month_start from core.fct_journal_entries: month_start
+-- incremental narrows its inputs
 -- Journal totals per company x ledger x month x currency (credit - debit = net; revenue ledgers
 -- start with 8).
 

@@ -1,3 +1,7 @@
+-- incremental by date_day from core.fct_stay_nights: night_date
+-- incremental by date_day from core.fct_unit_nights: night_date
+-- incremental by date_day from core.dim_dates: date_day
+-- incremental narrows its inputs
 -- Occupancy per night x location x accommodation type over the reporting range: supply nights
 -- (units available), nights sold (on-the-books guest stays), owner / hold nights, occupancy and
 -- available occupancy as defined in metrics.md; beside them the supply that cannot be sold

@@ -1,3 +1,4 @@
+-- incremental by old_customer_id
 -- Customer merges: old customer id -> surviving customer id.
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.

@@ -1,3 +1,6 @@
+-- incremental by journal_report_id from lake.journal_entries: report_id
+-- incremental by journal_report_id from lake.journal_reports: journal_report_id
+-- incremental narrows its inputs
 -- Journal entries of journal reports (child of journal_reports).
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.

@@ -1,3 +1,4 @@
+-- incremental by journal_report_id
 -- Journal reports of companies (mutation reports, revenue distributions).
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.

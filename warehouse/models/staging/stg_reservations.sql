@@ -1,3 +1,4 @@
+-- incremental by reservation_id
 -- Reservation headers, current state.
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.

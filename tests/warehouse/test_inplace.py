@@ -1,0 +1,224 @@
+"""In-place refresh (`warehouse.inplace`): changed reservations are maintained by key, the result
+equals a whole rebuild of the same lake, a refresh killed with SIGKILL mid-transaction leaves the
+previous version, and a reader holding the file keeps its version."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from tests.incremental.helpers import mart_differences
+from tests.warehouse.lakefixture import Lake
+from tests.warehouse.scenarios import Batch
+from warehouse.build import build_warehouse
+from warehouse.inplace import update_warehouse
+
+AS_OF = date(2025, 1, 20)
+SCHEMAS = ("staging", "core", "marts")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _first_state(lake: Lake, tmp_path: Path) -> Path:
+    """Three reservations; reservation 1 spans the reporting range, so changes inside it keep
+    the calendar (and every model that only reads it) as it is."""
+    (
+        Batch()
+        .reference(units=4)
+        .reservation(1, "2025-01-01", "2025-01-12", unit_id=1)
+        .reservation(2, "2025-01-02", "2025-01-05", unit_id=2)
+        .reservation(3, "2025-01-06", "2025-01-08", unit_id=3)
+        .flush(lake, kind="full")
+    )
+    return build_warehouse(tmp_path, as_of=AS_OF).path
+
+
+def _differences_from_a_whole_rebuild(data_dir: Path, name: str) -> dict[str, object]:
+    """Every table of every model schema, row for row, against a new build of the same lake."""
+    reference = data_dir.with_name(f"{data_dir.name}-{name}")
+    reference.mkdir()
+    (reference / "lake").symlink_to(data_dir / "lake")
+    built = build_warehouse(reference, as_of=AS_OF)
+    out: dict[str, object] = {}
+    for schema in SCHEMAS:
+        diff = mart_differences(data_dir / "warehouse.duckdb", built.path, schema)
+        out.update({f"{schema}.{k}": v for k, v in diff.items()})
+    return out
+
+
+def _snapshot(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        names = con.execute(
+            "select table_schema || '.' || table_name from information_schema.tables "
+            "where table_schema in ('staging', 'core', 'marts', 'meta') order by 1"
+        ).fetchall()
+        return {n: sorted(con.execute(f"select * from {n}").fetchall(), key=repr) for (n,) in names}
+    finally:
+        con.close()
+
+
+def test_changed_reservations_are_maintained_by_key(lake: Lake, tmp_path: Path) -> None:
+    data_dir = tmp_path
+    _first_state(lake, data_dir)
+    # an extension inside the range, a cancellation, a new booking
+    (
+        Batch()
+        .reservation(2, "2025-01-02", "2025-01-07", unit_id=2)
+        .reservation(3, "2025-01-06", "2025-01-08", unit_id=3, status=-12, cancelled="2024-12-01")
+        .reservation(4, "2025-01-03", "2025-01-04", unit_id=4, nightly="80.00")
+        .flush(lake)
+    )
+    result = update_warehouse(data_dir, as_of=AS_OF)
+    for model in (
+        "staging.stg_reservations",
+        "staging.stg_bill_lines",
+        "core.fct_reservations",
+        "core.fct_bill_lines",
+        "core.fct_stay_nights",
+        "core.fct_unit_nights",
+        "marts.occupancy_daily",
+        "marts.revenue_daily",
+        "marts.channel_mix_monthly",
+        "marts.cancellations_monthly",
+    ):
+        assert result.refreshed.get(model) == "keys", (model, result.refreshed)
+    assert "core.dim_units" not in result.refreshed  # nothing it reads changed
+    assert result.refreshed["marts.booking_pace"] == "whole"  # declares no key
+    assert _differences_from_a_whole_rebuild(data_dir, "reference") == {}
+    con = duckdb.connect(str(result.path), read_only=True)
+    try:
+        assert con.execute(
+            "select sum(nights_sold) from marts.occupancy_daily where date_day = '2025-01-06'"
+        ).fetchone() == (2,)  # 1 and the extended 2; 3 is cancelled
+    finally:
+        con.close()
+
+
+def test_nothing_changed_rebuilds_nothing(lake: Lake, tmp_path: Path) -> None:
+    path = _first_state(lake, tmp_path)
+    before = _snapshot(path)
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    assert result.refreshed == {}
+    after = _snapshot(path)
+    assert after.pop("meta.build_settings") != before.pop("meta.build_settings")  # a new id
+    assert after == before
+
+
+def test_a_new_calendar_rebuilds_what_reads_it(lake: Lake, tmp_path: Path) -> None:
+    _first_state(lake, tmp_path)
+    Batch().reservation(5, "2025-01-10", "2025-01-16", unit_id=4).flush(lake)  # past the range
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    assert result.refreshed["core.dim_dates"] == "whole"
+    assert result.refreshed["marts.occupancy_daily"] == "whole"
+    assert result.refreshed["core.fct_stay_nights"] == "keys"
+    assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
+
+
+KILLED_CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from datetime import date
+    from pathlib import Path
+    from warehouse import maintain
+    from warehouse.inplace import update_warehouse
+
+    by_keys = maintain.Maintainer._by_keys
+
+    def paused(self, model, changed):
+        outcome = by_keys(self, model, changed)
+        if model.qualified == "core.fct_stay_nights":  # deleted and re-inserted, not committed
+            print("mid-refresh", flush=True)
+            time.sleep(3600)  # the parent kills this process here
+        return outcome
+
+    maintain.Maintainer._by_keys = paused
+    update_warehouse(Path(sys.argv[1]), as_of=date.fromisoformat(sys.argv[2]))
+    """
+)
+
+
+def test_a_refresh_killed_mid_transaction_leaves_the_previous_version(
+    lake: Lake, tmp_path: Path
+) -> None:
+    path = _first_state(lake, tmp_path)
+    before = _snapshot(path)
+    Batch().reservation(2, "2025-01-02", "2025-01-09", unit_id=2).flush(lake)
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_CHILD, str(tmp_path), AS_OF.isoformat()],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "mid-refresh"
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    assert _snapshot(path) == before  # the previous version, whole
+    result = update_warehouse(tmp_path, as_of=AS_OF)  # the next refresh completes it
+    assert result.refreshed["core.fct_stay_nights"] == "keys"
+    assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
+
+
+READER = textwrap.dedent(
+    """
+    import sys, duckdb
+    con = duckdb.connect(sys.argv[1], read_only=True)
+    query = "select sum(nights_sold) from marts.occupancy_daily"
+    print(con.execute(query).fetchone()[0], flush=True)
+    sys.stdin.readline()
+    print(con.execute(query).fetchone()[0], flush=True)
+    """
+)
+
+
+def test_a_reader_holding_the_file_keeps_its_version(lake: Lake, tmp_path: Path) -> None:
+    path = _first_state(lake, tmp_path)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert reader.stdout is not None and reader.stdin is not None
+        before = int(reader.stdout.readline())
+        Batch().reservation(4, "2025-01-03", "2025-01-05", unit_id=4).flush(lake)
+        result = update_warehouse(tmp_path, as_of=AS_OF)  # on a copy: the reader has the file
+        reader.stdin.write("\n")
+        reader.stdin.flush()
+        assert int(reader.stdout.readline()) == before
+    finally:
+        reader.wait(timeout=60)
+    assert result.refreshed["marts.occupancy_daily"] == "keys"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lake", "warehouse.duckdb"]
+    assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
+
+
+def test_a_compacted_table_is_read_whole_once(lake: Lake, tmp_path: Path) -> None:
+    """Compaction folds a table's files into one of its current rows: the current state is the
+    same, but `lake.<table>` loses the older versions, so its readers are rebuilt whole."""
+    from lake.compaction import compact
+    from lake.store import Lake as StoreLake
+
+    _first_state(lake, tmp_path)
+    Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
+    assert update_warehouse(tmp_path, as_of=AS_OF).refreshed["core.fct_stay_nights"] == "keys"
+    assert compact(StoreLake(tmp_path / "lake"), "reservations").removed
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    assert result.refreshed["staging.stg_reservations"] == "whole"
+    assert result.refreshed["core.fct_reservation_versions"] == "whole"
+    assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
+    assert update_warehouse(tmp_path, as_of=AS_OF).refreshed == {}  # recorded again

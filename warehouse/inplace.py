@@ -1,0 +1,136 @@
+"""Refresh the published warehouse in place, in work proportional to what the lake's new batches
+touch (`warehouse.maintain` decides per model: delete+insert of the affected keys, a whole
+rebuild, or nothing).
+
+Atomic publish (docs/contracts.md section 4) without copying the file: every write, from the
+macros to the last insert and the record of what was read, is one DuckDB transaction on
+`warehouse.duckdb`. A reader (another process opens the file after the commit) sees the old
+version or the new, never a mix; a crash before the commit leaves the old version (DuckDB
+replays only committed transactions from its WAL; `tests/warehouse/test_inplace.py` kills a
+refresh with SIGKILL mid-transaction). DuckDB lets one process write a file only when no other
+process has it open: when a reader holds it, the refresh runs on a copy renamed over the file at
+the end, as builds do, so that reader keeps its consistent old version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from lake.locks import compaction_lock
+from lake.store import Lake
+from warehouse.build import (
+    LAKE_DIR,
+    SETTINGS_TABLE,
+    WAREHOUSE_FILE,
+    BuildResult,
+    ModelResult,
+    apply_comments,
+    build_warehouse,
+    describe_model,
+    new_build_id,
+    prepare,
+    publish,
+    resolve_as_of,
+    table_names,
+    warehouse_path,
+    write_settings,
+)
+from warehouse.lake import detach_lake
+from warehouse.macros import KPI_WINDOW
+from warehouse.maintain import Maintainer, built_versions, lake_changes, record_build
+from warehouse.models import discover_models
+
+
+def _settings(con: duckdb.DuckDBPyConnection) -> tuple[object, ...] | None:
+    """What the models read of the build settings (the as-of date and the reporting range)."""
+    try:
+        return con.execute(f"select as_of, range_start, range_end from {SETTINGS_TABLE}").fetchone()
+    except duckdb.CatalogException:
+        return None
+
+
+def _open(target: Path, build_id: str) -> tuple[duckdb.DuckDBPyConnection, Path | None]:
+    """The published file for writing, else (another process reads it) a copy to publish."""
+    try:
+        return duckdb.connect(str(target)), None
+    # another process reads it ("Could not set lock on file"), or this one, read-only
+    except (duckdb.IOException, duckdb.ConnectionException):
+        building = target.with_name(f"{WAREHOUSE_FILE}.building-{build_id}")
+        shutil.copyfile(target, building)
+        return duckdb.connect(str(building)), building
+
+
+def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> BuildResult:
+    """Bring the published warehouse up to the lake in place (a new build if there is none, or
+    if the file records no lake files: built before this existed, or partly by `only=`)."""
+    data_dir = Path(data_dir)
+    target = warehouse_path(data_dir)
+    if not target.exists():
+        return build_warehouse(data_dir, as_of=as_of)
+    started = time.perf_counter()
+    build_id = new_build_id()
+    models = discover_models()
+    results: dict[str, ModelResult] = {}
+    refreshed: dict[str, str] = {}
+    with compaction_lock(Lake(data_dir / LAKE_DIR), shared=True):
+        con, building = _open(target, build_id)
+        try:
+            lake_files = prepare(con, data_dir, begin=True)
+            changes = lake_changes(con, data_dir / LAKE_DIR)
+            versions = built_versions(con)
+            if changes is None or versions is None:
+                con.execute("rollback")
+                con.close()
+                if building is not None:
+                    building.unlink()
+                return build_warehouse(data_dir, as_of=as_of)
+            dated = resolve_as_of(con, data_dir, as_of)
+            before = _settings(con)
+            write_settings(con, build_id, dated, None)
+            readers = {q: sum(q in m.deps for m in models.values()) for q in models}
+            walk = Maintainer(
+                con,
+                lake=changes,
+                settings_changed=_settings(con) != before,
+                versions=versions,
+                existing=table_names(con),
+                readers=readers,
+            )
+            for q, model in models.items():
+                outcome = walk.maintain(model)
+                if outcome.how != "unchanged":
+                    refreshed[q] = outcome.how
+                    results[q] = describe_model(con, model, outcome.seconds)
+            walk.drop_temps()
+            apply_comments(con, [models[q] for q, how in refreshed.items() if how == "whole"])
+            if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):
+                con.execute(KPI_WINDOW)
+            record_build(con, data_dir / LAKE_DIR, [models[q] for q in refreshed])
+            con.execute("commit")
+            detach_lake(con)
+            con.execute("checkpoint")
+            con.close()
+            if building is not None:
+                publish(building, target)
+        except BaseException:
+            con.close()  # the transaction is not committed: the file keeps its old version
+            if building is not None:
+                for leftover in (building, building.with_name(building.name + ".wal")):
+                    with contextlib.suppress(FileNotFoundError):
+                        leftover.unlink()
+            raise
+    return BuildResult(
+        path=target,
+        build_id=build_id,
+        as_of=dated.as_of,
+        seconds=time.perf_counter() - started,
+        models=results,
+        lake_files=lake_files,
+        refreshed=refreshed,
+    )
