@@ -81,6 +81,8 @@ def test_in_place_refresh_equals_a_whole_rebuild_on_a_churned_world(tmp_path: Pa
             (reference / "lake").symlink_to(dir_a / "lake")
             whole = build_warehouse(reference, as_of=settings.today)
             assert _differences(dir_a / "warehouse.duckdb", whole.path) == {}, step
-    # every run, the customer merge's too (the reservations of the merged customers)
-    assert {m: keyed[m] for m in KEYED} == dict.fromkeys(KEYED, 3)
+    # by key in at least one run: a run whose changes reach a dimension the chain joins (the
+    # sandbox now changes accommodation types and locations, with their events) rebuilds the
+    # chain whole, which is always correct; by-key maintenance of dimension changes is open
+    assert all(keyed[m] >= 1 for m in KEYED), {m: keyed[m] for m in KEYED}
     assert all(keyed[m] >= 2 for m in DATED), {m: keyed[m] for m in DATED}

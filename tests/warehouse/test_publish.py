@@ -105,6 +105,8 @@ def test_only_rebuilds_the_models_of_changed_tables(lake, tmp_path: Path) -> Non
         "marts.channel_mix_monthly",
         "marts.sales_daily",
         "marts.forecast_daily",
+        "marts.allotment_pickup",
+        "marts.orphan_nights",
     }
     result = build_warehouse(tmp_path, only=only)
     assert set(result.models) == only
