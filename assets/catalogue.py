@@ -194,6 +194,20 @@ SPECS: tuple[EndpointSpec, ...] = (
         "Options of the rate types (per night or length of stay).",
         reference=True,
     ),
+    EndpointSpec(
+        "owners",
+        "reference",
+        None,  # the keyset list of /owners by ownerId
+        "/owners",
+        TABLES["owners"],
+        "Owners of privately owned units (ids, country, language; no name or contact) with "
+        "their contracts: unit, revenue-share percentage and period (child table).",
+        sections=(Section("contracts", T["owner_contracts"]),),
+        list_key="ownerId",
+        events=("OWNER_EVENT",),
+        by_ids=ByIds("/owners", "ownerId"),
+        reference=True,
+    ),
     # finance
     _spec(
         "companies",
@@ -306,6 +320,7 @@ CHILD_DESCRIPTIONS: dict[str, str] = {
     "bill_lines": "Bill lines of every payer (payer_type CUSTOMER, PAYING_CUSTOMER, AGENT).",
     "reservation_subjects": "Persons and pets booked on each reservation.",
     "availability_prices": "Stay price per rate type of each availability record.",
+    "owner_contracts": "Contracts of each owner: unit, revenue-share percentage, period.",
 }
 
 

@@ -394,3 +394,31 @@ _table(
     parent="reservations",
     parent_key={"reservation_id": "reservation_id"},
 )
+_table(
+    "owners",
+    ("owner_id",),
+    _id("ownerId", required=True),
+    col("code"),
+    col("countryCode"),
+    col("language"),
+    col("createdDate", "datetime"),
+    col("modifiedDate", "datetime"),
+    # an owner is a private person: name, contact and address never land (not even with PII
+    # allowed: nothing downstream needs them); the contracts become their own table
+    ignored=("firstName", "lastName", "email", "phone", "address", "contracts"),
+)
+_table(
+    "owner_contracts",
+    ("contract_id",),
+    _id("contractId", required=True),
+    _id("ownerId", required=True),
+    _id("unitId"),
+    _id("resourceId"),
+    col("contractType"),
+    col("shareBasis"),
+    col("revenueSharePercentage", "float"),
+    col("startDate", "date"),
+    col("endDate", "date"),
+    parent="owners",
+    parent_key={"owner_id": "owner_id"},
+)

@@ -30,6 +30,7 @@ COLLECTIONS: dict[str, str] = {
     "cashaccounts": "cashAccountId",
     "cashclearances": "cashClearanceId",
     "customers": "customerId",
+    "owners": "ownerId",
     "reservations": "reservationId",
     "reservedresources": "reservedResourceId",
     "billlines": "reservationBillLineId",

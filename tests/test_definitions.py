@@ -27,6 +27,8 @@ LAKE_KEYS = [
     "lake/journal_entries",
     "lake/journal_reports",
     "lake/locations",
+    "lake/owner_contracts",
+    "lake/owners",
     "lake/rate_options",
     "lake/rate_types",
     "lake/rates",

@@ -190,6 +190,26 @@ CHECKS: dict[str, CheckSpec] = {
                 "rel_tolerance": DEFAULT_REL_TOLERANCE,
             },
         ),
+        CheckSpec(
+            name="owner_statement_reconciles",
+            model="marts.owner_statement_monthly",
+            description="Every month closed before the build's as-of month: the owner share "
+            "the statement computes equals the share booked in the owner journals (ledger "
+            "1610), and no share exceeds the net room revenue it is a part of.",
+            sql="""
+                select owner_id, unit_id, month_start, currency_code, room_revenue_net,
+                    owner_share, journal_owner_share, owner_share_difference
+                from marts.owner_statement_monthly
+                where (
+                        owner_share_difference <> 0
+                        and month_start < (
+                            select date_trunc('month', max(as_of)) from meta.build_settings
+                        )
+                    )
+                    or abs(owner_share) > abs(room_revenue_net)
+                order by owner_id, unit_id, month_start, currency_code
+            """,
+        ),
     )
 }
 

@@ -7,6 +7,7 @@ keeps them in sync).
 
 from __future__ import annotations
 
+from warehouse.dictionary_commercial import OWNER_STATEMENT
 from warehouse.dictionary_rates import LIST_PRICES, RATE_AVAILABILITY, RATE_EXAMPLE
 from warehouse.models import discover_models
 
@@ -240,6 +241,7 @@ MARTS: dict[str, dict[str, str]] = {
         "cumulative_journal_revenue": "Running total of journal_revenue per company and currency.",
         "cumulative_difference": "Running total of difference; the asset check tests the all-time value.",
     },
+    "marts.owner_statement_monthly": OWNER_STATEMENT,
 }
 
 

@@ -242,6 +242,8 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
             page("/cashreservations/accounts", "cashaccounts", "Cash accounts"),
             page("/cashreservations/clearance", "cashclearances", "Cash clearances"),
             page("/customers", "customers", "Customers"),
+            page("/owners", "owners", "Owners with their contracts (units and revenue share)"),
+            item("/owners/{ownerId:int}", "owners", "One owner with its contracts"),
             item("/customers/{customerId:int}", "customers", "One customer"),
             page(
                 "/reservations",

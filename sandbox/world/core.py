@@ -26,6 +26,7 @@ from .clock import DEFAULT_NOW, ms, parse_datetime
 from .customers import CustomersMixin
 from .events import DEFAULT_LATE_EVENT_LAG, EventsMixin
 from .finance import FinanceMixin
+from .owners import OwnersMixin
 from .pricing import PricingMixin
 from .reference import SCALES, ReferenceMixin
 from .simulate import SimulateMixin
@@ -61,6 +62,7 @@ class World(
     BillingMixin,
     CancellationMixin,
     FinanceMixin,
+    OwnersMixin,
     CustomersMixin,
     EventsMixin,
     ReservationsMixin,

@@ -35,6 +35,8 @@ class SimulateMixin:
             first_event = self.t["events"].next_id
             counters = {k: getattr(self, k) for k in self._COUNTERS}
             spont = self._draw_spontaneous(start, target)
+            owner_changes = self._draw_owner_changes(start, target)  # a stream of their own
+            oi = 0
             rest = self._stays["restime"]
             base = datetime.fromordinal(self.ord0)
             si = 0
@@ -45,9 +47,10 @@ class SimulateMixin:
                 if self._pool_pos < len(rest):
                     t_pool = base + timedelta(hours=float(rest[self._pool_pos]))
                 t_sp = spont[si][0] if si < len(spont) else None
+                t_own = owner_changes[oi][0] if oi < len(owner_changes) else None
                 cands = [
                     (x, k)
-                    for k, x in enumerate((t_heap, t_pool, t_sp))
+                    for k, x in enumerate((t_heap, t_pool, t_sp, t_own))
                     if x is not None and x <= target
                 ]
                 if not cands:
@@ -67,14 +70,18 @@ class SimulateMixin:
                     r = self._create_from_stay(i, t)
                     if r is not None:
                         changed.add(r.rid)
-                else:
+                elif src == 2:
                     kind = spont[si][1]
                     si += 1
                     rid = self._spontaneous(kind, t)
                     if rid:
                         changed.add(rid)
+                else:
+                    self._owner_change(owner_changes[oi][1], t)
+                    oi += 1
             self.now = target
             self._clear_cash_until(target)
+            self._close_owner_months(target)
             summary = {k: getattr(self, k) - v for k, v in counters.items()}
             summary.update(
                 {

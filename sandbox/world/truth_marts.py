@@ -50,6 +50,7 @@ from sandbox.world.truth_frames import (
     ord_of,
     reservations_of,
 )
+from sandbox.world.truth_owners import owner_statement
 from sandbox.world.truth_pricing import (
     rate_availability,
 )
@@ -63,6 +64,7 @@ MARTS = (
     "finance_journal_monthly",
     "cash_clearance_daily",
     "revenue_reconciliation",
+    "owner_statement_monthly",
 )
 
 
@@ -361,4 +363,5 @@ def mart_truth(
             "finance_journal_monthly": _finance_journal(entries),
             "cash_clearance_daily": _cash_clearance(world),
             "revenue_reconciliation": _revenue_reconciliation(res, lines, entries),
+            "owner_statement_monthly": owner_statement(world),
         }

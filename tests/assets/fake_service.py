@@ -342,6 +342,35 @@ def default_fixture() -> dict[str, Any]:
             }
             for i in range(1, 6)
         ],
+        "owners": [
+            {
+                "ownerId": 7000 + i,
+                "code": f"OWN{7000 + i}",
+                "firstName": "Bram",
+                "lastName": "Visser",
+                "email": "bram@example.org",
+                "phone": "+31 6 5678",
+                "address": {"city": "Ede"},
+                "countryCode": "NL",
+                "language": "nl",
+                "createdDate": "2025-01-01T00:00:00.000",
+                "modifiedDate": "2025-01-01T00:00:00.000",
+                "contracts": [
+                    {
+                        "contractId": i,
+                        "ownerId": 7000 + i,
+                        "unitId": i,
+                        "resourceId": 11,
+                        "contractType": "RENTAL_POOL",
+                        "shareBasis": "ROOM_REVENUE_EXCL_VAT",
+                        "revenueSharePercentage": 65.0,
+                        "startDate": "2025-01-01",
+                        "endDate": None,
+                    }
+                ],
+            }
+            for i in range(1, 3)
+        ],
         "reservation_details": [reservation(i) for i in range(1, 6)],
         "events": [
             {

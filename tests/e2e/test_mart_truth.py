@@ -38,6 +38,7 @@ KEYS: dict[str, list[str]] = {
     "finance_journal_monthly": ["company_id", "ledger_number", "month_start", "currency_code"],
     "cash_clearance_daily": ["clearance_date", "company_id", "location_id", "currency_code"],
     "revenue_reconciliation": ["company_id", "month_start", "currency_code"],
+    "owner_statement_monthly": ["owner_id", "unit_id", "month_start", "currency_code"],
 }
 
 
@@ -211,6 +212,20 @@ def test_revenue_reconciliation_matches_truth(
     assert t["bill_revenue"].map(bool).sum() > 10 and t["journal_revenue"].map(bool).sum() > 10
 
 
+def test_owner_statement_matches_truth(
+    truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
+) -> None:
+    _check("owner_statement_monthly", truth, marts)
+    t = truth["owner_statement_monthly"]
+    assert t["nights_rented"].sum() > 100 and t["owner_use_nights"].sum() > 10
+    assert (t["owner_share"] > 0).sum() > 10
+    assert (t["owner_share"] < t["room_revenue_net"]).any()
+    # the closed months are booked in the owner journals; the open ones are not yet
+    booked = t[t["journal_owner_share"] != 0]
+    assert len(booked) > 10 and (booked["owner_share_difference"] == 0).all()
+    assert (t["owner_share_difference"] != 0).any()
+
+
 def test_the_comparison_catches_a_one_cent_or_one_night_change(
     truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
 ) -> None:
@@ -224,6 +239,8 @@ def test_the_comparison_catches_a_one_cent_or_one_night_change(
         ("finance_journal_monthly", "credit_vat_included", Decimal("0.01")),
         ("cash_clearance_daily", "counted_card", Decimal("0.01")),
         ("revenue_reconciliation", "cumulative_difference", Decimal("-0.01")),
+        ("owner_statement_monthly", "owner_share", Decimal("0.01")),
+        ("owner_statement_monthly", "owner_use_nights", 1),
     ):
         bent = truth[name].copy()
         bent.loc[bent.index[len(bent) // 2], column] += delta

@@ -24,6 +24,7 @@ _ID_FIELDS = {
     "/distributionchannels": ("distribution_channels", "distributionChannelId"),
     "/accommodationtypes/details": ("accommodation_types", "resourceId"),
     "/customers": ("customers", "customerId"),
+    "/owners": ("owners", "ownerId"),
     "/cashreservations/clearance": ("cash_clearances", "cashClearanceId"),
 }
 

@@ -1,0 +1,43 @@
+"""The metric dictionary's commercial part: owner statements (`warehouse.dictionary` adds
+these marts to its `MARTS`, so they reach `COMMENT ON` and docs/metrics.md alike)."""
+
+from __future__ import annotations
+
+_MONEY = "DECIMAL(18,2), in the row's currency_code"
+_SOLD = (
+    "on-the-books (status 12, 21, 31, 41) guest stays (type RESERVATION, category not OWNER/BLOCK)"
+)
+_UNDER_CONTRACT = (
+    "on the unit while a contract of the owner runs (contract start_date <= night < end_date; "
+    "a null end runs on)"
+)
+
+OWNER_STATEMENT: dict[str, str] = {
+    "owner_id": "Owner (ownerId of /owners); names and contact details never reach the lake.",
+    "unit_id": "The owner's unit (unitId of the contract; a reservation's unit is the one of "
+    "its first ACCOMMODATIONTYPE reserved resource).",
+    "accommodation_type_id": "Accommodation type of the unit.",
+    "location_id": "Location (park) of the unit's accommodation type.",
+    "month_start": "Month of the nights (statement side) and of the journal report's period "
+    "(journal side).",
+    "currency_code": "Currency of the row's money: the distribution channel's for the stays, "
+    "the journal report's for the booked share; never summed across currencies.",
+    "nights_rented": f"Stay nights of {_SOLD} {_UNDER_CONTRACT}.",
+    "room_revenue_gross": "Room revenue of those stays allocated to the month's nights under "
+    f"contract, VAT included as billed ({_MONEY}).",
+    "room_revenue_net": "The same room revenue net of VAT (each line's VAT, total x vatRate / "
+    f"(100 + vatRate) to the cent, spread like its total) ({_MONEY}).",
+    "owner_share": "The owner's share: per contract and month, room_revenue_net x "
+    "revenueSharePercentage / 100, rounded half away from zero to the cent (exact integers, "
+    "the percentage as basis points); a month under two contracts adds both "
+    f"(docs/contracts.md, 'Owners') ({_MONEY}).",
+    "owner_use_nights": "Stay nights of the owner's own stays: on-the-books reservations of "
+    f"category OWNER (type INVOICE) {_UNDER_CONTRACT}. Blocks (category BLOCK) are not owner use.",
+    "journal_owner_share": "The owner share the service booked: credit - debit VAT excluded on "
+    "ledger 1610 of OWNER_MUTATION_REPORT journal reports whose period is the month, the unit "
+    "named by the entry's resource_code. The service books a month when it closes, so open "
+    f"months show 0 ({_MONEY}).",
+    "owner_share_difference": "owner_share - journal_owner_share: 0 for a closed month unless "
+    "something changed after the close (a late change, a contract booked differently); the "
+    "asset check `owner_statement_reconciles` reports closed months that differ.",
+}
