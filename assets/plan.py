@@ -27,7 +27,6 @@ NOT_MODELLED: frozenset[str] = frozenset(
         "ADDON_EVENT",
         "IMPLY_EVENT",
         "OFFER_EVENT",
-        "OWNER_EVENT",
         "RENTABILITY_EVENT",
         "RESERVABILITY_EVENT",
     }

@@ -118,9 +118,14 @@ CASES = [
         id="offer-scoped-events-not-modelled",
     ),
     pytest.param(
-        [ev("ALLOTMENT_EVENT", 1001), ev("OWNER_EVENT", 3), ev("RESERVATION_EVENT", 9)],
+        [ev("ALLOTMENT_EVENT", 1001), ev("OFFER_EVENT", 3), ev("RESERVATION_EVENT", 9)],
         ({"reservations": [9]}, {}, []),
-        id="allotment-and-owner-counted-not-modelled",
+        id="allotment-and-offer-counted-not-modelled",
+    ),
+    pytest.param(
+        [ev("OWNER_EVENT", 7001), ev("OWNER_EVENT", 7002, "DELETE")],
+        ({"owners": [7001]}, {"owners": [7002]}, []),
+        id="owner-refetched-or-tombstoned",
     ),
     pytest.param(
         [ev("SPACESHIP_EVENT", 1), ev("RESERVATION_EVENT", 2)],
