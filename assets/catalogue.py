@@ -140,10 +140,19 @@ SPECS: tuple[EndpointSpec, ...] = (
         "distribution_channels",
         "reference",
         "distribution_channels",
-        "/distributionchannels",
-        "Sales channels with their currency; every revenue figure is keyed by it.",
+        "/distributionchannels/details",
+        "Sales channels with their currency (every revenue figure is keyed by it), their "
+        "commission and cancellation add-ons (child tables) from the details list.",
+        sections=(
+            Section("commissionAddons", T["distribution_channel_commissions"]),
+            Section("cancellationAddons", T["distribution_channel_cancellation_addons"]),
+        ),
         events=("DISTRIBUTIONCHANNEL_EVENT",),
-        by_ids=ByIds("/distributionchannels", "distributionChannelId"),
+        by_ids=ByIds(
+            "/distributionchannels/details",
+            "distributionChannelId",
+            {"returnSections": "COMMISSION_ADDONS,CANCELLATION_ADDONS"},
+        ),
         reference=True,
     ),
     _spec(
@@ -320,6 +329,10 @@ CHILD_DESCRIPTIONS: dict[str, str] = {
     "bill_lines": "Bill lines of every payer (payer_type CUSTOMER, PAYING_CUSTOMER, AGENT).",
     "reservation_subjects": "Persons and pets booked on each reservation.",
     "availability_prices": "Stay price per rate type of each availability record.",
+    "distribution_channel_commissions": "Commission add-ons of each channel (percentage of "
+    "the agent bill's total, VAT rate, validity).",
+    "distribution_channel_cancellation_addons": "Cancellation insurance add-ons of each "
+    "channel (percentage of the stay, validity).",
     "owner_contracts": "Contracts of each owner: unit, revenue-share percentage, period.",
 }
 

@@ -54,6 +54,34 @@ _table(
     col("activeEndDate", "date"),
     col("archivedFrom", "date"),
     col("allotmentOnly", "bool"),
+    ignored=("commissionAddons", "cancellationAddons"),  # child tables below
+)
+_table(
+    "distribution_channel_commissions",
+    ("commission_addon_id",),
+    _id("commissionAddonId", required=True),
+    _id("distributionChannelId", required=True),
+    col("name"),
+    col("percentage", "float"),
+    col("calculationBase"),
+    col("vatRate", "float"),
+    col("validFrom", "date"),
+    col("validTo", "date"),
+    parent="distribution_channels",
+    parent_key={"distribution_channel_id": "distribution_channel_id"},
+)
+_table(
+    "distribution_channel_cancellation_addons",
+    ("cancellation_addon_id",),
+    _id("cancellationAddonId", required=True),
+    _id("distributionChannelId", required=True),
+    _id("resourceId"),
+    col("name"),
+    col("percentage", "float"),
+    col("validFrom", "date"),
+    col("validTo", "date"),
+    parent="distribution_channels",
+    parent_key={"distribution_channel_id": "distribution_channel_id"},
 )
 _table(
     "locations",

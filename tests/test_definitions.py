@@ -23,6 +23,8 @@ LAKE_KEYS = [
     "lake/companies",
     "lake/customer_merges",
     "lake/customers",
+    "lake/distribution_channel_cancellation_addons",
+    "lake/distribution_channel_commissions",
     "lake/distribution_channels",
     "lake/journal_entries",
     "lake/journal_reports",

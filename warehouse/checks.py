@@ -210,6 +210,21 @@ CHECKS: dict[str, CheckSpec] = {
                 order by owner_id, unit_id, month_start, currency_code
             """,
         ),
+        CheckSpec(
+            name="channel_commission_has_a_rule",
+            model="marts.channel_net_revenue_monthly",
+            description="Commission on the bills only where the channel has a commission rule "
+            "in force, never negative, never more than the room revenue it comes out of.",
+            sql="""
+                select month_start, distribution_channel_id, currency_code, nights_sold,
+                    room_revenue_net, commission_net, commission_percentage
+                from marts.channel_net_revenue_monthly
+                where (commission_net <> 0 and commission_percentage = 0)
+                    or commission_net < 0
+                    or commission_net > room_revenue_net
+                order by month_start, distribution_channel_id, currency_code
+            """,
+        ),
     )
 }
 

@@ -7,7 +7,7 @@ keeps them in sync).
 
 from __future__ import annotations
 
-from warehouse.dictionary_commercial import OWNER_STATEMENT
+from warehouse.dictionary_commercial import CHANNEL_NET_REVENUE, OWNER_STATEMENT
 from warehouse.dictionary_rates import LIST_PRICES, RATE_AVAILABILITY, RATE_EXAMPLE
 from warehouse.models import discover_models
 
@@ -242,6 +242,7 @@ MARTS: dict[str, dict[str, str]] = {
         "cumulative_difference": "Running total of difference; the asset check tests the all-time value.",
     },
     "marts.owner_statement_monthly": OWNER_STATEMENT,
+    "marts.channel_net_revenue_monthly": CHANNEL_NET_REVENUE,
 }
 
 

@@ -41,3 +41,35 @@ OWNER_STATEMENT: dict[str, str] = {
     "something changed after the close (a late change, a contract booked differently); the "
     "asset check `owner_statement_reconciles` reports closed months that differ.",
 }
+
+_DIV = "rounded half away from zero to the cent; null when the divisor is 0"
+_COMMISSION = (
+    "the commission the bills carry: the agent bill's COMMISSION (100) line, plus COMMISSION_VAT "
+    "(110, all VAT) in the gross figure, allocated to the nights like every bill line (the "
+    "sandbox posts these lines; the channel's rule is shown beside them, never used instead)"
+)
+
+CHANNEL_NET_REVENUE: dict[str, str] = {
+    "month_start": "Month of the nights.",
+    "distribution_channel_id": "Distribution channel of the reservations.",
+    "distribution_channel_code": "Code of the channel.",
+    "channel_type": "DIRECT, RESELLER or TOUROPERATOR.",
+    "currency_code": "Currency of every money column of the row (from the channel).",
+    "nights_sold": f"Stay nights of {_SOLD} sold through the channel.",
+    "room_revenue_gross": f"Room revenue, VAT included as billed ({_MONEY}).",
+    "room_revenue_net": f"Room revenue net of VAT ({_MONEY}).",
+    "commission_gross": f"Commission with its VAT: {_COMMISSION} ({_MONEY}).",
+    "commission_net": f"Commission without VAT (the 100 line only) ({_MONEY}).",
+    "net_room_revenue_gross": "room_revenue_gross - commission_gross: what the room nights "
+    f"earn after the channel's cut, VAT included ({_MONEY}).",
+    "net_room_revenue_net": f"room_revenue_net - commission_net ({_MONEY}).",
+    "adr_net": f"ADR net of VAT = room_revenue_net / nights_sold, {_DIV}.",
+    "net_adr_gross": f"Net ADR = net_room_revenue_gross / nights_sold, {_DIV}.",
+    "net_adr_net": f"Net ADR net of VAT = net_room_revenue_net / nights_sold, {_DIV}.",
+    "commission_share_of_room": "commission_net / room_revenue_net (DOUBLE; null when no room "
+    "revenue). The commission is a share of the whole agent bill (extras and tourist tax "
+    "included), so this exceeds the rule's percentage.",
+    "commission_percentage": "The channel's commission rule in force on the month's first day "
+    "(the percentages of its COMMISSION_ADDONS valid then, from /distributionchannels/details); "
+    "0 for a channel without commission.",
+}

@@ -22,6 +22,7 @@ from sandbox.world.views import RecordsView
 from .billing import BillingMixin
 from .bulk import BulkMixin
 from .cancellation import CancellationMixin
+from .channel_details import ChannelDetailsMixin
 from .clock import DEFAULT_NOW, ms, parse_datetime
 from .customers import CustomersMixin
 from .events import DEFAULT_LATE_EVENT_LAG, EventsMixin
@@ -63,6 +64,7 @@ class World(
     CancellationMixin,
     FinanceMixin,
     OwnersMixin,
+    ChannelDetailsMixin,
     CustomersMixin,
     EventsMixin,
     ReservationsMixin,

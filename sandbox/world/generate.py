@@ -219,7 +219,9 @@ class GenerateMixin(TimelineMixin):
         self._clear_cash_until(self.now)
         self._bulk_flush_postings()
         self._flush_events()
-        self._build_owners()  # last, from a random stream of its own: nothing above changes
+        # last, each from a random stream of its own: nothing above changes
+        self._build_owners()
+        self._build_channel_details(far_past)
 
     def _spawn_cart(self, t: datetime) -> Any | None:
         """A booking in progress (INIT): completed or deleted within the hour or two."""

@@ -35,7 +35,10 @@ class SimulateMixin:
             first_event = self.t["events"].next_id
             counters = {k: getattr(self, k) for k in self._COUNTERS}
             spont = self._draw_spontaneous(start, target)
-            owner_changes = self._draw_owner_changes(start, target)  # a stream of their own
+            # owners and channel details: streams of their own, so nothing else changes
+            owner_changes = sorted(
+                self._draw_owner_changes(start, target) + self._draw_channel_changes(start, target)
+            )
             oi = 0
             rest = self._stays["restime"]
             base = datetime.fromordinal(self.ord0)
@@ -77,8 +80,12 @@ class SimulateMixin:
                     if rid:
                         changed.add(rid)
                 else:
-                    self._owner_change(owner_changes[oi][1], t)
+                    kind = owner_changes[oi][1]
                     oi += 1
+                    if kind == "channel":
+                        self._channel_change(t)
+                    else:
+                        self._owner_change(kind, t)
             self.now = target
             self._clear_cash_until(target)
             self._close_owner_months(target)

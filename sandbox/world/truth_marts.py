@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from sandbox.protocol import World
+from sandbox.world.truth_channels import channel_net_revenue
 from sandbox.world.truth_frames import (
     ITEM_LINES,
     PACE_HORIZON,
@@ -65,6 +66,7 @@ MARTS = (
     "cash_clearance_daily",
     "revenue_reconciliation",
     "owner_statement_monthly",
+    "channel_net_revenue_monthly",
 )
 
 
@@ -364,4 +366,5 @@ def mart_truth(
             "cash_clearance_daily": _cash_clearance(world),
             "revenue_reconciliation": _revenue_reconciliation(res, lines, entries),
             "owner_statement_monthly": owner_statement(world),
+            "channel_net_revenue_monthly": channel_net_revenue(world, nights, lo, hi),
         }

@@ -39,6 +39,7 @@ KEYS: dict[str, list[str]] = {
     "cash_clearance_daily": ["clearance_date", "company_id", "location_id", "currency_code"],
     "revenue_reconciliation": ["company_id", "month_start", "currency_code"],
     "owner_statement_monthly": ["owner_id", "unit_id", "month_start", "currency_code"],
+    "channel_net_revenue_monthly": ["month_start", "distribution_channel_id", "currency_code"],
 }
 
 
@@ -226,6 +227,19 @@ def test_owner_statement_matches_truth(
     assert (t["owner_share_difference"] != 0).any()
 
 
+def test_channel_net_revenue_matches_truth(
+    truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
+) -> None:
+    _check("channel_net_revenue_monthly", truth, marts)
+    t = truth["channel_net_revenue_monthly"]
+    paid = t[t["commission_gross"] != 0]
+    assert len(paid) > 5 and (paid["commission_percentage"] > 0).all()
+    assert (paid["net_room_revenue_net"] < paid["room_revenue_net"]).all()
+    assert (paid["net_adr_net"] < paid["adr_net"]).all()
+    free = t[t["commission_percentage"] == 0]
+    assert len(free) > 5 and (free["commission_gross"] == 0).all()
+
+
 def test_the_comparison_catches_a_one_cent_or_one_night_change(
     truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
 ) -> None:
@@ -241,6 +255,7 @@ def test_the_comparison_catches_a_one_cent_or_one_night_change(
         ("revenue_reconciliation", "cumulative_difference", Decimal("-0.01")),
         ("owner_statement_monthly", "owner_share", Decimal("0.01")),
         ("owner_statement_monthly", "owner_use_nights", 1),
+        ("channel_net_revenue_monthly", "net_adr_net", Decimal("0.01")),
     ):
         bent = truth[name].copy()
         bent.loc[bent.index[len(bent) // 2], column] += delta

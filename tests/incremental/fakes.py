@@ -22,6 +22,7 @@ _ID_FIELDS = {
     "/units": ("units", "unitId"),
     "/locations": ("locations", "locationId"),
     "/distributionchannels": ("distribution_channels", "distributionChannelId"),
+    "/distributionchannels/details": ("distribution_channels", "distributionChannelId"),
     "/accommodationtypes/details": ("accommodation_types", "resourceId"),
     "/customers": ("customers", "customerId"),
     "/owners": ("owners", "ownerId"),
