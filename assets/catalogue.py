@@ -204,6 +204,20 @@ SPECS: tuple[EndpointSpec, ...] = (
         reference=True,
     ),
     EndpointSpec(
+        "addons",
+        "reference",
+        None,  # the keyset list of /add-ons by resourceId
+        "/add-ons",
+        TABLES["addons"],
+        "Add-ons (extras and products) with their category; prices per currency (child "
+        "table). They break the EXTRA bill lines down by product and category.",
+        sections=(Section("prices", T["addon_prices"]),),
+        list_key="resourceId",
+        events=("ADDON_EVENT",),
+        by_ids=ByIds("/add-ons", "resourceId"),
+        reference=True,
+    ),
+    EndpointSpec(
         "owners",
         "reference",
         None,  # the keyset list of /owners by ownerId
@@ -333,6 +347,7 @@ CHILD_DESCRIPTIONS: dict[str, str] = {
     "the agent bill's total, VAT rate, validity).",
     "distribution_channel_cancellation_addons": "Cancellation insurance add-ons of each "
     "channel (percentage of the stay, validity).",
+    "addon_prices": "Prices of each add-on per currency, with validity.",
     "owner_contracts": "Contracts of each owner: unit, revenue-share percentage, period.",
 }
 

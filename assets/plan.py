@@ -24,7 +24,6 @@ NOT_MODELLED: frozenset[str] = frozenset(
     {
         "ALLOTMENT_EVENT",
         "ADDITION_EVENT",
-        "ADDON_EVENT",
         "IMPLY_EVENT",
         "OFFER_EVENT",
         "RENTABILITY_EVENT",

@@ -423,6 +423,35 @@ _table(
     parent_key={"reservation_id": "reservation_id"},
 )
 _table(
+    "addons",
+    ("resource_id",),
+    _id("resourceId", required=True),
+    col("code"),
+    col("name"),
+    col("type"),
+    _id("addonCategoryId"),
+    col("categoryCode"),
+    col("categoryName"),
+    col("priceType"),
+    col("vatRate", "float"),
+    col("choosableOnInternet", "bool"),
+    col("description"),
+    col("archivedFrom", "date"),
+    ignored=("prices",),
+)
+_table(
+    "addon_prices",
+    ("addon_price_id",),
+    _id("addonPriceId", required=True),
+    _id("resourceId", required=True),
+    col("currencyCode"),
+    col("price", "money"),
+    col("validFrom", "date"),
+    col("validTo", "date"),
+    parent="addons",
+    parent_key={"resource_id": "resource_id"},
+)
+_table(
     "owners",
     ("owner_id",),
     _id("ownerId", required=True),

@@ -31,6 +31,7 @@ COLLECTIONS: dict[str, str] = {
     "cashclearances": "cashClearanceId",
     "customers": "customerId",
     "owners": "ownerId",
+    "addons": "resourceId",
     "reservations": "reservationId",
     "reservedresources": "reservedResourceId",
     "billlines": "reservationBillLineId",

@@ -15,6 +15,8 @@ from pipelines.definitions import defs
 LAKE_KEYS = [
     "lake/accommodation_type_capacities",
     "lake/accommodation_types",
+    "lake/addon_prices",
+    "lake/addons",
     "lake/availability",
     "lake/availability_prices",
     "lake/bill_lines",

@@ -225,6 +225,47 @@ CHECKS: dict[str, CheckSpec] = {
                 order by month_start, distribution_channel_id, currency_code
             """,
         ),
+        CheckSpec(
+            name="ancillary_revenue_is_categorised",
+            model="marts.ancillary_revenue_monthly",
+            description="Every extra line's add-on is known (no UNCATEGORISED revenue: a new "
+            "add-on the lake lacks), attach rates lie in [0, 1], and the categories add up "
+            "to the extras revenue_daily reports for the location and month.",
+            sql="""
+                with ancillary as (
+                    select
+                        month_start,
+                        location_id,
+                        currency_code,
+                        sum(extra_revenue_gross) as extra_revenue_gross,
+                        bool_or(addon_category_code = 'UNCATEGORISED'
+                            and extra_revenue_gross <> 0) as has_uncategorised,
+                        bool_or(attach_rate < 0 or attach_rate > 1) as bad_attach_rate,
+                    from marts.ancillary_revenue_monthly
+                    group by all
+                ),
+                daily as (
+                    select
+                        cast(date_trunc('month', date_day) as date) as month_start,
+                        location_id,
+                        currency_code,
+                        sum(total_revenue_gross - room_revenue_gross) as extra_revenue_gross,
+                    from marts.revenue_daily
+                    group by all
+                )
+                select ancillary.*, daily.extra_revenue_gross as revenue_daily_extras
+                from ancillary
+                left join daily
+                    on ancillary.month_start = daily.month_start
+                    and ancillary.location_id = daily.location_id
+                    and ancillary.currency_code = daily.currency_code
+                where has_uncategorised
+                    or bad_attach_rate
+                    or ancillary.extra_revenue_gross
+                        <> coalesce(daily.extra_revenue_gross, 0)
+                order by ancillary.month_start, ancillary.location_id, ancillary.currency_code
+            """,
+        ),
     )
 }
 

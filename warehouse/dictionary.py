@@ -7,7 +7,11 @@ keeps them in sync).
 
 from __future__ import annotations
 
-from warehouse.dictionary_commercial import CHANNEL_NET_REVENUE, OWNER_STATEMENT
+from warehouse.dictionary_commercial import (
+    ANCILLARY_REVENUE,
+    CHANNEL_NET_REVENUE,
+    OWNER_STATEMENT,
+)
 from warehouse.dictionary_rates import LIST_PRICES, RATE_AVAILABILITY, RATE_EXAMPLE
 from warehouse.models import discover_models
 
@@ -243,6 +247,7 @@ MARTS: dict[str, dict[str, str]] = {
     },
     "marts.owner_statement_monthly": OWNER_STATEMENT,
     "marts.channel_net_revenue_monthly": CHANNEL_NET_REVENUE,
+    "marts.ancillary_revenue_monthly": ANCILLARY_REVENUE,
 }
 
 

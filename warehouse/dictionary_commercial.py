@@ -73,3 +73,27 @@ CHANNEL_NET_REVENUE: dict[str, str] = {
     "(the percentages of its COMMISSION_ADDONS valid then, from /distributionchannels/details); "
     "0 for a channel without commission.",
 }
+
+ANCILLARY_REVENUE: dict[str, str] = {
+    "month_start": "Month of the nights.",
+    "location_id": "Location (park) of the stays.",
+    "currency_code": "Currency of every money column of the row (from the channel).",
+    "addon_category_code": "Category of the add-on the extra lines bill (categoryCode of "
+    "/add-ons: LINEN, CLEANING, PETS, INSURANCE in the sandbox); UNCATEGORISED when a line's "
+    "resource is no known add-on. Every EXTRA add-on category has a row wherever stays were "
+    "in house.",
+    "extra_revenue_gross": "Extra bill lines (revenue class extra: EXTRA resources of lines 10 "
+    f"and 20, stay articles 130) of {_SOLD}, allocated to the month's nights like every line "
+    f"(core.fct_bill_line_nights), VAT included as billed ({_MONEY}).",
+    "extra_revenue_net": f"The same net of VAT ({_MONEY}).",
+    "stays": f"Stays in house: {_SOLD} with a stay night in the month at the location.",
+    "stays_with_addon": "Those stays whose bills carry an extra line of the category with a "
+    "non-zero total.",
+    "attach_rate": "stays_with_addon / stays (DOUBLE; null without stays): the share of stays "
+    "that bought the category.",
+    "nights_available": "Unit nights available at the location in the month (contracts.md "
+    "section 2), the same on every currency's rows.",
+    "trevpar_part_gross": "The category's part of TRevPAR: extra_revenue_gross / "
+    f"nights_available, {_DIV}. TRevPAR = RevPAR (revenue_daily) + the parts of every category.",
+    "trevpar_part_net": f"The same net of VAT, {_DIV}.",
+}

@@ -260,6 +260,8 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
             page("/cashreservations/accounts", "cashaccounts", "Cash accounts"),
             page("/cashreservations/clearance", "cashclearances", "Cash clearances"),
             page("/customers", "customers", "Customers"),
+            page("/add-ons", "addons", "Add-ons (extras, products) with category and prices"),
+            item("/add-ons/{resourceId:int}", "addons", "One add-on"),
             page("/owners", "owners", "Owners with their contracts (units and revenue share)"),
             item("/owners/{ownerId:int}", "owners", "One owner with its contracts"),
             item("/customers/{customerId:int}", "customers", "One customer"),

@@ -19,6 +19,7 @@ from sandbox.world.reservations import ReservationsMixin
 from sandbox.world.store import Record, Table
 from sandbox.world.views import RecordsView
 
+from .addons import AddonsMixin
 from .billing import BillingMixin
 from .bulk import BulkMixin
 from .cancellation import CancellationMixin
@@ -65,6 +66,7 @@ class World(
     FinanceMixin,
     OwnersMixin,
     ChannelDetailsMixin,
+    AddonsMixin,
     CustomersMixin,
     EventsMixin,
     ReservationsMixin,

@@ -222,6 +222,7 @@ class GenerateMixin(TimelineMixin):
         # last, each from a random stream of its own: nothing above changes
         self._build_owners()
         self._build_channel_details(far_past)
+        self._build_addons(far_past)
 
     def _spawn_cart(self, t: datetime) -> Any | None:
         """A booking in progress (INIT): completed or deleted within the hour or two."""

@@ -37,7 +37,9 @@ class SimulateMixin:
             spont = self._draw_spontaneous(start, target)
             # owners and channel details: streams of their own, so nothing else changes
             owner_changes = sorted(
-                self._draw_owner_changes(start, target) + self._draw_channel_changes(start, target)
+                self._draw_owner_changes(start, target)
+                + self._draw_channel_changes(start, target)
+                + self._draw_addon_changes(start, target)
             )
             oi = 0
             rest = self._stays["restime"]
@@ -84,6 +86,8 @@ class SimulateMixin:
                     oi += 1
                     if kind == "channel":
                         self._channel_change(t)
+                    elif kind == "addon":
+                        self._addon_change(t)
                     else:
                         self._owner_change(kind, t)
             self.now = target

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from sandbox.protocol import World
+from sandbox.world.truth_ancillary import ancillary_revenue
 from sandbox.world.truth_channels import channel_net_revenue
 from sandbox.world.truth_frames import (
     ITEM_LINES,
@@ -67,6 +68,7 @@ MARTS = (
     "revenue_reconciliation",
     "owner_statement_monthly",
     "channel_net_revenue_monthly",
+    "ancillary_revenue_monthly",
 )
 
 
@@ -367,4 +369,5 @@ def mart_truth(
             "revenue_reconciliation": _revenue_reconciliation(res, lines, entries),
             "owner_statement_monthly": owner_statement(world),
             "channel_net_revenue_monthly": channel_net_revenue(world, nights, lo, hi),
+            "ancillary_revenue_monthly": ancillary_revenue(world, nights, lines, lo, hi),
         }

@@ -342,6 +342,32 @@ def default_fixture() -> dict[str, Any]:
             }
             for i in range(1, 6)
         ],
+        "addons": [
+            {
+                "resourceId": 900001,
+                "code": "LINEN",
+                "name": "Bed linen package",
+                "type": "EXTRA",
+                "addonCategoryId": 1,
+                "categoryCode": "LINEN",
+                "categoryName": "Linen and towels",
+                "priceType": "PERSON",
+                "vatRate": 21.0,
+                "choosableOnInternet": True,
+                "description": "Bed linen package",
+                "archivedFrom": None,
+                "prices": [
+                    {
+                        "addonPriceId": 1,
+                        "resourceId": 900001,
+                        "currencyCode": "EUR",
+                        "price": 12.5,
+                        "validFrom": "2020-01-01",
+                        "validTo": None,
+                    }
+                ],
+            }
+        ],
         "owners": [
             {
                 "ownerId": 7000 + i,

@@ -40,6 +40,12 @@ KEYS: dict[str, list[str]] = {
     "revenue_reconciliation": ["company_id", "month_start", "currency_code"],
     "owner_statement_monthly": ["owner_id", "unit_id", "month_start", "currency_code"],
     "channel_net_revenue_monthly": ["month_start", "distribution_channel_id", "currency_code"],
+    "ancillary_revenue_monthly": [
+        "month_start",
+        "location_id",
+        "currency_code",
+        "addon_category_code",
+    ],
 }
 
 
@@ -240,6 +246,27 @@ def test_channel_net_revenue_matches_truth(
     assert len(free) > 5 and (free["commission_gross"] == 0).all()
 
 
+def test_ancillary_revenue_matches_truth(
+    truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
+) -> None:
+    _check("ancillary_revenue_monthly", truth, marts)
+    t = truth["ancillary_revenue_monthly"]
+    assert {"LINEN", "CLEANING", "PETS"} <= set(
+        t[t["extra_revenue_gross"] > 0]["addon_category_code"]
+    )
+    assert "UNCATEGORISED" not in set(t["addon_category_code"])
+    rates = t["attach_rate"].dropna()
+    assert (rates > 0).sum() > 20 and (rates <= 1).all()
+    # the categories add up to revenue_daily's extras (total - room) per location and month
+    daily = truth["revenue_daily"].copy()
+    daily["month_start"] = [d.replace(day=1) for d in daily["date_day"]]
+    daily["extra"] = daily["total_revenue_gross"] - daily["room_revenue_gross"]
+    keys = ["month_start", "location_id", "currency_code"]
+    want = daily.groupby(keys)["extra"].sum()
+    got = t.groupby(keys)["extra_revenue_gross"].sum()
+    assert (got - want.reindex(got.index).fillna(0) == 0).all()
+
+
 def test_the_comparison_catches_a_one_cent_or_one_night_change(
     truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
 ) -> None:
@@ -256,6 +283,7 @@ def test_the_comparison_catches_a_one_cent_or_one_night_change(
         ("owner_statement_monthly", "owner_share", Decimal("0.01")),
         ("owner_statement_monthly", "owner_use_nights", 1),
         ("channel_net_revenue_monthly", "net_adr_net", Decimal("0.01")),
+        ("ancillary_revenue_monthly", "stays_with_addon", 1),
     ):
         bent = truth[name].copy()
         bent.loc[bent.index[len(bent) // 2], column] += delta

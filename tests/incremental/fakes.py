@@ -26,6 +26,7 @@ _ID_FIELDS = {
     "/accommodationtypes/details": ("accommodation_types", "resourceId"),
     "/customers": ("customers", "customerId"),
     "/owners": ("owners", "ownerId"),
+    "/add-ons": ("addons", "resourceId"),
     "/cashreservations/clearance": ("cash_clearances", "cashClearanceId"),
 }
 
