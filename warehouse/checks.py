@@ -266,6 +266,37 @@ CHECKS: dict[str, CheckSpec] = {
                 order by ancillary.month_start, ancillary.location_id, ancillary.currency_code
             """,
         ),
+        CheckSpec(
+            name="guest_mix_dimensions_agree",
+            model="marts.guest_mix_monthly",
+            description="In every month each dimension splits the same stays, nights and guests "
+            "(no stay lost or counted twice by a bucket rule or a missing customer).",
+            sql="""
+                with per_dimension as (
+                    select
+                        month_start,
+                        dimension,
+                        sum(stays) as stays,
+                        sum(nights) as nights,
+                        sum(guests) as guests,
+                    from marts.guest_mix_monthly
+                    group by all
+                )
+                select
+                    month_start,
+                    count(distinct dimension) as dimensions,
+                    count(distinct stays) as stay_totals,
+                    count(distinct nights) as night_totals,
+                    count(distinct guests) as guest_totals,
+                from per_dimension
+                group by month_start
+                having count(distinct dimension) <> 6
+                    or count(distinct stays) > 1
+                    or count(distinct nights) > 1
+                    or count(distinct guests) > 1
+                order by month_start
+            """,
+        ),
     )
 }
 

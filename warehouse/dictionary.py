@@ -10,6 +10,7 @@ from __future__ import annotations
 from warehouse.dictionary_commercial import (
     ANCILLARY_REVENUE,
     CHANNEL_NET_REVENUE,
+    GUEST_MIX,
     OWNER_STATEMENT,
 )
 from warehouse.dictionary_rates import LIST_PRICES, RATE_AVAILABILITY, RATE_EXAMPLE
@@ -248,6 +249,7 @@ MARTS: dict[str, dict[str, str]] = {
     "marts.owner_statement_monthly": OWNER_STATEMENT,
     "marts.channel_net_revenue_monthly": CHANNEL_NET_REVENUE,
     "marts.ancillary_revenue_monthly": ANCILLARY_REVENUE,
+    "marts.guest_mix_monthly": GUEST_MIX,
 }
 
 

@@ -97,3 +97,22 @@ ANCILLARY_REVENUE: dict[str, str] = {
     f"nights_available, {_DIV}. TRevPAR = RevPAR (revenue_daily) + the parts of every category.",
     "trevpar_part_net": f"The same net of VAT, {_DIV}.",
 }
+
+GUEST_MIX: dict[str, str] = {
+    "month_start": "Arrival month of the stays.",
+    "dimension": "What the stays are split by, one at a time: guest_type, country, party_size, "
+    "length_of_stay, booking_window, arrival_weekday. Each dimension's rows add up to the "
+    "month's stays.",
+    "bucket": "The value: guest_type first / repeat (repeat: the customer, merges resolved, "
+    "has a stay arriving earlier; ties by reservation id); country the customer's countryCode "
+    "(UNKNOWN when none); party_size persons booked (PERSON subjects; 6+); length_of_stay "
+    "nights (1, 2, 3, 4, 5-6, 7, 8-13, 14+); booking_window days from the booking date to "
+    "arrival (0-6, 7-13, 14-29, 30-59, 60-89, 90-179, 180+); arrival_weekday MON..SUN.",
+    "bucket_order": "Sort order of the buckets within a dimension (the lowest value of a range; "
+    "ISO weekday; 0 for country).",
+    "stays": f"{_SOLD} arriving in the month, in the bucket.",
+    "nights": "Their nights (departure - arrival).",
+    "guests": "Their persons booked.",
+    "share_of_stays": "stays / the month's stays (DOUBLE): for guest_type 'repeat' the "
+    "repeat-guest share; for country the country mix.",
+}

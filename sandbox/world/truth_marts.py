@@ -52,6 +52,7 @@ from sandbox.world.truth_frames import (
     ord_of,
     reservations_of,
 )
+from sandbox.world.truth_guests import guest_mix
 from sandbox.world.truth_owners import owner_statement
 from sandbox.world.truth_pricing import (
     rate_availability,
@@ -69,6 +70,7 @@ MARTS = (
     "owner_statement_monthly",
     "channel_net_revenue_monthly",
     "ancillary_revenue_monthly",
+    "guest_mix_monthly",
 )
 
 
@@ -370,4 +372,5 @@ def mart_truth(
             "owner_statement_monthly": owner_statement(world),
             "channel_net_revenue_monthly": channel_net_revenue(world, nights, lo, hi),
             "ancillary_revenue_monthly": ancillary_revenue(world, nights, lines, lo, hi),
+            "guest_mix_monthly": guest_mix(world, res),
         }

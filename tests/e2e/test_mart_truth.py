@@ -46,6 +46,7 @@ KEYS: dict[str, list[str]] = {
         "currency_code",
         "addon_category_code",
     ],
+    "guest_mix_monthly": ["month_start", "dimension", "bucket"],
 }
 
 
@@ -267,6 +268,28 @@ def test_ancillary_revenue_matches_truth(
     assert (got - want.reindex(got.index).fillna(0) == 0).all()
 
 
+def test_guest_mix_matches_truth(
+    truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
+) -> None:
+    _check("guest_mix_monthly", truth, marts)
+    t = truth["guest_mix_monthly"]
+    assert set(t["dimension"]) == {
+        "guest_type",
+        "country",
+        "party_size",
+        "length_of_stay",
+        "booking_window",
+        "arrival_weekday",
+    }
+    repeat = t[(t["dimension"] == "guest_type") & (t["bucket"] == "repeat")]
+    assert repeat["stays"].sum() > 50 and (repeat["share_of_stays"] < 0.6).all()
+    assert t[t["dimension"] == "country"]["bucket"].nunique() >= 4
+    assert t[t["dimension"] == "booking_window"]["bucket"].nunique() == 7
+    # every dimension splits the same stays
+    per = t.groupby(["month_start", "dimension"])["stays"].sum().unstack()
+    assert (per.nunique(axis=1) == 1).all()
+
+
 def test_the_comparison_catches_a_one_cent_or_one_night_change(
     truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
 ) -> None:
@@ -284,6 +307,7 @@ def test_the_comparison_catches_a_one_cent_or_one_night_change(
         ("owner_statement_monthly", "owner_use_nights", 1),
         ("channel_net_revenue_monthly", "net_adr_net", Decimal("0.01")),
         ("ancillary_revenue_monthly", "stays_with_addon", 1),
+        ("guest_mix_monthly", "nights", 1),
     ):
         bent = truth[name].copy()
         bent.loc[bent.index[len(bent) // 2], column] += delta
