@@ -147,7 +147,7 @@ class OwnersMixin:
                 continue
             ti = unit_loc[unit]
             rep = self._owner_report(ti.company_id, cur, month)
-            posted = _month_after(month).isoformat()
+            posted = (_month_after(month) - timedelta(days=1)).isoformat()  # within the period
             amount = abs(share) / 100
             credit = share > 0
             tbl.add(
