@@ -70,7 +70,9 @@ def _cents(amount: Any) -> int:
     return 0 if amount is None else int(Decimal(str(amount)).scaleb(2))
 
 
-def unit_nights(world: Any, unit_ids: set[int]) -> list[dict[str, Any]]:
+def unit_nights(
+    world: Any, unit_ids: set[int], candidates: Iterable[int] | None = None
+) -> list[dict[str, Any]]:
     """Every reservation night on the given units, with its room money in cents.
 
     A reservation's unit is its first ACCOMMODATIONTYPE reserved resource's (pk order), as in
@@ -78,12 +80,20 @@ def unit_nights(world: Any, unit_ids: set[int]) -> list[dict[str, Any]]:
     resource, spread over their own period, else their reserved resource's, else the stay's;
     net = total - the VAT it includes. Rows: reservation_id, unit_id, ord, currency_code,
     stay_night, sold (on the books, type RESERVATION, category not OWNER / BLOCK), owner_use (on
-    the books, category OWNER), room, room_net. `world` is any `sandbox.protocol.World`.
+    the books, category OWNER), room, room_net. `world` is any `sandbox.protocol.World`;
+    `candidates` (reservation ids) limits the reservations read, else every one is.
     """
     first_rr: dict[int, dict[str, Any]] = {}
-    for rr in world.records("reservedresources"):
-        if rr["type"] == "ACCOMMODATIONTYPE" and rr["reservationId"] not in first_rr:
-            first_rr[rr["reservationId"]] = rr
+    if candidates is None:  # every reservation (the ground truth)
+        for rr in world.records("reservedresources"):
+            if rr["type"] == "ACCOMMODATIONTYPE" and rr["reservationId"] not in first_rr:
+                first_rr[rr["reservationId"]] = rr
+    else:  # only these reservations (the world knows which ones hold its owned units)
+        for rid in sorted(candidates):
+            for rr in world.children("reservedresources", rid):
+                if rr["type"] == "ACCOMMODATIONTYPE":
+                    first_rr[rid] = rr
+                    break
     currency = {
         c["distributionChannelId"]: c.get("currencyCode")
         for c in world.records("distributionchannels")

@@ -129,9 +129,15 @@ class OwnersMixin:
         if first >= stop:
             return
         contracts = contracts_by_unit(self.t["owners"].records())
+        # the reservations on the books that hold an owned unit in those months (`occ` holds
+        # every on-the-books stay's unit nights), instead of reading every reservation
+        rows = [self.unit_index(u) for u in contracts]
+        lo = max(first.toordinal() - self.ord0, 0)
+        hi = max(min(stop.toordinal() - self.ord0, self.occ.shape[1]), lo)
+        held = np.unique(self.occ[rows, lo:hi]) if rows else np.zeros(0, dtype=np.int64)
         nights = [
             n
-            for n in unit_nights(self, set(contracts))
+            for n in unit_nights(self, set(contracts), [int(r) for r in held if r])
             if first.toordinal() <= n["ord"] < stop.toordinal()
         ]
         unit_loc = {
