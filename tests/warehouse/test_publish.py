@@ -103,6 +103,8 @@ def test_only_rebuilds_the_models_of_changed_tables(lake, tmp_path: Path) -> Non
         "marts.rate_availability_daily",
         "marts.booking_pace",
         "marts.channel_mix_monthly",
+        "marts.channel_net_revenue_monthly",  # both read core.dim_dates (the range)
+        "marts.ancillary_revenue_monthly",
     }
     result = build_warehouse(tmp_path, only=only)
     assert set(result.models) == only
