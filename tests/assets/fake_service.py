@@ -10,7 +10,8 @@ import copy
 from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import date, timedelta
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, ClassVar
 
 from pipelines.resources import ReservationServiceResource
 
@@ -131,6 +132,29 @@ def default_fixture() -> dict[str, Any]:
                 "activeEndDate": None,
                 "archivedFrom": None,
                 "allotmentOnly": False,
+                "commissionAddons": [
+                    {
+                        "commissionAddonId": 2,
+                        "distributionChannelId": 2,
+                        "name": "Commission TO-UK",
+                        "percentage": 12.5,
+                        "calculationBase": "BILL_TOTAL",
+                        "vatRate": 21.0,
+                        "validFrom": "2020-01-01",
+                        "validTo": None,
+                    }
+                ],
+                "cancellationAddons": [
+                    {
+                        "cancellationAddonId": 2,
+                        "distributionChannelId": 2,
+                        "resourceId": 900010,
+                        "name": "Cancellation insurance",
+                        "percentage": 4.5,
+                        "validFrom": "2020-01-01",
+                        "validTo": None,
+                    }
+                ],
             },
         ],
         "locations": [
@@ -429,9 +453,19 @@ def register(name: str, data: dict[str, Any]) -> str:
 class FakeService:
     """Same method names as `service.api.ReservationService`; pages from a fixture."""
 
+    # the catalogue's keyset streams (no facade method): path -> fixture list
+    KEYSET: ClassVar[dict[str, str]] = {"/owners": "owners", "/add-ons": "addons"}
+
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
         self.stats: Counter[str] = Counter()
+        self.client = SimpleNamespace(iter_keyset=self._keyset)
+
+    def _keyset(
+        self, path: str, key: str, *, params: dict[str, Any] | None = None
+    ) -> AsyncIterator[list[Record]]:
+        name = self.KEYSET[path]
+        return self._pages(name, self.data.get(name, []))
 
     async def __aenter__(self) -> FakeService:
         return self
