@@ -140,10 +140,19 @@ SPECS: tuple[EndpointSpec, ...] = (
         "distribution_channels",
         "reference",
         "distribution_channels",
-        "/distributionchannels",
-        "Sales channels with their currency; every revenue figure is keyed by it.",
+        "/distributionchannels/details",
+        "Sales channels with their currency (every revenue figure is keyed by it), their "
+        "commission and cancellation add-ons (child tables) from the details list.",
+        sections=(
+            Section("commissionAddons", T["distribution_channel_commissions"]),
+            Section("cancellationAddons", T["distribution_channel_cancellation_addons"]),
+        ),
         events=("DISTRIBUTIONCHANNEL_EVENT",),
-        by_ids=ByIds("/distributionchannels", "distributionChannelId"),
+        by_ids=ByIds(
+            "/distributionchannels/details",
+            "distributionChannelId",
+            {"returnSections": "COMMISSION_ADDONS,CANCELLATION_ADDONS"},
+        ),
         reference=True,
     ),
     _spec(
@@ -259,6 +268,34 @@ SPECS: tuple[EndpointSpec, ...] = (
         events=("RESERVABILITY_EVENT",),
         reference=True,
     ),
+    EndpointSpec(
+        "addons",
+        "reference",
+        None,  # the keyset list of /add-ons by resourceId
+        "/add-ons",
+        TABLES["addons"],
+        "Add-ons (extras and products) with their category; prices per currency (child "
+        "table). They break the EXTRA bill lines down by product and category.",
+        sections=(Section("prices", T["addon_prices"]),),
+        list_key="resourceId",
+        events=("ADDON_EVENT",),
+        by_ids=ByIds("/add-ons", "resourceId"),
+        reference=True,
+    ),
+    EndpointSpec(
+        "owners",
+        "reference",
+        None,  # the keyset list of /owners by ownerId
+        "/owners",
+        TABLES["owners"],
+        "Owners of privately owned units (ids, country, language; no name or contact) with "
+        "their contracts: unit, revenue-share percentage and period (child table).",
+        sections=(Section("contracts", T["owner_contracts"]),),
+        list_key="ownerId",
+        events=("OWNER_EVENT",),
+        by_ids=ByIds("/owners", "ownerId"),
+        reference=True,
+    ),
     # finance
     _spec(
         "companies",
@@ -371,6 +408,12 @@ CHILD_DESCRIPTIONS: dict[str, str] = {
     "bill_lines": "Bill lines of every payer (payer_type CUSTOMER, PAYING_CUSTOMER, AGENT).",
     "reservation_subjects": "Persons and pets booked on each reservation.",
     "availability_prices": "Stay price per rate type of each availability record.",
+    "distribution_channel_commissions": "Commission add-ons of each channel (percentage of "
+    "the agent bill's total, VAT rate, validity).",
+    "distribution_channel_cancellation_addons": "Cancellation insurance add-ons of each "
+    "channel (percentage of the stay, validity).",
+    "addon_prices": "Prices of each add-on per currency, with validity.",
+    "owner_contracts": "Contracts of each owner: unit, revenue-share percentage, period.",
 }
 
 

@@ -23,10 +23,8 @@ from lake.state import Cursor
 NOT_MODELLED: frozenset[str] = frozenset(
     {
         "ADDITION_EVENT",
-        "ADDON_EVENT",
         "IMPLY_EVENT",
         "OFFER_EVENT",
-        "OWNER_EVENT",
     }
 )
 # Type-scoped events (rates, availability) may concern offers (entityType); only accommodation

@@ -4,12 +4,14 @@ catalogue page all take their text from here.
 
 A column is described by its table's entry, else by the meaning its name has in every table
 (`SHARED`); coded columns list their codes with the names the real service documents
-(`lake.schema`), so `status` says which number is CANCELLED. `tests/warehouse/test_catalog.py`
-fails on a lake column without a description.
+(`lake.schema`), so `status` says which number is CANCELLED. The commercial areas' entries
+(commissions, add-ons, owners) live in `lake.column_docs_commercial`. `tests/warehouse/
+test_catalog.py` fails on a lake column without a description.
 """
 
 from __future__ import annotations
 
+from lake.column_docs_commercial import COMMERCIAL_ENTITIES, COMMERCIAL_TABLES
 from lake.schema import CODE_NAMES, Column, Table
 
 LINEAGE: dict[str, str] = {
@@ -73,6 +75,7 @@ ENTITIES: dict[str, str] = {
     "companies": "company",
     "cash_accounts": "cash account",
     "reserved_resources": "reserved resource (as the service names it)",
+    **COMMERCIAL_ENTITIES,
 }
 
 TABLES: dict[str, dict[str, str]] = {
@@ -350,6 +353,8 @@ TABLES: dict[str, dict[str, str]] = {
         "reservable": "True when the resource may be reserved at all.",
         "reservable_on_internet": "True when it may be reserved online.",
     },
+    # the channels' commission and cancellation add-ons, the add-ons and the owners
+    **COMMERCIAL_TABLES,
 }
 
 

@@ -55,6 +55,34 @@ _table(
     col("activeEndDate", "date"),
     col("archivedFrom", "date"),
     col("allotmentOnly", "bool"),
+    ignored=("commissionAddons", "cancellationAddons"),  # child tables below
+)
+_table(
+    "distribution_channel_commissions",
+    ("commission_addon_id",),
+    _id("commissionAddonId", required=True),
+    _id("distributionChannelId", required=True),
+    col("name"),
+    col("percentage", "float"),
+    col("calculationBase"),
+    col("vatRate", "float"),
+    col("validFrom", "date"),
+    col("validTo", "date"),
+    parent="distribution_channels",
+    parent_key={"distribution_channel_id": "distribution_channel_id"},
+)
+_table(
+    "distribution_channel_cancellation_addons",
+    ("cancellation_addon_id",),
+    _id("cancellationAddonId", required=True),
+    _id("distributionChannelId", required=True),
+    _id("resourceId"),
+    col("name"),
+    col("percentage", "float"),
+    col("validFrom", "date"),
+    col("validTo", "date"),
+    parent="distribution_channels",
+    parent_key={"distribution_channel_id": "distribution_channel_id"},
 )
 _table(
     "locations",
@@ -399,3 +427,60 @@ _table(
 # The supply areas (operations, allotments, rentability) are described in `lake.tables_supply`.
 for _supply in SUPPLY_TABLES:
     TABLES[_supply.name] = _supply
+_table(
+    "addons",
+    ("resource_id",),
+    _id("resourceId", required=True),
+    col("code"),
+    col("name"),
+    col("type"),
+    _id("addonCategoryId"),
+    col("categoryCode"),
+    col("categoryName"),
+    col("priceType"),
+    col("vatRate", "float"),
+    col("choosableOnInternet", "bool"),
+    col("description"),
+    col("archivedFrom", "date"),
+    ignored=("prices",),
+)
+_table(
+    "addon_prices",
+    ("addon_price_id",),
+    _id("addonPriceId", required=True),
+    _id("resourceId", required=True),
+    col("currencyCode"),
+    col("price", "money"),
+    col("validFrom", "date"),
+    col("validTo", "date"),
+    parent="addons",
+    parent_key={"resource_id": "resource_id"},
+)
+_table(
+    "owners",
+    ("owner_id",),
+    _id("ownerId", required=True),
+    col("code"),
+    col("countryCode"),
+    col("language"),
+    col("createdDate", "datetime"),
+    col("modifiedDate", "datetime"),
+    # an owner is a private person: name, contact and address never land (not even with PII
+    # allowed: nothing downstream needs them); the contracts become their own table
+    ignored=("firstName", "lastName", "email", "phone", "address", "contracts"),
+)
+_table(
+    "owner_contracts",
+    ("contract_id",),
+    _id("contractId", required=True),
+    _id("ownerId", required=True),
+    _id("unitId"),
+    _id("resourceId"),
+    col("contractType"),
+    col("shareBasis"),
+    col("revenueSharePercentage", "float"),
+    col("startDate", "date"),
+    col("endDate", "date"),
+    parent="owners",
+    parent_key={"owner_id": "owner_id"},
+)

@@ -30,6 +30,8 @@ COLLECTIONS: dict[str, str] = {
     "cashaccounts": "cashAccountId",
     "cashclearances": "cashClearanceId",
     "customers": "customerId",
+    "owners": "ownerId",
+    "addons": "resourceId",
     "reservations": "reservationId",
     "reservedresources": "reservedResourceId",
     "billlines": "reservationBillLineId",

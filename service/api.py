@@ -35,6 +35,9 @@ RESERVATION_SECTIONS = (
 KEYSET_PARAMS_ALLOWANCE = 160  # room kept in the URL for keyset filters, sort, page and size
 
 
+CHANNEL_DETAIL_SECTIONS = "COMMISSION_ADDONS,CANCELLATION_ADDONS"
+
+
 class ReservationService:
     """Typed facade over a `ServiceClient`; use `async with ReservationService.connect(cfg)`."""
 
@@ -80,7 +83,15 @@ class ReservationService:
 
     # ---------------------------------------------------------------- reference data
 
-    def distribution_channels(self) -> Pages:
+    def distribution_channels(self, *, with_details: bool = True) -> Pages:
+        """Channels; with their commission and cancellation add-ons from the details list
+        (real-service-notes 8.3) unless `with_details` is False."""
+        if with_details:
+            return self.client.iter_keyset(
+                "/distributionchannels/details",
+                "distributionChannelId",
+                params={"returnSections": CHANNEL_DETAIL_SECTIONS},
+            )
         return self.client.iter_keyset("/distributionchannels", "distributionChannelId")
 
     def locations(self) -> Pages:

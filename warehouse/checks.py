@@ -225,6 +225,113 @@ CHECKS: dict[str, CheckSpec] = {
                 "rel_tolerance": DEFAULT_REL_TOLERANCE,
             },
         ),
+        CheckSpec(
+            name="owner_statement_reconciles",
+            model="marts.owner_statement_monthly",
+            description="Every month closed before the build's as-of month: the owner share "
+            "the statement computes equals the share booked in the owner journals (ledger "
+            "1610), and no share exceeds the net room revenue it is a part of.",
+            sql="""
+                select owner_id, unit_id, month_start, currency_code, room_revenue_net,
+                    owner_share, journal_owner_share, owner_share_difference
+                from marts.owner_statement_monthly
+                where (
+                        owner_share_difference <> 0
+                        and month_start < (
+                            select date_trunc('month', max(as_of)) from meta.build_settings
+                        )
+                    )
+                    or abs(owner_share) > abs(room_revenue_net)
+                order by owner_id, unit_id, month_start, currency_code
+            """,
+        ),
+        CheckSpec(
+            name="channel_commission_has_a_rule",
+            model="marts.channel_net_revenue_monthly",
+            description="Commission on the bills only where the channel has a commission rule "
+            "in force, never negative, never more than the room revenue it comes out of.",
+            sql="""
+                select month_start, distribution_channel_id, currency_code, nights_sold,
+                    room_revenue_net, commission_net, commission_percentage
+                from marts.channel_net_revenue_monthly
+                where (commission_net <> 0 and commission_percentage = 0)
+                    or commission_net < 0
+                    or commission_net > room_revenue_net
+                order by month_start, distribution_channel_id, currency_code
+            """,
+        ),
+        CheckSpec(
+            name="ancillary_revenue_is_categorised",
+            model="marts.ancillary_revenue_monthly",
+            description="Every extra line's add-on is known (no UNCATEGORISED revenue: a new "
+            "add-on the lake lacks), attach rates lie in [0, 1], and the categories add up "
+            "to the extras revenue_daily reports for the location and month.",
+            sql="""
+                with ancillary as (
+                    select
+                        month_start,
+                        location_id,
+                        currency_code,
+                        sum(extra_revenue_gross) as extra_revenue_gross,
+                        bool_or(addon_category_code = 'UNCATEGORISED'
+                            and extra_revenue_gross <> 0) as has_uncategorised,
+                        bool_or(attach_rate < 0 or attach_rate > 1) as bad_attach_rate,
+                    from marts.ancillary_revenue_monthly
+                    group by all
+                ),
+                daily as (
+                    select
+                        cast(date_trunc('month', date_day) as date) as month_start,
+                        location_id,
+                        currency_code,
+                        sum(total_revenue_gross - room_revenue_gross) as extra_revenue_gross,
+                    from marts.revenue_daily
+                    group by all
+                )
+                select ancillary.*, daily.extra_revenue_gross as revenue_daily_extras
+                from ancillary
+                left join daily
+                    on ancillary.month_start = daily.month_start
+                    and ancillary.location_id = daily.location_id
+                    and ancillary.currency_code = daily.currency_code
+                where has_uncategorised
+                    or bad_attach_rate
+                    or ancillary.extra_revenue_gross
+                        <> coalesce(daily.extra_revenue_gross, 0)
+                order by ancillary.month_start, ancillary.location_id, ancillary.currency_code
+            """,
+        ),
+        CheckSpec(
+            name="guest_mix_dimensions_agree",
+            model="marts.guest_mix_monthly",
+            description="In every month each dimension splits the same stays, nights and guests "
+            "(no stay lost or counted twice by a bucket rule or a missing customer).",
+            sql="""
+                with per_dimension as (
+                    select
+                        month_start,
+                        dimension,
+                        sum(stays) as stays,
+                        sum(nights) as nights,
+                        sum(guests) as guests,
+                    from marts.guest_mix_monthly
+                    group by all
+                )
+                select
+                    month_start,
+                    count(distinct dimension) as dimensions,
+                    count(distinct stays) as stay_totals,
+                    count(distinct nights) as night_totals,
+                    count(distinct guests) as guest_totals,
+                from per_dimension
+                group by month_start
+                having count(distinct dimension) <> 6
+                    or count(distinct stays) > 1
+                    or count(distinct nights) > 1
+                    or count(distinct guests) > 1
+                order by month_start
+            """,
+        ),
     )
 }
 

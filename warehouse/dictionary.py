@@ -7,6 +7,12 @@ One structure feeds the `COMMENT ON COLUMN`s the builder writes into the warehou
 
 from __future__ import annotations
 
+from warehouse.dictionary_commercial import (
+    ANCILLARY_REVENUE,
+    CHANNEL_NET_REVENUE,
+    GUEST_MIX,
+    OWNER_STATEMENT,
+)
 from warehouse.dictionary_pace import BOOKING_PACE
 from warehouse.dictionary_rates import RATE_AVAILABILITY
 from warehouse.dictionary_sales import SALES_MARTS
@@ -230,6 +236,10 @@ MARTS: dict[str, dict[str, str]] = {
         "cumulative_journal_revenue": "Running total of journal_revenue per company and currency.",
         "cumulative_difference": "Running total of difference; the asset check tests the all-time value.",
     },
+    "marts.owner_statement_monthly": OWNER_STATEMENT,
+    "marts.channel_net_revenue_monthly": CHANNEL_NET_REVENUE,
+    "marts.ancillary_revenue_monthly": ANCILLARY_REVENUE,
+    "marts.guest_mix_monthly": GUEST_MIX,
 }
 
 # The grain of each mart: the columns that identify a row (unique in every build; the catalogue
@@ -270,4 +280,17 @@ GRAIN: dict[str, tuple[str, ...]] = {
         "distribution_channel_id",
     ),
     "marts.orphan_nights": ("date_day", "accommodation_type_id"),
+    "marts.owner_statement_monthly": ("owner_id", "unit_id", "month_start", "currency_code"),
+    "marts.channel_net_revenue_monthly": (
+        "month_start",
+        "distribution_channel_id",
+        "currency_code",
+    ),
+    "marts.ancillary_revenue_monthly": (
+        "month_start",
+        "location_id",
+        "currency_code",
+        "addon_category_code",
+    ),
+    "marts.guest_mix_monthly": ("month_start", "dimension", "bucket"),
 }

@@ -41,6 +41,14 @@ CORE: dict[str, dict[str, str]] = {
     "core.dim_distribution_channels": {
         "parent_distribution_channel_id": "Parent channel (null at the top).",
     },
+    "core.dim_owner_contracts": {
+        "owner_country_code": "ISO country code of the contract's owner (the country of their "
+        "address).",
+        "owner_language": "Language the contract's owner corresponds in.",
+        "share_basis_points": "revenue_share_percentage in whole basis points (hundredths of a "
+        "percent, rounded): the owner share of a contract's month is its room revenue net in "
+        "cents x basis points / 10000, rounded half away from zero, in exact integers.",
+    },
     "core.dim_dates": {
         "date_day": "The date (one row per date the models use).",
         "month_start": "First day of its calendar month.",
@@ -73,6 +81,16 @@ CORE: dict[str, dict[str, str]] = {
         "away from zero, for item lines; the whole line for COMMISSION_VAT (110); else 0.",
         "line_nights": "Nights of the line's own period (end_date - start_date).",
         "currency_code": "Currency of the line: its reservation's distribution channel's.",
+    },
+    "core.fct_bill_line_nights": {
+        "night_date": "Night D the share of the line falls on: a night of the line's own "
+        "period, else its reserved resource's, else the accommodation's (the first night for a "
+        "period of zero or negative length).",
+        "cents": "The line's total, VAT included, allocated to night D in integer cents: total "
+        "// nights on each night, the first |total| mod nights nights taking one cent more (the "
+        "nights of a line add up to its total).",
+        "net_cents": "The line's total less its VAT (total_cents - vat_cents) allocated to night "
+        "D by the same rule, in integer cents.",
     },
     "core.fct_cash_clearances": {
         "counted_total": "counted cash + card + cheque + ANCV (a missing count as 0).",

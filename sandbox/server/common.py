@@ -43,6 +43,8 @@ STRICT_RESERVATION_SECTIONS = (
 )
 SUBJECTS_FIELD = {"default": "subjects", "strict": "reservationSubjects"}
 ACCOMMODATION_SECTIONS = ("CAPACITIES",)
+# real-service-notes 8.3; the sandbox fills the first two (sandbox/world/channel_details.py)
+CHANNEL_SECTIONS = ("COMMISSION_ADDONS", "CANCELLATION_ADDONS", "RATETYPES", "IMAGES")
 ERROR_NAMES = {
     400: "BAD_REQUEST",
     401: "UNAUTHORIZED",

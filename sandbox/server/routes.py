@@ -11,7 +11,7 @@ from starlette.routing import Route
 from sandbox.openapi import Endpoint, Param
 from sandbox.protocol import Record, World
 from sandbox.server.admin import AdminHandlers
-from sandbox.server.common import ADMIN_PREFIX, SERVICE_PREFIX, ApiError
+from sandbox.server.common import ADMIN_PREFIX, CHANNEL_SECTIONS, SERVICE_PREFIX, ApiError
 from sandbox.server.encoding import View
 from sandbox.server.handlers import ResourceHandlers
 from sandbox.server.pages import PageHandlers
@@ -49,6 +49,9 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
             description="comma-separated or repeated reservation ids",
         )
         sections = Param("returnSections", "string", list=True)
+        channel_sections = Param(
+            "returnSections", "string", list=True, description=", ".join(CHANNEL_SECTIONS)
+        )
         payer = Param("payerType", "string", description="CUSTOMER | PAYING_CUSTOMER | AGENT")
         avail = tuple(
             Param(n, t)
@@ -148,10 +151,25 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
                 "Distribution channels",
                 no_content=True,
             ),
+            page(
+                "/distributionchannels/details",
+                "distributionchannels",
+                "Distribution channels with commission and cancellation add-ons",
+                no_content=True,
+                view=self._channel_details,
+                params=(channel_sections,),
+            ),
             item(
                 "/distributionchannels/{distributionChannelId:int}",
                 "distributionchannels",
                 "One distribution channel",
+            ),
+            item(
+                "/distributionchannels/{distributionChannelId:int}/details",
+                "distributionchannels",
+                "One distribution channel with its add-ons",
+                view=self._channel_details,
+                params=(channel_sections,),
             ),
             page("/locations", "locations", "Locations"),
             item("/locations/{locationId:int}", "locations", "One location"),
@@ -295,6 +313,10 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
                 params=(Param("locationIds", "integer", list=True),),
             ),
             page("/customers", "customers", "Customers"),
+            page("/add-ons", "addons", "Add-ons (extras, products) with category and prices"),
+            item("/add-ons/{resourceId:int}", "addons", "One add-on"),
+            page("/owners", "owners", "Owners with their contracts (units and revenue share)"),
+            item("/owners/{ownerId:int}", "owners", "One owner with its contracts"),
             item("/customers/{customerId:int}", "customers", "One customer"),
             page(
                 "/reservations",

@@ -14,6 +14,7 @@ from sandbox.server.base import ServiceBase
 from sandbox.server.common import (
     ACCOMMODATION_SECTIONS,
     BILL_SECTIONS,
+    CHANNEL_SECTIONS,
     RESERVATION_SECTIONS,
     STRICT_RESERVATION_SECTIONS,
     SUBJECTS_FIELD,
@@ -81,6 +82,23 @@ class EndpointViews(ServiceBase):
             return out
 
         variant = "accommodationtypes/details" + (":CAPACITIES" if with_capacities else "")
+        return View(variant, build, lambda r: orjson.dumps(build(r)))
+
+    def _channel_details(self, request: Request) -> View:
+        """Channels with the sections asked (COMMISSION_ADDONS, CANCELLATION_ADDONS; RATETYPES
+        and IMAGES accepted, adding nothing), from the world's `channel_details`."""
+        wanted = _sections(request, CHANNEL_SECTIONS)
+        details = getattr(self.world, "channel_details", None)
+
+        def build(record: Record) -> Record:
+            if details is None:
+                return record
+            out = details(record["distributionChannelId"], wanted)
+            return (
+                record if out is None else {**record, **{k: out[k] for k in out if k not in record}}
+            )
+
+        variant = "distributionchannels/details:" + ",".join(sorted(wanted))
         return View(variant, build, lambda r: orjson.dumps(build(r)))
 
     def _ratetype_filters(self, request: Request) -> Filters:

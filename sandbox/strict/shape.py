@@ -52,6 +52,9 @@ OPTIONAL: dict[str, frozenset[str]] = {
     "billlines": frozenset({"description", "multiplier"}),
     "subjects": frozenset({"ageFrom", "ageTo"}),
 }
+# an owner journal entry names its unit only by `resourceCode`: always sent there
+OWNER_REPORT_TYPE = "OWNER_MUTATION_REPORT"
+OWNER_ENTRY_KEPT = frozenset({"resourceCode"})
 NULL_OMIT_SHARE = 0.5  # chance that a null value is left out instead of sent as null
 OPTIONAL_OMIT_SHARE = 0.2  # chance that an optional field is left out
 # what a null or optional field may never be: the record's key and the links to its parents
@@ -91,6 +94,8 @@ class Shaper:
             key = record.get(pk)
         dropped = DROPPED.get(collection, frozenset())
         kept = KEPT.get(collection, frozenset())
+        if collection == "journalentries" and record.get("type") == OWNER_REPORT_TYPE:
+            kept = kept | OWNER_ENTRY_KEPT
         out: Record = {}
         for name, value in record.items():
             if name in dropped:

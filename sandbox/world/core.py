@@ -19,15 +19,18 @@ from sandbox.world.reservations import ReservationsMixin
 from sandbox.world.store import Record, Table
 from sandbox.world.views import RecordsView
 
+from .addons import AddonsMixin
 from .allotments import AllotmentsMixin
 from .billing import BillingMixin
 from .bulk import BulkMixin
 from .cancellation import CancellationMixin
+from .channel_details import ChannelDetailsMixin
 from .clock import DEFAULT_NOW, ms, parse_datetime
 from .customers import CustomersMixin
 from .events import DEFAULT_LATE_EVENT_LAG, EventsMixin
 from .finance import FinanceMixin
 from .operations import OperationsMixin
+from .owners import OwnersMixin
 from .pricing import PricingMixin
 from .reference import SCALES, ReferenceMixin
 from .reference_changes import ReferenceChangesMixin
@@ -65,6 +68,9 @@ class World(
     BillingMixin,
     CancellationMixin,
     FinanceMixin,
+    OwnersMixin,
+    ChannelDetailsMixin,
+    AddonsMixin,
     CustomersMixin,
     EventsMixin,
     ReservationsMixin,

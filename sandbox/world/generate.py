@@ -222,6 +222,10 @@ class GenerateMixin(TimelineMixin):
         self._build_operations()  # last: its own generator, on the nights the stays left free
         self._build_allotments()  # its own generator too
         self._build_rentability()  # and its own
+        # last, each from a random stream of its own: nothing above changes
+        self._build_owners()
+        self._build_channel_details(far_past)
+        self._build_addons(far_past)
 
     def _spawn_cart(self, t: datetime) -> Any | None:
         """A booking in progress (INIT): completed or deleted within the hour or two."""

@@ -39,6 +39,13 @@ class SimulateMixin:
             self._draw_allotments(start, target)
             self._draw_rentability(start, target)
             self._draw_reference_changes(start, target)
+            # owners and channel details: streams of their own, so nothing else changes
+            owner_changes = sorted(
+                self._draw_owner_changes(start, target)
+                + self._draw_channel_changes(start, target)
+                + self._draw_addon_changes(start, target)
+            )
+            oi = 0
             rest = self._stays["restime"]
             base = datetime.fromordinal(self.ord0)
             si = 0
@@ -49,9 +56,10 @@ class SimulateMixin:
                 if self._pool_pos < len(rest):
                     t_pool = base + timedelta(hours=float(rest[self._pool_pos]))
                 t_sp = spont[si][0] if si < len(spont) else None
+                t_own = owner_changes[oi][0] if oi < len(owner_changes) else None
                 cands = [
                     (x, k)
-                    for k, x in enumerate((t_heap, t_pool, t_sp))
+                    for k, x in enumerate((t_heap, t_pool, t_sp, t_own))
                     if x is not None and x <= target
                 ]
                 if not cands:
@@ -75,18 +83,28 @@ class SimulateMixin:
                     r = self._create_from_stay(i, t)
                     if r is not None:
                         changed.add(r.rid)
-                else:
+                elif src == 2:
                     kind = spont[si][1]
                     si += 1
                     rid = self._spontaneous(kind, t)
                     if rid:
                         changed.add(rid)
+                else:
+                    kind = owner_changes[oi][1]
+                    oi += 1
+                    if kind == "channel":
+                        self._channel_change(t)
+                    elif kind == "addon":
+                        self._addon_change(t)
+                    else:
+                        self._owner_change(kind, t)
             self.now = target
             self._clear_cash_until(target)
             self._operations_until(target)
             self._allotments_until(target)
             self._rentability_until(target)
             self._reference_changes_until(target)
+            self._close_owner_months(target)
             summary = {k: getattr(self, k) - v for k, v in counters.items()}
             summary.update(
                 {

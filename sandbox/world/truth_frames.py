@@ -198,7 +198,7 @@ def lines_of(world: World, res: pd.DataFrame) -> pd.DataFrame:
         rid: (s, e)
         for rid, s, e in zip(res["reservation_id"], res["stay_start"], res["stay_end"], strict=True)
     }
-    rows: list[tuple[int, int, str, int, int, int, int]] = []
+    rows: list[tuple[int, int, str, int, int, int, int, Any]] = []
     for ln in world.records("billlines"):
         kind = int(ln["billLineType"])
         if kind in COMMISSION_LINES:
@@ -229,10 +229,19 @@ def lines_of(world: World, res: pd.DataFrame) -> pd.DataFrame:
                 first, end = stay[rid]
         assert first is not None and end is not None
         vat = total if kind == 110 else vat_in(total, ln["vatRate"]) if kind in ITEM_LINES else 0
-        rows.append((rid, kind, cls, total, vat, first, max(end - first, 1)))
+        rows.append((rid, kind, cls, total, vat, first, max(end - first, 1), ln.get("resourceId")))
     return pd.DataFrame(
         rows,
-        columns=["reservation_id", "bill_line_type", "cls", "cents", "vat", "first", "nights"],
+        columns=[
+            "reservation_id",
+            "bill_line_type",
+            "cls",
+            "cents",
+            "vat",
+            "first",
+            "nights",
+            "resource_id",
+        ],
     )
 
 

@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 
 from sandbox.protocol import World
+from sandbox.world.truth_ancillary import ancillary_revenue
+from sandbox.world.truth_channels import channel_net_revenue
 from sandbox.world.truth_frames import (
     ITEM_LINES,
     PACE_HORIZON,
@@ -50,6 +52,8 @@ from sandbox.world.truth_frames import (
     ord_of,
     reservations_of,
 )
+from sandbox.world.truth_guests import guest_mix
+from sandbox.world.truth_owners import owner_statement
 from sandbox.world.truth_pricing import (
     rate_availability,
 )
@@ -66,6 +70,10 @@ MARTS = (
     "revenue_reconciliation",
     "allotment_pickup",
     "orphan_nights",
+    "owner_statement_monthly",
+    "channel_net_revenue_monthly",
+    "ancillary_revenue_monthly",
+    "guest_mix_monthly",
 )
 
 
@@ -390,4 +398,8 @@ def mart_truth(
             "revenue_reconciliation": _revenue_reconciliation(res, lines, entries),
             "allotment_pickup": allotment_rows(world, as_of, lo, hi),
             "orphan_nights": orphan_rows(world, as_of, lo, hi),
+            "owner_statement_monthly": owner_statement(world),
+            "channel_net_revenue_monthly": channel_net_revenue(world, nights, lo, hi),
+            "ancillary_revenue_monthly": ancillary_revenue(world, nights, lines, lo, hi),
+            "guest_mix_monthly": guest_mix(world, res),
         }

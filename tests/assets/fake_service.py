@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import date, timedelta
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 from pipelines.resources import ReservationServiceResource
 
@@ -141,6 +141,29 @@ def default_fixture() -> dict[str, Any]:
                 "activeEndDate": None,
                 "archivedFrom": None,
                 "allotmentOnly": False,
+                "commissionAddons": [
+                    {
+                        "commissionAddonId": 2,
+                        "distributionChannelId": 2,
+                        "name": "Commission TO-UK",
+                        "percentage": 12.5,
+                        "calculationBase": "BILL_TOTAL",
+                        "vatRate": 21.0,
+                        "validFrom": "2020-01-01",
+                        "validTo": None,
+                    }
+                ],
+                "cancellationAddons": [
+                    {
+                        "cancellationAddonId": 2,
+                        "distributionChannelId": 2,
+                        "resourceId": 900010,
+                        "name": "Cancellation insurance",
+                        "percentage": 4.5,
+                        "validFrom": "2020-01-01",
+                        "validTo": None,
+                    }
+                ],
             },
         ],
         "locations": [
@@ -439,6 +462,61 @@ def default_fixture() -> dict[str, Any]:
             }
             for i in range(1, 6)
         ],
+        "addons": [
+            {
+                "resourceId": 900001,
+                "code": "LINEN",
+                "name": "Bed linen package",
+                "type": "EXTRA",
+                "addonCategoryId": 1,
+                "categoryCode": "LINEN",
+                "categoryName": "Linen and towels",
+                "priceType": "PERSON",
+                "vatRate": 21.0,
+                "choosableOnInternet": True,
+                "description": "Bed linen package",
+                "archivedFrom": None,
+                "prices": [
+                    {
+                        "addonPriceId": 1,
+                        "resourceId": 900001,
+                        "currencyCode": "EUR",
+                        "price": 12.5,
+                        "validFrom": "2020-01-01",
+                        "validTo": None,
+                    }
+                ],
+            }
+        ],
+        "owners": [
+            {
+                "ownerId": 7000 + i,
+                "code": f"OWN{7000 + i}",
+                "firstName": "Bram",
+                "lastName": "Visser",
+                "email": "bram@example.org",
+                "phone": "+31 6 5678",
+                "address": {"city": "Ede"},
+                "countryCode": "NL",
+                "language": "nl",
+                "createdDate": "2025-01-01T00:00:00.000",
+                "modifiedDate": "2025-01-01T00:00:00.000",
+                "contracts": [
+                    {
+                        "contractId": i,
+                        "ownerId": 7000 + i,
+                        "unitId": i,
+                        "resourceId": 11,
+                        "contractType": "RENTAL_POOL",
+                        "shareBasis": "ROOM_REVENUE_EXCL_VAT",
+                        "revenueSharePercentage": 65.0,
+                        "startDate": "2025-01-01",
+                        "endDate": None,
+                    }
+                ],
+            }
+            for i in range(1, 3)
+        ],
         "reservation_details": [reservation(i) for i in range(1, 6)],
         "events": [
             {
@@ -471,14 +549,23 @@ def register(name: str, data: dict[str, Any]) -> str:
 class FakeService:
     """Same method names as `service.api.ReservationService`; pages from a fixture."""
 
+    # the catalogue's keyset streams (no facade method): path -> fixture list
+    KEYSET: ClassVar[dict[str, str]] = {
+        "/owners": "owners",
+        "/add-ons": "addons",
+        **KEYSET_PATHS,
+    }
+
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
         self.stats: Counter[str] = Counter()
-        self.client = SimpleNamespace(iter_keyset=self._keyset_list)
+        self.client = SimpleNamespace(iter_keyset=self._keyset)
 
-    def _keyset_list(self, path: str, id_field: str, **_: Any) -> AsyncIterator[list[Record]]:
-        """The generic keyset list of a catalogue entry without a facade method."""
-        return self._list(KEYSET_PATHS[path])
+    def _keyset(
+        self, path: str, key: str, *, params: dict[str, Any] | None = None
+    ) -> AsyncIterator[list[Record]]:
+        name = self.KEYSET[path]
+        return self._pages(name, self.data.get(name, []))
 
     async def __aenter__(self) -> FakeService:
         return self

@@ -35,6 +35,8 @@ LAKE_TABLES = {
     "bill_lines", "cash_accounts", "cash_clearances", "companies", "customer_merges", "customers",
     "distribution_channels", "journal_entries", "journal_reports", "locations", "rate_options",
     "rate_types", "rates", "reservation_subjects", "reservations", "reserved_resources", "units",
+    "distribution_channel_commissions", "distribution_channel_cancellation_addons", "addons",
+    "addon_prices", "owners", "owner_contracts",
 }  # fmt: skip
 
 
@@ -45,6 +47,8 @@ def test_every_table_lands_and_requests_are_counted_once(full_run: PipelineRun) 
     assert summary.tables["reservations"].rows == len(world.keys("reservations"))
     assert summary.tables["bill_lines"].rows == len(world.keys("billlines"))
     assert summary.tables["units"].rows == len(world.keys("units"))  # archived units included
+    assert summary.tables["owners"].rows == len(world.keys("owners"))
+    assert summary.tables["addons"].rows == len(world.keys("addons"))
     served = full_run.handle.stats()
     assert summary.requests > 0
     # Every request the assets report was served; the few more the sandbox saw are token

@@ -128,6 +128,11 @@ CASES = [
         id="allotment-names-a-type-whose-list-is-re-read",
     ),
     pytest.param(
+        [ev("OWNER_EVENT", 7001), ev("OWNER_EVENT", 7002, "DELETE")],
+        ({"owners": [7001]}, {"owners": [7002]}, []),
+        id="owner-refetched-or-tombstoned",
+    ),
+    pytest.param(
         [ev("SPACESHIP_EVENT", 1), ev("RESERVATION_EVENT", 2)],
         ({"reservations": [2]}, {}, []),
         id="unknown-type-skipped",

@@ -92,8 +92,33 @@ def test_each_check_fails_on_a_bad_fixture(lake, tmp_path: Path) -> None:
             "insert into core.fct_stay_nights (reservation_id, night_date, is_stay_night) "
             "values (1, date '2025-01-02', true)"
         )
+        # the commercial marts: a closed month whose owner share was never booked, commission
+        # on a channel without a rule, revenue of an unknown add-on, a month split once
+        con.execute(
+            "insert into marts.owner_statement_monthly (owner_id, unit_id, month_start, "
+            "currency_code, room_revenue_net, owner_share, journal_owner_share, "
+            "owner_share_difference) values (7001, 1, date '2020-01-01', 'EUR', 100, 60, 0, 60)"
+        )
+        con.execute(
+            "insert into marts.channel_net_revenue_monthly (month_start, "
+            "distribution_channel_id, currency_code, room_revenue_net, commission_net, "
+            "commission_percentage) values (date '2020-01-01', 9, 'EUR', 100, 5, 0)"
+        )
+        con.execute(
+            "insert into marts.ancillary_revenue_monthly (month_start, location_id, "
+            "currency_code, addon_category_code, extra_revenue_gross, attach_rate) "
+            "values (date '2020-01-01', 1, 'EUR', 'UNCATEGORISED', 10, 0.5)"
+        )
+        con.execute(
+            "insert into marts.guest_mix_monthly (month_start, dimension, bucket, stays, nights, "
+            "guests) values (date '2020-01-01', 'country', 'NL', 1, 2, 2)"
+        )
         outcomes = {n: run_check(con, n) for n in CHECKS}
-        assert not any(o.passed for o in outcomes.values())
+        assert [n for n, o in outcomes.items() if o.passed] == []
+        assert outcomes["owner_statement_reconciles"].rows[0]["owner_share_difference"] == 60
+        assert outcomes["channel_commission_has_a_rule"].rows[0]["distribution_channel_id"] == 9
+        assert outcomes["ancillary_revenue_is_categorised"].rows[0]["has_uncategorised"]
+        assert outcomes["guest_mix_dimensions_agree"].rows[0]["dimensions"] == 1
         assert outcomes["occupancy_not_above_one"].rows[0]["nights_sold"] == 2
         assert [r["reservation_id"] for r in outcomes["bill_items_equal_total"].rows] == [2]
         assert [

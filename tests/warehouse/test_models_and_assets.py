@@ -23,7 +23,11 @@ def test_dag_is_derived_from_the_sql() -> None:
     order = list(models)
     assert order.index("core.fct_bill_lines") < order.index("core.fct_reservations")
     assert order.index("marts.occupancy_daily") < order.index("marts.revenue_daily")
-    assert models["core.fct_stay_nights"].deps >= {"core.fct_reservations", "core.fct_bill_lines"}
+    assert models["core.fct_stay_nights"].deps >= {
+        "core.fct_reservations",
+        "core.fct_bill_line_nights",
+    }
+    assert models["core.fct_bill_line_nights"].deps >= {"core.fct_bill_lines"}
     assert models["staging.stg_reservations"].lake_tables == {"reservations"}
     assert models["core.fct_reservation_versions"].lake_tables == {"reservations"}
     assert {m.name for m in models.values() if m.layer == "staging"} == {f"stg_{t}" for t in TABLES}

@@ -33,6 +33,7 @@ final as (
         entries.reservation_id,
         entries.distribution_channel_id,
         entries.reserved_resource_id,
+        entries.resource_code,
         entries.ledger_number,
         entries.second_ledger_number,
         entries.cost_center,
