@@ -80,7 +80,7 @@ def _complete_fake() -> FakeService:
     fake = FakeService()
     sections = {"reservedResources": [], "customerBill": [], "payingCustomerBill": []}
     lists: dict[str, tuple[str, list[dict[str, Any]]]] = {
-        "/distributionchannels": (
+        "/distributionchannels/details": (
             "distributionChannelId",
             records("distributionChannelId", [1, 2]),
         ),
