@@ -15,33 +15,11 @@ import pandas as pd
 
 from sandbox.world.seasons import CH_CODES
 
+from .allocation import allocate_many
 from .clock import cents
 from .states import CANCELLED_STATES, CODES, ON_BOOKS
 
 REVENUE_TYPES = {"ACCOMMODATIONTYPE": True, "SPECIAL": True, "EXTRA": False}  # -> is room revenue
-
-
-def allocate(total: int, first: int, nights: int) -> list[tuple[int, int]]:
-    """The contract's allocation of `total` cents over `nights` nights from ordinal `first`."""
-    sign = 1 if total >= 0 else -1
-    base = sign * (abs(total) // nights)
-    r = abs(total) - abs(base) * nights
-    return [(first + k, base + (sign if k < r else 0)) for k in range(nights)]
-
-
-def allocate_many(
-    totals: np.ndarray, nights: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`allocate` for many lines at once: per night, the line's index, the night's offset from
-    the line's first night and its cents."""
-    tot = np.asarray(totals, dtype=np.int64)
-    n = np.asarray(nights, dtype=np.int64)
-    sign = np.where(tot >= 0, 1, -1)
-    base = sign * (np.abs(tot) // n)
-    rem = np.abs(tot) - np.abs(base) * n
-    rep = np.repeat(np.arange(len(n)), n)
-    offs = np.arange(len(rep)) - np.repeat(np.cumsum(n) - n, n)
-    return rep, offs, base[rep] + np.where(offs < rem[rep], sign[rep], 0)
 
 
 def _dates(ords: np.ndarray) -> list[date]:
@@ -146,9 +124,9 @@ class TruthMixin:
     def _truth_allotment_held(self, d0: int, d1: int) -> np.ndarray:
         """Allotment nights still held as of today per [type, night - d0], over the reporting
         range (`truth_supply`, from the served allotments and reservations)."""
-        from sandbox.world import truth_marts, truth_supply
+        from sandbox.world import truth_frames, truth_supply
 
-        first, last = truth_marts.reporting_range(self)
+        first, last = truth_frames.reporting_range(self)
         return truth_supply.held_grid(
             self, self.now.date(), first.toordinal(), last.toordinal(), d0, d1
         )

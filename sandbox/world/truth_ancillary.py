@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from sandbox.protocol import World
-from sandbox.world.truth import allocate_many
+from sandbox.world.allocation import allocate_many
 from sandbox.world.truth_frames import div_money, money_col, months, ratio
 from sandbox.world.truth_pricing import supply
 

@@ -18,10 +18,10 @@ import pandas as pd
 
 from sandbox.world.seasons import CH_CODES
 
+from .allocation import allocate_many
 from .cancellation import COMPENSATION_LINE
 from .clock import DAY_MS, EPOCH_ORD, cents
 from .states import CANCELLED_STATES, CODES
-from .truth import allocate_many
 
 CANCELLED_CODES = [CODES[s] for s in CANCELLED_STATES]
 

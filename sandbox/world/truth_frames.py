@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import date
+from collections.abc import Iterable, Sequence
+from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from sandbox.protocol import World
-from sandbox.world.truth import allocate_many
+from sandbox.world.allocation import allocate_many
 
 ON_THE_BOOKS = frozenset({12, 21, 31, 41})
 HELD = frozenset({10, 11})
@@ -282,3 +282,11 @@ def nights_of(res: pd.DataFrame, lines: pd.DataFrame) -> pd.DataFrame:
     for c in MONEY_NIGHT:
         nights[c] = nights[c].fillna(0).astype(np.int64)
     return nights.merge(res, on="reservation_id", how="inner")
+
+
+def reporting_range(world: World) -> tuple[date, date]:
+    """Earliest arrival to the night before the latest departure of all reservations served."""
+    recs: Sequence[dict[str, Any]] = world.records("reservations")
+    first = min(date.fromisoformat(r["arrivalDate"]) for r in recs)
+    last = max(date.fromisoformat(r["departureDate"]) for r in recs) - timedelta(days=1)
+    return first, last

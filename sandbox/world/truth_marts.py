@@ -26,8 +26,7 @@ Money columns hold `Decimal` values with two places, ratios floats (NaN for null
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 import numpy as np
@@ -50,6 +49,7 @@ from sandbox.world.truth_frames import (
     months,
     nights_of,
     ord_of,
+    reporting_range,
     reservations_of,
 )
 from sandbox.world.truth_guests import guest_mix
@@ -353,14 +353,6 @@ def _revenue_reconciliation(
             "cumulative_difference": money_col(g["cum_difference"]),
         }
     )
-
-
-def reporting_range(world: World) -> tuple[date, date]:
-    """Earliest arrival to the night before the latest departure of all reservations served."""
-    recs: Sequence[dict[str, Any]] = world.records("reservations")
-    first = min(date.fromisoformat(r["arrivalDate"]) for r in recs)
-    last = max(date.fromisoformat(r["departureDate"]) for r in recs) - timedelta(days=1)
-    return first, last
 
 
 def mart_truth(

@@ -7,9 +7,9 @@ from datetime import date
 import pytest
 
 from sandbox.world import World, WorldError
+from sandbox.world.allocation import allocate
 from sandbox.world.clock import cents
 from sandbox.world.states import CODES
-from sandbox.world.truth import allocate
 
 
 @pytest.fixture(scope="module")
