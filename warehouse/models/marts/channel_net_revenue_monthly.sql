@@ -4,38 +4,29 @@
 -- every bill line; gross (VAT included, as billed) and net (VAT excluded); net ADR per night
 -- sold, and the channel's commission rule in force on the month's first day for reference.
 
-with stay_nights as (
-    select * from core.fct_stay_nights
-),
-
-channels as (
-    select * from core.dim_distribution_channels
+with channel_mix as (
+    select * from marts.channel_mix_monthly
 ),
 
 rules as (
     select * from core.dim_channel_commission_rules
 ),
 
-dates as (
-    select * from core.dim_dates
-),
-
+-- nights, room revenue and commission per month x channel x currency are channel_mix's (one
+-- definition of what a channel sold)
 monthly as (
     select
-        dates.month_start,
-        stay_nights.distribution_channel_id,
-        stay_nights.currency_code,
-        count(*) filter (where stay_nights.is_stay_night) as nights_sold,
-        sum(stay_nights.room_revenue) as room_revenue_gross,
-        sum(stay_nights.room_revenue_net) as room_revenue_net,
-        sum(stay_nights.commission) as commission_gross,
-        sum(stay_nights.commission_net) as commission_net,
-    from stay_nights
-    inner join dates
-        on stay_nights.night_date = dates.date_day
-    where stay_nights.is_sold
-        and dates.is_in_reporting_range
-    group by all
+        month_start,
+        distribution_channel_id,
+        distribution_channel_code,
+        channel_type,
+        currency_code,
+        nights_sold,
+        room_revenue_gross,
+        room_revenue_net,
+        commission_gross,
+        commission_net,
+    from channel_mix
 ),
 
 rule_in_force as (
@@ -55,8 +46,8 @@ final as (
     select
         monthly.month_start,
         monthly.distribution_channel_id,
-        channels.distribution_channel_code,
-        channels.channel_type,
+        monthly.distribution_channel_code,
+        monthly.channel_type,
         monthly.currency_code,
         monthly.nights_sold,
         cast(monthly.room_revenue_gross as decimal(18, 2)) as room_revenue_gross,
@@ -75,8 +66,6 @@ final as (
         safe_ratio(monthly.commission_net, monthly.room_revenue_net) as commission_share_of_room,
         coalesce(rule_in_force.commission_percentage, 0.0) as commission_percentage,
     from monthly
-    left join channels
-        on monthly.distribution_channel_id = channels.distribution_channel_id
     left join rule_in_force
         on monthly.month_start = rule_in_force.month_start
         and monthly.distribution_channel_id = rule_in_force.distribution_channel_id
