@@ -27,7 +27,9 @@ from pipelines.status import print_status
 from pipelines.summary import RunSummary
 from sandbox.runner import SandboxSettings, run_sandbox
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
+# Each test starts its own sandbox and run: no shared fixture, so no xdist group (the tests
+# spread over the workers).
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 
 def _every_check() -> set[tuple[str, str]]:

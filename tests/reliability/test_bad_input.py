@@ -29,7 +29,6 @@ from assets.normalise import Normaliser
 from lake.schema import Column, Table
 from tests.reliability.conftest import _FIGURES
 
-pytestmark = pytest.mark.xdist_group("reliability")
 NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
 BATCH = "20261101T120000Z-0000cafe"
 CI = settings(

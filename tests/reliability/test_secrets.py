@@ -23,7 +23,7 @@ from sandbox.runner import SandboxHandle, SandboxSettings, run_sandbox
 from tests.reliability.conftest import SCALE, SEED, Figures
 from tests.reliability.harness import Target, run_cli, run_extraction
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("reliability")]
+pytestmark = [pytest.mark.sandbox]
 CI_SELECTION = ("distribution_channels", "locations", "customers")
 
 
