@@ -204,7 +204,7 @@ def ancillary(rows: list[Row]) -> Figure:
             "Add-on revenue and attach rate by category",
             barmode="group",
             hovermode="closest",
-            yaxis2={**_RIGHT_AXIS, "tickformat": ".0%"},
+            yaxis2={**_RIGHT_AXIS, "tickformat": ".0%", "tickmode": "auto"},
         ),
     }
 

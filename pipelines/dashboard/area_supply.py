@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from pipelines.dashboard import area_figures as figures
-from pipelines.dashboard.areas import APPLIES, AreaData, ignored
+from pipelines.dashboard.areas import APPLIES, FILTER_NAMES, AreaData, ignored
 from pipelines.dashboard.formatting import _e, _month, _num, _pct
 from pipelines.dashboard.tables import table
 from pipelines.dashboard.views import Filters, Options
@@ -23,11 +23,16 @@ def applies(area: str, filters: Filters) -> str:
     skipped = ignored(area, filters)
     if not skipped:
         return ""
-    has = ", ".join(APPLIES[area]).replace("accommodation_type", "type") or "no"
+    has = [FILTER_NAMES[d] for d in APPLIES[area]]
+    if area == "orphans":  # the next 180 nights, whatever the range
+        kept = f"only the {' and '.join(has)} filters apply"
+    else:
+        kept = (
+            f"only the {', '.join(has)} and date filters apply" if has else "only the dates apply"
+        )
     return (
         f'<p class="note" data-ignored="{_e(",".join(skipped))}">Not filtered by '
-        f"{_e(', '.join(skipped))}: this section's mart splits by {_e(has)} filter"
-        f"{'s' if len(APPLIES[area]) != 1 else ''} only.</p>"
+        f"{_e(' or '.join(skipped))}: this section's mart has no such split; {_e(kept)}.</p>"
     )
 
 
