@@ -391,6 +391,7 @@ _BOOKINGS_INTRO = (
 )
 _WINDOW_INTRO = "Nights sold by days from reservation to arrival, with their ADR excl. VAT."
 _FOOTER = (
-    "Every figure is a metric of the feed (GET /api/metrics), recomputed from sums over the "
-    "marts, never by averaging ratios; money is never added across currencies."
+    "The sales, pace, supply and orphan figures are metrics of the feed (GET /api/metrics); the "
+    "allotment, owner, add-on, channel net revenue and guest-mix sections sum their marts. "
+    "Ratios are recomputed from sums, never averaged; money is never added across currencies."
 )
