@@ -93,6 +93,13 @@ SOURCES: dict[str, Source] = {
         "from/to select months by their first day.",
         time_dims=("month", "year"),
     ),
+    "orphans": Source(
+        "marts.orphan_nights",
+        "date_day",
+        {"park": "location_id", "accommodation_type": "accommodation_type_id"},
+        "Unsold nights from the build's as-of date to 180 days on; an orphan night is one no "
+        "stay the rules allow can fill.",
+    ),
 }
 
 
@@ -118,6 +125,11 @@ MEASURES: dict[str, Measure] = {
         _m("nights_sold", "sales", "count"),
         _m("nights_available", "supply", "count"),
         _m("owner_hold_nights", "supply", "count"),
+        _m("out_of_order_nights", "supply", "count"),
+        _m("allotment_held_nights", "supply", "count"),
+        _m("sellable_nights", "supply", "count"),
+        _m("unsold_nights", "orphans", "count"),
+        _m("orphan_nights", "orphans", "count"),
         _m("room_revenue_net", "sales", "money"),
         _m("room_revenue_gross", "sales", "money"),
         _m("commission_net", "sales", "money"),
@@ -198,6 +210,21 @@ METRICS: dict[str, Metric] = {
                 "nights_sold",
                 "nights_available",
                 "nights sold / nights available",
+            ),
+            _ratio(
+                "sellable_occupancy",
+                "Sellable occupancy",
+                "nights_sold",
+                "sellable_nights",
+                "nights sold / nights sellable (available less out of order, owner-blocked and "
+                "allotment-held)",
+            ),
+            _ratio(
+                "orphan_share",
+                "Orphan share of unsold nights",
+                "orphan_nights",
+                "unsold_nights",
+                "orphan nights / unsold nights, from the as-of date on",
             ),
             _ratio(
                 "adr_net",

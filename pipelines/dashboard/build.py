@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines.dashboard.areas import load_areas
 from pipelines.dashboard.page import Mode, render
 from pipelines.dashboard.scripts import inline_tags
 from pipelines.dashboard.views import Filters, load
@@ -54,6 +55,7 @@ def render_dashboard(
     """The whole page for `filters` from an open read-only connection."""
     try:
         data = load(con, filters)
+        areas = load_areas(con, filters)
     except duckdb.CatalogException as exc:
         raise DashboardError(
             f"the warehouse lacks a mart this page reads ({str(exc).splitlines()[0]}); run "
@@ -65,6 +67,7 @@ def render_dashboard(
         source=source,
         as_of_note=as_of_note,
         scripts=inline_tags() if scripts is None else scripts,
+        areas=areas,
     )
 
 

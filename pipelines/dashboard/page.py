@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 from urllib.parse import urlencode
 
-from pipelines.dashboard import figures
+from pipelines.dashboard import area_commercial, area_supply, figures
+from pipelines.dashboard.areas import AreaData
 from pipelines.dashboard.formatting import _day, _e, _money, _month, _num, _pct
 from pipelines.dashboard.style import CSS
 from pipelines.dashboard.tables import table, tiles
@@ -292,8 +293,10 @@ def render(
     source: str,
     as_of_note: str = "",
     scripts: str = "",
+    areas: AreaData | None = None,
 ) -> str:
-    """The page as one string; `scripts` is plotly.js and the page script (tags)."""
+    """The page as one string; `scripts` is plotly.js and the page script (tags); `areas` adds
+    the supply and commercial area sections."""
     f = data.filters
     charts = _Charts()
     sections = [
@@ -316,18 +319,29 @@ def render(
         _section("weekdays", "Day of the week", _SPLIT_INTRO, _weekdays(data, charts)),
         _section("windows", "Booking window", _WINDOW_INTRO, _windows(data, charts)),
     ]
-    nav = "".join(
-        f'<a href="#{k}">{_e(t)}</a>'
-        for k, t in (
-            ("kpis", "Headline"),
-            ("months", "Months"),
-            ("pace", "Pace"),
-            ("channels", "Channels"),
-            ("bookings", "Cancellations"),
-            ("weekdays", "Weekdays"),
-            ("windows", "Window"),
-        )
-    )
+    links = [
+        ("kpis", "Headline"),
+        ("months", "Months"),
+        ("pace", "Pace"),
+        ("channels", "Channels"),
+        ("bookings", "Cancellations"),
+        ("weekdays", "Weekdays"),
+        ("windows", "Window"),
+    ]
+    if areas is not None:
+        o = data.options
+        for key, title, intro, body in (
+            area_supply.supply(areas, f, charts),
+            area_supply.orphans(areas, f, o, charts),
+            area_supply.allotments(areas, f, o, charts),
+            area_commercial.owners(areas, f, charts),
+            area_commercial.ancillary(areas, f, charts),
+            area_commercial.channel_net(areas, f, o, charts),
+            area_commercial.guest_mix(areas, f, charts),
+        ):
+            sections.append(_section(key, title, intro, body))
+            links.append((key, title))
+    nav = "".join(f'<a href="#{k}">{_e(t)}</a>' for k, t in links)
     filters = _filters_form(data) if mode == "app" else _filters_text(data)
     csp = (
         "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' "
@@ -377,6 +391,7 @@ _BOOKINGS_INTRO = (
 )
 _WINDOW_INTRO = "Nights sold by days from reservation to arrival, with their ADR excl. VAT."
 _FOOTER = (
-    "Every figure is a metric of the feed (GET /api/metrics), recomputed from sums over the "
-    "marts, never by averaging ratios; money is never added across currencies."
+    "The sales, pace, supply and orphan figures are metrics of the feed (GET /api/metrics); the "
+    "allotment, owner, add-on, channel net revenue and guest-mix sections sum their marts. "
+    "Ratios are recomputed from sums, never averaged; money is never added across currencies."
 )

@@ -48,9 +48,16 @@ white-space:nowrap}
 table.data th:first-child,table.data td:first-child{text-align:left}
 table.data thead th{background:#f8fafc;font-size:12px;color:#374151}
 .empty{color:var(--muted);font-style:italic}
+.note{margin:0 0 8px;padding:6px 10px;border-left:4px solid #f59e0b;background:#fffbeb;
+font-size:13px}
+.headline{font-size:15px;margin:4px 0 8px}
+.mix-grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:4px 16px}
+.mix{min-width:0}.mix .chart{min-height:240px}
+details{margin:8px 0}details summary{cursor:pointer;color:var(--accent)}
 footer{color:var(--muted);font-size:12px;text-align:center;padding:0 20px 24px}
 a{color:var(--accent)}
 @media (max-width:640px){
+.mix-grid{grid-template-columns:1fr}
 header{padding:12px 14px}main{padding:8px 10px 32px}section{padding:12px}
 .filters{grid-template-columns:1fr 1fr}
 table.data thead{display:none}

@@ -15,6 +15,7 @@ DATE_COL = {
     "marts.revenue_daily": "date_day",
     "marts.forecast_daily": "stay_date",
     "marts.cancellations_monthly": "month_start",
+    "marts.orphan_nights": "date_day",
 }
 COLUMNS = {
     "marts.sales_daily": {
@@ -32,6 +33,7 @@ COLUMNS = {
     },
     "marts.forecast_daily": {"currency": "currency_code"},
     "marts.cancellations_monthly": {"park": "location_id", "currency": "currency_code"},
+    "marts.orphan_nights": {"park": "location_id", "accommodation_type": "accommodation_type_id"},
 }
 TIME = {
     "night": "{d}",

@@ -5,6 +5,7 @@ console error or CSP refusal is logged. Screenshots are kept in the test's tmp d
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from datetime import date, timedelta
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from pipelines.dashboard import build_dashboard
+from tests.serve import expected_areas
 from tests.serve.browser import CHROMIUM, Browser, browser
 from tests.serve.conftest import Built
 from tests.serve.server import serving
@@ -30,6 +32,7 @@ pytestmark = [
     ),
 ]
 WIDTHS = (390, 1600)
+CHART_COUNT = 20  # 7 of sales and pace, 13 of the areas (supply 2, guest mix 6, 5 others)
 
 # Elements whose box passes the viewport's left or right edge.
 OVERFLOW = """
@@ -70,6 +73,21 @@ def _keep(png: Path, name: str) -> None:
     shots = Path("/tmp/reservoir-serve-shots")
     shots.mkdir(exist_ok=True)
     shutil.copy(png, shots / name)
+
+
+_AREAS = json.dumps(["supply", "orphans", "allotments", "owners", "ancillary", "channel-net"])
+AREA_TABLES = (
+    f"Object.fromEntries({_AREAS}.map(k => [k, "
+    "[...document.querySelectorAll('#' + k + ' table')]"
+    ".map(t => [...t.tBodies[0].rows].map(r => [...r.cells].map(c => c.textContent)))]))"
+)
+
+
+def expected_area_tables(
+    built: Built, lo: date, hi: date, filters: dict[str, list[Any]]
+) -> dict[str, list[list[list[str]]]]:
+    found = expected_areas.tables(built, lo, hi, filters, built.as_of)
+    return {k: [t for t in tables if t] for k, tables in found.items()}
 
 
 TILES = """
@@ -125,10 +143,11 @@ def test_each_filter_applied_in_the_form_shows_the_marts_figures_and_fits(
     with serving(built.warehouse) as base:
         chrome.size(width, 900)
         chrome.open(base + "/")
-        assert chrome.eval(CHARTS) == [7, True]
+        assert chrome.eval(CHARTS) == [CHART_COUNT, True]
         _fits(chrome)
         lo, hi = default_range(built.as_of)
         assert chrome.eval(TILES) == expected_tiles(built, lo, hi, {})
+        assert chrome.eval(AREA_TABLES) == expected_area_tables(built, lo, hi, {})
         for field, pick, param, value in _steps(built):
             chrome.open(base + "/")
             _apply(chrome, field, pick)
@@ -136,13 +155,15 @@ def test_each_filter_applied_in_the_form_shows_the_marts_figures_and_fits(
             filters = {} if param == "from" else {param: [value]}
             start = date.fromisoformat(value) if param == "from" else lo
             assert chrome.eval(TILES) == expected_tiles(built, start, hi, filters), field
-            assert chrome.eval(CHARTS) == [7, True]
+            areas = expected_area_tables(built, start, hi, filters)
+            assert chrome.eval(AREA_TABLES) == areas, field
+            assert chrome.eval(CHARTS) == [CHART_COUNT, True]
             _fits(chrome)
             _keep(chrome.screenshot(tmp_path / "app.png"), f"app-{field}-{width}.png")
         # drill into the month before the as-of date: one more chart, still inside the screen
         month = (built.as_of.replace(day=1) - timedelta(days=1)).strftime("%Y-%m")
         chrome.open(f"{base}/?park=1&month={month}")
-        assert chrome.eval(CHARTS) == [8, True]
+        assert chrome.eval(CHARTS) == [CHART_COUNT + 1, True]
         _fits(chrome)
         _keep(chrome.screenshot(tmp_path / f"nights-{width}.png"), f"nights-{width}.png")
         assert chrome.console == []
@@ -155,7 +176,7 @@ def test_the_snapshot_draws_offline(
     page = build_dashboard(built.warehouse, tmp_path / "dashboard.html")
     chrome.size(width, 900)
     chrome.open(page.as_uri())
-    assert chrome.eval(CHARTS) == [7, True]
+    assert chrome.eval(CHARTS) == [CHART_COUNT, True]
     _fits(chrome)
     assert chrome.console == []
     _keep(chrome.screenshot(tmp_path / f"snapshot-{width}.png"), f"snapshot-{width}.png")

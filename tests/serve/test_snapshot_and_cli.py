@@ -41,7 +41,7 @@ def test_the_snapshot_is_the_page_with_its_scripts_inlined(built: Built, tmp_pat
     assert "<form" not in page  # no server behind the file: the filters are shown as text
     lo, hi = default_range(built.as_of)
     assert tiles(page) == expected_tiles(built, lo, hi, {})
-    assert page.count("data-figure=") == 7
+    assert page.count("data-figure=") == 20
 
 
 def test_a_warehouse_without_the_new_marts_says_to_rebuild(built: Built, tmp_path: Path) -> None:
