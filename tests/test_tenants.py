@@ -414,3 +414,72 @@ def test_tenant_settings_give_each_tenant_its_folder_prefix_secret_and_caps(tmp_
     assert select_tenants([north, demo], ["demo"]) == [demo]
     with pytest.raises(TenantsError, match=r"no tenant named 'east'.*known: north, demo"):
         select_tenants([north, demo], ["east"])
+
+
+def test_tenant_options_without_a_tenants_file_say_to_set_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    monkeypatch.delenv("RESERVOIR_TENANTS_FILE", raising=False)
+    monkeypatch.setenv("RESERVOIR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["run", "--tenant", "north"])
+    assert result.exit_code == 2
+    assert "need a tenants file: set RESERVOIR_TENANTS_FILE" in result.output
+    monkeypatch.setenv("RESERVOIR_TENANTS_FILE", str(_file(tmp_path, '[[tenant]]\nname = "a"\n')))
+    result = CliRunner().invoke(app, ["status", "--tenant", "b"])
+    assert result.exit_code == 2
+    assert "no tenant named 'b'" in result.output
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_reservoir_run_with_a_tenants_file_lands_the_good_tenant_and_names_the_failed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command line's path: the tenants file's embedded sandbox, started by the CLI, and a
+    tenant whose service does not answer; exit 1 naming it, the other landed, then `status`."""
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    path = _file(
+        tmp_path,
+        """\
+        [[tenant]]
+        name = "demo"
+        sandbox_seed = 3
+
+        [[tenant]]
+        name = "gone"
+        base_url = "http://127.0.0.1:9/service/v2"
+        client_id = "c"
+        client_secret_env = "GONE_SECRET"
+        scope = "GON"
+        """,
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RESERVOIR_TENANTS_FILE", str(path))
+    monkeypatch.setenv("RESERVOIR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("GONE_SECRET", "x")
+    monkeypatch.setenv("DAGSTER_HOME", "unused")  # restored after the runs set the shared one
+    result = CliRunner().invoke(app, ["run", "--all-tenants", "--mode", "full", "--quiet"])
+    assert result.exit_code == 1, result.output
+    assert "1 of 2 tenant(s) failed (1 landed): tenant gone: the service at" in result.output
+    assert "did not answer" in result.output
+    data = tmp_path / "data"
+    assert (data / "tenant=demo" / "warehouse.duckdb").exists()
+    assert (data / "dagster_home" / "dagster.yaml").exists()  # one instance, shared
+    assert not (data / "tenant=demo" / "dagster_home").exists()
+    with duckdb.connect(str(data / "group.duckdb"), read_only=True) as con:
+        included = con.execute("select tenant, is_included from meta.tenants").fetchall()
+        tenants = con.execute("select distinct tenant from tenants.occupancy_daily").fetchall()
+    assert sorted(included) == [("demo", True), ("gone", False)]
+    assert tenants == [("demo",)]
+
+    result = CliRunner().invoke(app, ["status"])
+    assert result.exit_code == 0, result.output
+    assert "tenant demo" in result.output and "tenant gone" in result.output
