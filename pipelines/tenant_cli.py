@@ -53,7 +53,11 @@ def run_command(
     from pipelines.tenant_runs import print_tenants_run, run_tenants
 
     console = Console()
-    run = run_tenants(settings, tenants, mode=mode, select=select, quiet=quiet, console=console)
+    path = tenants_file()
+    everyone = load_tenants(path) if path is not None else tenants  # checked by chosen_tenants
+    run = run_tenants(
+        settings, tenants, mode=mode, select=select, quiet=quiet, console=console, group=everyone
+    )
     print_tenants_run(console, run)
     problems = [f"tenant {o.tenant}: {o.error}" for o in run.failed]
     if run.group_error:

@@ -83,8 +83,11 @@ def run_tenants(
     console: Console | None = None,
     targets: Mapping[str, ServiceTarget] | None = None,
     env: Mapping[str, str] | None = None,
+    group: Sequence[Tenant] | None = None,
 ) -> TenantsRun:
-    """Run each tenant in turn, then build the group warehouse from every tenant's warehouse.
+    """Run each tenant in turn, then build the group warehouse from the warehouse of every
+    tenant of `group` (default: the tenants run; the CLI passes the whole file, so that a run of
+    one tenant keeps the others in the group).
 
     `targets` gives a tenant's service directly (tests and benchmarks that hold the sandbox);
     otherwise the tenants file's service or embedded sandbox is used. Never raises for one
@@ -121,8 +124,10 @@ def run_tenants(
             _restore_home(base)
     run = TenantsRun(outcomes)
     try:
+        members = group if group is not None else tenants
         run.group = build_group(
-            base.data_dir, {o.tenant: o.settings.warehouse_path for o in outcomes}
+            base.data_dir,
+            {t.name: tenant_settings(base, t, env).warehouse_path for t in members},
         )
     except Exception as exc:
         run.group_error = f"the group warehouse was not built: {type(exc).__name__}: {exc}"

@@ -483,3 +483,10 @@ def test_reservoir_run_with_a_tenants_file_lands_the_good_tenant_and_names_the_f
     result = CliRunner().invoke(app, ["status"])
     assert result.exit_code == 0, result.output
     assert "tenant demo" in result.output and "tenant gone" in result.output
+
+    # A run of one tenant keeps the others in the group.
+    result = CliRunner().invoke(app, ["run", "--tenant", "gone", "--quiet"])
+    assert result.exit_code == 1 and "tenant gone:" in result.output, result.output
+    with duckdb.connect(str(data / "group.duckdb"), read_only=True) as con:
+        tenants = con.execute("select distinct tenant from tenants.occupancy_daily").fetchall()
+    assert tenants == [("demo",)]
