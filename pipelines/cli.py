@@ -267,6 +267,8 @@ def settings() -> None:
     """List the settings, where each comes from (environment, .env, default) and check them."""
     import os
 
+    from pipelines.tenant_cli import tenants_line
+
     typer.echo(f"{'setting':30} {'value':38} {'from':12} meaning")
     for name, meaning in ENV_VARS.items():
         value = os.environ.get(name, "")
@@ -275,8 +277,10 @@ def settings() -> None:
         typer.echo(f"{name:30} {shown:38} {source:12} {meaning}")
     try:
         Settings.from_env()
+        tenants = tenants_line()  # the tenants file, when RESERVOIR_TENANTS_FILE names one
     except SettingsError as exc:
         raise _fail(f"not valid: {exc}") from None
+    typer.echo(tenants or "one tenant (RESERVOIR_TENANTS_FILE is unset)")
     typer.echo("settings are valid (precedence: environment, then .env, then defaults)")
 
 

@@ -40,6 +40,16 @@ def chosen_tenants(names: Sequence[str] | None, all_tenants: bool) -> list[Tenan
         raise fail(str(exc)) from None
 
 
+def tenants_line() -> str | None:
+    """`reservoir settings`' line about the tenants file (checked: raises TenantsError), or
+    None without one."""
+    path = tenants_file()
+    if path is None:
+        return None
+    names = [t.name for t in load_tenants(path)]
+    return f"{len(names)} tenant(s) in {path}: {', '.join(names)}"
+
+
 def run_command(
     settings: Settings,
     tenants: list[Tenant],

@@ -433,6 +433,12 @@ def test_tenant_options_without_a_tenants_file_say_to_set_it(
     result = CliRunner().invoke(app, ["status", "--tenant", "b"])
     assert result.exit_code == 2
     assert "no tenant named 'b'" in result.output
+    result = CliRunner().invoke(app, ["settings"])
+    assert result.exit_code == 0 and "1 tenant(s) in " in result.output, result.output
+    _file(tmp_path, '[[tenant]]\nname = "a"\nclient_secret_env = "A_SECRET"\n')
+    result = CliRunner().invoke(app, ["settings"])
+    assert result.exit_code == 2
+    assert "not valid: tenants file" in result.output and "A_SECRET" in result.output
 
 
 @pytest.mark.sandbox
