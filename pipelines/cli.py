@@ -15,6 +15,7 @@ import typer
 
 from pipelines.cli_support import fail as _fail
 from pipelines.cli_support import load_settings as _settings
+from pipelines.sandbox_cli import sandbox_advance
 from pipelines.serve.cli import export_command, serve_command
 from pipelines.settings import (
     ENV_FILE,
@@ -85,15 +86,26 @@ def run(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress display, only the summary.")
     ] = False,
+    tenant: Annotated[
+        list[str] | None,
+        typer.Option(help="Run this tenant of RESERVOIR_TENANTS_FILE (repeatable)."),
+    ] = None,
+    all_tenants: Annotated[
+        bool, typer.Option("--all-tenants", help="Run every tenant (the default with a file).")
+    ] = False,
 ) -> None:
     """Extract every source area into the lake and build the warehouse, then print a summary."""
     from pipelines.runner import RunError, run_pipeline
+    from pipelines.tenant_cli import chosen_tenants, run_command
 
     settings = _settings()
     if mode not in {"auto", "full", "incremental"}:
         raise _fail(f"--mode must be auto, full or incremental, got {mode!r}")
     if profile not in {"default", "strict"}:
         raise _fail(f"--profile must be default or strict, got {profile!r}")
+    tenants = chosen_tenants(tenant, all_tenants)
+    if tenants is not None:
+        return run_command(settings, tenants, mode=mode, select=select, quiet=quiet)
     try:
         run_pipeline(
             settings,
@@ -140,11 +152,19 @@ def doctor(
 
 
 @app.command()
-def status() -> None:
+def status(
+    tenant: Annotated[
+        list[str] | None, typer.Option(help="Only this tenant (repeatable); default: all.")
+    ] = None,
+) -> None:
     """Show the as-of date (the service's), the event cursor, the last runs, row counts and
-    requests used today."""
+    requests used today (per tenant with RESERVOIR_TENANTS_FILE)."""
     from pipelines.status import print_status
+    from pipelines.tenant_cli import chosen_tenants, status_command
 
+    tenants = chosen_tenants(tenant, False)
+    if tenants is not None:
+        return status_command(_settings(), tenants)
     print_status(_settings())
 
 
@@ -247,6 +267,8 @@ def settings() -> None:
     """List the settings, where each comes from (environment, .env, default) and check them."""
     import os
 
+    from pipelines.tenant_cli import tenants_line
+
     typer.echo(f"{'setting':30} {'value':38} {'from':12} meaning")
     for name, meaning in ENV_VARS.items():
         value = os.environ.get(name, "")
@@ -255,8 +277,10 @@ def settings() -> None:
         typer.echo(f"{name:30} {shown:38} {source:12} {meaning}")
     try:
         Settings.from_env()
+        tenants = tenants_line()  # the tenants file, when RESERVOIR_TENANTS_FILE names one
     except SettingsError as exc:
         raise _fail(f"not valid: {exc}") from None
+    typer.echo(tenants or "one tenant (RESERVOIR_TENANTS_FILE is unset)")
     typer.echo("settings are valid (precedence: environment, then .env, then defaults)")
 
 
@@ -340,27 +364,7 @@ def sandbox_serve(
     serve(settings, webhook_url=webhook_url, webhook_secret=webhook_secret)
 
 
-@sandbox_app.command("advance")
-def sandbox_advance(
-    hours: Annotated[float, typer.Option(help="How far to move the sandbox clock.")] = 1.0,
-    url: Annotated[
-        str, typer.Option(help="Admin URL of a running sandbox.")
-    ] = "http://127.0.0.1:8765/_admin",
-) -> None:
-    """Move a running sandbox's clock forward: bookings, changes, events and webhooks happen."""
-    import httpx
-
-    try:
-        response = httpx.post(f"{url.rstrip('/')}/advance", params={"hours": hours}, timeout=600)
-    except httpx.HTTPError as exc:
-        raise _fail(
-            f"could not reach the sandbox at {url} ({type(exc).__name__}); start it with `reservoir sandbox serve`."
-        ) from None
-    if response.status_code != 200:
-        raise _fail(
-            f"the sandbox refused to advance: HTTP {response.status_code} {response.text[:200]}"
-        )
-    typer.echo(response.text)
+sandbox_app.command("advance")(sandbox_advance)
 
 
 @webhooks_app.command("serve")

@@ -25,6 +25,16 @@ run_monitoring:
   enabled: true
   start_timeout_seconds: 180
   poll_interval_seconds: 60
+# At most one run per tenant (run tag reservoir/tenant, pipelines/tenants.py) at a time: the
+# queued run coordinator holds a tenant's next run until its current one ends. Each tenant's
+# requests stay within its own cap and budget because each run has its own client.
+concurrency:
+  runs:
+    tag_concurrency_limits:
+      - key: "reservoir/tenant"
+        value:
+          applyLimitPerUniqueValue: true
+        limit: 1
 """
 # Runs, event log and schedules on PostgreSQL (dagster-postgres). The URL is read from the
 # environment when the instance loads, so its password is never written to this file.

@@ -28,6 +28,7 @@ from pipelines.summary import (
     print_summary,
     summarise,
 )
+from pipelines.tenants import TENANT_TAG
 from warehouse.asof import current_as_of
 
 
@@ -322,7 +323,11 @@ def run_pipeline(
                     **run_config(lake_mode),
                     "loggers": {"console": {"config": {"log_level": "CRITICAL"}}},
                 },
-                tags={"reservoir/mode": run_mode, "reservoir/launched_by": "cli"},
+                tags={
+                    "reservoir/mode": run_mode,
+                    "reservoir/launched_by": "cli",
+                    **({TENANT_TAG: settings.tenant} if settings.tenant else {}),
+                },
             )
         if not result.success:
             raise RunError(_failure_message(result))

@@ -33,6 +33,7 @@ ENV_VARS: dict[str, str] = {
     "RESERVOIR_QUARANTINE_FLOOR": "records any table may quarantine, whatever its size (default 5)",
     "RESERVOIR_DAGSTER_PG_URL": "PostgreSQL URL of the Dagster instance; unset = files in the data dir",
     "RESERVOIR_LAKE_URL": "s3://bucket/prefix of the lake (Delta tables); unset = the data dir",
+    "RESERVOIR_TENANTS_FILE": "TOML file listing the concerns (tenants); unset = one tenant",
 }
 DAGSTER_PG_ENV = "RESERVOIR_DAGSTER_PG_URL"
 DEFAULT_MAX_REQUESTS = 20_000  # below the service's 25,000 free requests a day
@@ -143,6 +144,11 @@ class Settings:
     # The lake on object storage (s3://bucket/prefix, Delta Lake tables; endpoint and
     # credentials from the AWS_* variables); None = the data directory's lake folder alone.
     lake_url: str | None = None
+    # One concern of a tenants file (RESERVOIR_TENANTS_FILE; `pipelines.tenants`): its name, and
+    # the Dagster home the tenants share (the data directory is the tenant's own). None = the
+    # single tenant of a data directory, with its Dagster home inside it.
+    tenant: str | None = None
+    shared_dagster_home: Path | None = None
 
     @property
     def uses_sandbox(self) -> bool:
@@ -158,7 +164,7 @@ class Settings:
 
     @property
     def dagster_home(self) -> Path:
-        return self.data_dir / "dagster_home"
+        return self.shared_dagster_home or self.data_dir / "dagster_home"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

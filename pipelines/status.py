@@ -17,6 +17,7 @@ from rich.table import Table
 
 from pipelines.lake_metadata import requests_in
 from pipelines.settings import Settings
+from pipelines.tenants import TENANT_TAG
 
 DAILY_FREE_REQUESTS = 25_000
 RUNS_SHOWN = 5
@@ -41,7 +42,9 @@ def _runs(settings: Settings) -> tuple[list[Any], int]:
 
     os.environ["DAGSTER_HOME"] = str(home)
     instance = dg.DagsterInstance.get()
-    records = instance.get_run_records(limit=50)
+    # A tenant's runs only (the tenants share the instance; pipelines/tenants.py).
+    only = dg.RunsFilter(tags={TENANT_TAG: settings.tenant}) if settings.tenant else None
+    records = instance.get_run_records(filters=only, limit=50)
     today = datetime.now(UTC).date()
     used = 0
     for record in records:
