@@ -35,6 +35,7 @@ import pandas as pd
 from sandbox.protocol import World
 from sandbox.world.truth_ancillary import ancillary_revenue
 from sandbox.world.truth_channels import channel_net_revenue
+from sandbox.world.truth_offers import offer_discounts
 from sandbox.world.truth_frames import (
     ITEM_LINES,
     PACE_HORIZON,
@@ -73,6 +74,7 @@ MARTS = (
     "owner_statement_monthly",
     "channel_net_revenue_monthly",
     "ancillary_revenue_monthly",
+    "offer_discount_monthly",
     "guest_mix_monthly",
 )
 
@@ -394,4 +396,5 @@ def mart_truth(
             "channel_net_revenue_monthly": channel_net_revenue(world, nights, lo, hi),
             "ancillary_revenue_monthly": ancillary_revenue(world, nights, lines, lo, hi),
             "guest_mix_monthly": guest_mix(world, res),
+            "offer_discount_monthly": offer_discounts(world, nights, lines, lo, hi),
         }

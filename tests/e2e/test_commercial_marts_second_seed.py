@@ -1,5 +1,6 @@
-"""The commercial marts (owners, channel net revenue, ancillary revenue, guest mix) against the
-ground truth on a second seed: the rules hold for another world, not only for seed 7's."""
+"""The commercial marts (owners, channel net revenue, ancillary revenue, guest mix, offer
+discounts) against the ground truth on a second seed: the rules hold for another world, not only
+for seed 7's."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ COMMERCIAL = (
     "channel_net_revenue_monthly",
     "ancillary_revenue_monthly",
     "guest_mix_monthly",
+    "offer_discount_monthly",
 )
 
 
