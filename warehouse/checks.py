@@ -312,7 +312,7 @@ CHECKS: dict[str, CheckSpec] = {
                     select
                         month_start,
                         currency_code,
-                        sum(discount_amount) as discount_amount,
+                        cast(sum(discount_amount) * 100 as bigint) as discount_cents,
                         bool_or(offer_code is null and discount_amount <> 0) as has_unknown,
                         bool_or(discount_amount < 0) as adds_to_rent,
                     from marts.offer_discount_monthly
@@ -322,7 +322,7 @@ CHECKS: dict[str, CheckSpec] = {
                     select
                         dates.month_start,
                         stay_nights.currency_code,
-                        -sum(from_cents(line_nights.cents)) as discount_amount,
+                        -sum(line_nights.cents) as discount_cents,
                     from core.fct_bill_line_nights as line_nights
                     inner join core.fct_bill_lines as bill_lines
                         on line_nights.bill_line_id = bill_lines.bill_line_id
@@ -336,15 +336,14 @@ CHECKS: dict[str, CheckSpec] = {
                         and dates.is_in_reporting_range
                     group by all
                 )
-                select offers.*, specials.discount_amount as special_lines_discount
+                select offers.*, specials.discount_cents as special_lines_discount_cents
                 from offers
                 full join specials
                     on offers.month_start = specials.month_start
                     and offers.currency_code = specials.currency_code
                 where coalesce(offers.has_unknown, false)
                     or coalesce(offers.adds_to_rent, false)
-                    or coalesce(offers.discount_amount, 0)
-                        <> coalesce(specials.discount_amount, 0)
+                    or coalesce(offers.discount_cents, 0) <> coalesce(specials.discount_cents, 0)
                 order by 1, 2
             """,
         ),
