@@ -186,10 +186,13 @@ class OffersMixin:
             rid = promos[0]["resourceId"]
             for rate in list(self.t["offerrates"].children(rid)):
                 self.t["offerrates"].delete(rate["rateId"])
-            for add in list(self.t["offeradditions"].children(rid)):
+            additions = list(self.t["offeradditions"].children(rid))
+            for add in additions:
                 self.t["offeradditions"].delete(add["additionId"])
             self.t["offers"].delete(rid)
             self._event("OFFER_EVENT", rid, "DELETE", t, entity_type="OFFER")
+            if additions:  # its additions go with it: a change to additions of its own
+                self._event("ADDITION_EVENT", rid, "DELETE", t, entity_type="OFFER")
             return
         rid = self._promo_next
         self._promo_next += 1
