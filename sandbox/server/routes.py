@@ -256,7 +256,9 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
                 "Implies (mandatory costs) of a type",
                 source=children("resourceId", "implies"),
             ),
-            page("/offers", "offers", "Offers (specials) with their rates (filter=resourceId:[ids])"),
+            page(
+                "/offers", "offers", "Offers (specials) with their rates (filter=resourceId:[ids])"
+            ),
             page(
                 "/offers/additions",
                 "offeradditions",

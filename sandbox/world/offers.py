@@ -198,7 +198,9 @@ class OffersMixin:
         self._promo_next += 1
         day = t.toordinal()
         pct = int(self._offer_rng.choice([5, 10, 15]))
-        self._add_offer(f"PROMO{rid}", rid, f"Promotion {rid}", pct, None, None, (1, 2), day, day + 28)
+        self._add_offer(
+            f"PROMO{rid}", rid, f"Promotion {rid}", pct, None, None, (1, 2), day, day + 28
+        )
         self._add_addition("offeradditions", rid, "LINEN", day)
         self._event("OFFER_EVENT", rid, "UPDATE", t, entity_type="OFFER")
         self._event("ADDITION_EVENT", rid, "UPDATE", t, entity_type="OFFER")
@@ -240,4 +242,3 @@ class OffersMixin:
         else:
             self._add_imply("implies", ti.resource_id, "ACCOMMODATIONTYPE", "PETS", t.toordinal())
         self._event("IMPLY_EVENT", ti.resource_id, "UPDATE", t, entity_type="ACCOMMODATIONTYPE")
-

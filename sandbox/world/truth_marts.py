@@ -35,7 +35,6 @@ import pandas as pd
 from sandbox.protocol import World
 from sandbox.world.truth_ancillary import ancillary_revenue
 from sandbox.world.truth_channels import channel_net_revenue
-from sandbox.world.truth_offers import offer_discounts
 from sandbox.world.truth_frames import (
     ITEM_LINES,
     PACE_HORIZON,
@@ -54,6 +53,7 @@ from sandbox.world.truth_frames import (
     reservations_of,
 )
 from sandbox.world.truth_guests import guest_mix
+from sandbox.world.truth_offers import offer_discounts
 from sandbox.world.truth_owners import owner_statement
 from sandbox.world.truth_pricing import (
     rate_availability,
