@@ -15,6 +15,7 @@ from sandbox.server.common import ADMIN_PREFIX, CHANNEL_SECTIONS, SERVICE_PREFIX
 from sandbox.server.encoding import View
 from sandbox.server.handlers import ResourceHandlers
 from sandbox.server.pages import PageHandlers
+from sandbox.server.routes_offers import offer_endpoints
 from sandbox.server.views import EndpointViews
 
 if TYPE_CHECKING:
@@ -239,50 +240,7 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
                 source=children("resourceId", "allotments"),
             ),
             page("/allotments", "allotments", "Allotments (filter=resourceId:[ids])"),
-            page(
-                "/accommodationtypes/additions",
-                "typeadditions",
-                "Additions of accommodation types (filter=resourceId:[ids])",
-            ),
-            page(
-                "/accommodationtypes/{resourceId:int}/additions",
-                "typeadditions",
-                "Additions (optional add-ons) of a type",
-                source=children("resourceId", "typeadditions"),
-            ),
-            page(
-                "/accommodationtypes/{resourceId:int}/implies",
-                "implies",
-                "Implies (mandatory costs) of a type",
-                source=children("resourceId", "implies"),
-            ),
-            page(
-                "/offers", "offers", "Offers (specials) with their rates (filter=resourceId:[ids])"
-            ),
-            page(
-                "/offers/additions",
-                "offeradditions",
-                "Additions of offers (filter=resourceId:[ids])",
-            ),
-            item("/offers/{resourceId:int}", "offers", "One offer with its rates"),
-            page(
-                "/offers/{resourceId:int}/rates",
-                "offerrates",
-                "Rates of an offer",
-                source=children("resourceId", "offerrates"),
-            ),
-            page(
-                "/offers/{resourceId:int}/additions",
-                "offeradditions",
-                "Additions of an offer",
-                source=children("resourceId", "offeradditions"),
-            ),
-            page(
-                "/offers/{resourceId:int}/implies",
-                "implies",
-                "Implies of an offer",
-                source=children("resourceId", "implies"),
-            ),
+            *offer_endpoints(page, item, children),
             page("/rentability/sets", "rentabilitysets", "Rentability sets (rules)"),
             page(
                 "/rentability/config",
@@ -324,12 +282,6 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
             page("/units", "units", "Units"),
             item("/units/{unitId:int}", "units", "One unit"),
             page(
-                "/units/{unitId:int}/implies",
-                "unitimplies",
-                "Implies of a unit",
-                source=children("unitId", "unitimplies"),
-            ),
-            page(
                 "/ratetypes",
                 "ratetypes",
                 "Rate types",
@@ -365,12 +317,6 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
             page("/customers", "customers", "Customers"),
             page("/add-ons", "addons", "Add-ons (extras, products) with category and prices"),
             item("/add-ons/{resourceId:int}", "addons", "One add-on"),
-            page(
-                "/add-ons/{resourceId:int}/implies",
-                "implies",
-                "Implies of an add-on",
-                source=children("resourceId", "implies"),
-            ),
             page("/owners", "owners", "Owners with their contracts (units and revenue share)"),
             item("/owners/{ownerId:int}", "owners", "One owner with its contracts"),
             item("/customers/{customerId:int}", "customers", "One customer"),
