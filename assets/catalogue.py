@@ -14,7 +14,7 @@ its table in `lake/tables.py` (tests/assets/test_catalogue.py adds a toy one).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cached_property
@@ -25,6 +25,10 @@ from lake.store import Lake
 from lake.tables import TABLES
 
 AVAILABILITY_WINDOW_DAYS = 31  # the availability endpoint refuses more arrival dates per call
+UNIT_IMPLIES_NOT_READ = (
+    "unit implies are not extracted: one request per unit (about 11,600 a read at the large "
+    "scale), and refetching only the units events name would leave the table partial"
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,18 @@ class ByIds:
     id_field: str  # wire field of the id list
     params: Mapping[str, Any] = field(default_factory=dict)  # other query parameters
     method: str | None = None  # facade method taking `ids=` (else the generic id-list read)
+
+
+@dataclass(frozen=True)
+class Holder:
+    """One kind of record whose own list a holder-scoped stream reads (implies: per type,
+    add-on or offer), found by id in a lake table; `entity_types` are the event's spellings."""
+
+    kind: str  # stamped on every record as holderKind (the lake key's first column)
+    path: str  # with {resourceId}
+    table: str  # lake table of the holders
+    id_column: str
+    entity_types: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -86,15 +102,55 @@ class EndpointSpec:
     # A full read covers only the root keys whose `window` column lies within the values it read
     # (availability: the arrival dates of the horizon); the removal guard looks only there.
     window: str | None = None
+    # Holder-scoped: read per holder (`holders`), keyed by the holder kind and id stamped on
+    # each record; an event names the holder (entityType its kind), whose records are re-read.
+    # `unread_holders`: entityType -> why that kind is deliberately not read (counted).
+    holders: tuple[Holder, ...] = ()
+    unread_holders: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def tables(self) -> tuple[Table, ...]:
         children = {s.table.name: s.table for s in self.sections}
         return (self.table, *children.values())
 
+    def holder(self, entity_type: Any) -> Holder | None:
+        """The holder an event's entityType names (None: not one this stream reads)."""
+        text = str(entity_type or "").upper()
+        return next((h for h in self.holders if text in h.entity_types), None)
+
+    def holder_calls(self, holders: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
+        """Facade keyword arguments reading the given (kind, id) holders."""
+        by_kind = {h.kind: h for h in self.holders}
+        return [{**self.kwargs, **holder_call(by_kind[k], i)} for k, i in sorted(holders)]
+
 
 def _per_accommodation_type(ctx: FanOut) -> list[dict[str, Any]]:
     return [{"resource_id": i} for i in ctx.lake.current_ids("accommodation_types", "resource_id")]
+
+
+def holder_ids(holders: tuple[Holder, ...], lake: Lake) -> dict[int, str]:
+    """Every holder id in the lake -> its kind. Resource ids are one space (a resource is a type,
+    add-on or offer), and a resource two lists hold (an offer is also listed as a SPECIAL
+    add-on) is read once, as the earlier holder kind."""
+    out: dict[int, str] = {}
+    for h in holders:
+        for i in lake.current_ids(h.table, h.id_column):
+            out.setdefault(int(i), h.kind)
+    return out
+
+
+def _per_holder(holders: tuple[Holder, ...]) -> Callable[[FanOut], list[dict[str, Any]]]:
+    by_kind = {h.kind: h for h in holders}
+
+    def calls(ctx: FanOut) -> list[dict[str, Any]]:
+        return [holder_call(by_kind[k], i) for i, k in holder_ids(holders, ctx.lake).items()]
+
+    return calls
+
+
+def holder_call(holder: Holder, holder_id: int) -> dict[str, Any]:
+    """Facade keyword arguments reading one holder's records (`ReservationService.holder_list`)."""
+    return {"path": holder.path, "holder_kind": holder.kind, "holder_id": int(holder_id)}
 
 
 def _per_journal_report(ctx: FanOut) -> list[dict[str, Any]]:
@@ -131,6 +187,17 @@ def _spec(
 
 
 T = TABLES
+IMPLY_HOLDERS = (
+    Holder(
+        "ACCOMMODATIONTYPE",
+        "/accommodationtypes/{resourceId}/implies",
+        "accommodation_types",
+        "resource_id",
+        ("ACCOMMODATIONTYPE", "ACCOMMODATION_TYPE"),
+    ),
+    Holder("OFFER", "/offers/{resourceId}/implies", "offers", "resource_id", ("OFFER", "SPECIAL")),
+    Holder("ADDON", "/add-ons/{resourceId}/implies", "addons", "resource_id", ("ADDON", "ADD_ON")),
+)
 BILLS = (
     ("customerBill", "CUSTOMER"),
     ("payingCustomerBill", "PAYING_CUSTOMER"),
@@ -337,6 +404,23 @@ SPECS: tuple[EndpointSpec, ...] = (
         events=("ADDITION_EVENT",),
         reference=True,
     ),
+    # implies: the interface has no list of them, only one per holder. Types, add-ons and
+    # offers are few (one request each: 20 / 117 / 1,064 at small / medium / large); units are
+    # not read (docs/interface-coverage.md). IMPLY_EVENT names the holder, re-read whole.
+    _spec(
+        "implies",
+        "pricing",
+        "holder_list",
+        "/{holder}/{resourceId}/implies",
+        "Implies: the add-ons every booking of an accommodation type, add-on or offer must "
+        "include (mandatory costs), read per holder; unit implies are not extracted.",
+        kwargs={"key": "implyId"},
+        fan_out=_per_holder(IMPLY_HOLDERS),
+        deps=tuple(h.table for h in IMPLY_HOLDERS),
+        events=("IMPLY_EVENT",),
+        holders=IMPLY_HOLDERS,
+        unread_holders={"UNIT": UNIT_IMPLIES_NOT_READ},
+    ),
     # finance
     _spec(
         "companies",
@@ -508,6 +592,11 @@ class Catalogue:
             for event, kinds in s.entity_events
             for kind in kinds
         }
+
+    @cached_property
+    def holder_scoped(self) -> tuple[str, ...]:
+        """Streams read per holder (`EndpointSpec.holders`), in catalogue order."""
+        return tuple(s.name for s in self.specs if s.holders)
 
     @cached_property
     def keyed(self) -> tuple[str, ...]:

@@ -239,6 +239,15 @@ async def _incremental(run: ChangeRun, cursor: Cursor) -> Cursor:
                 name, plan.refresh.get(name, set()), plan.delete.get(name, set())
             )
     await run.refresh_rates(plan.refresh.get("rates", set()), removed_types)
+    for name in run.catalogue.holder_scoped:
+        spec = run.catalogue.by_name[name]
+        gone = {  # holders removed in this run: their records go too
+            (h.kind, i)
+            for h in spec.holders
+            for i in (removed_types if h.table == "accommodation_types" else set())
+            | plan.delete.get(h.table, set())
+        }
+        await run.refresh_holders(name, plan.holders.get(name, set()), gone)
     avail = plan.refresh.get("availability", set())
     n_types = max(len(lake.current_ids("accommodation_types", "resource_id")), 1)
     whole = day_rolled or len(avail) >= settings.availability_full_share * n_types

@@ -20,9 +20,10 @@ from assets.catalogue import CATALOGUE, Catalogue
 from assets.settings import Record
 from lake.state import Cursor
 
-# IMPLY_EVENT: implies are served per holder only (no list to re-read), so not extracted
-# (docs/interface-coverage.md).
-NOT_MODELLED: frozenset[str] = frozenset({"IMPLY_EVENT"})
+# Event types the lake does not model at all (counted). IMPLY_EVENT is modelled for the holders
+# the catalogue reads (`EndpointSpec.holders`); one about a unit is counted under
+# "IMPLY_EVENT/UNIT" (`EndpointSpec.unread_holders` says why).
+NOT_MODELLED: frozenset[str] = frozenset()
 # Type-scoped events (rates, availability) may concern offers (entityType): a RATE_EVENT about an
 # offer refreshes the offer (`Catalogue.entity_routes`); only accommodation types land as rates.
 _ACCOMMODATION_ENTITY_TYPES = {None, "", "ACCOMMODATIONTYPE", "ACCOMMODATION_TYPE"}
@@ -35,6 +36,8 @@ class ChangePlan:
     refresh: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
     delete: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
     merges: list[Record] = field(default_factory=list)  # MERGE events = customer_merges rows
+    # holder-scoped streams (implies): the (holder kind, holder id) whose records are re-read
+    holders: dict[str, set[tuple[str, int]]] = field(default_factory=lambda: defaultdict(set))
     not_modelled: Counter[str] = field(default_factory=Counter)
     unknown: Counter[str] = field(default_factory=Counter)
     events: int = 0
@@ -44,7 +47,12 @@ class ChangePlan:
 
     @property
     def empty(self) -> bool:
-        return not (any(self.refresh.values()) or any(self.delete.values()) or self.merges)
+        return not (
+            any(self.refresh.values())
+            or any(self.delete.values())
+            or any(self.holders.values())
+            or self.merges
+        )
 
     def tables(self, catalogue: Catalogue = CATALOGUE) -> set[str]:
         """Lake tables this plan writes (before the time-driven parts of a run)."""
@@ -65,6 +73,7 @@ class ChangePlan:
             "last_event_id": self.last_event_id,
             "refresh": {k: len(v) for k, v in sorted(self.refresh.items()) if v},
             "delete": {k: len(v) for k, v in sorted(self.delete.items()) if v},
+            "holders": {k: len(v) for k, v in sorted(self.holders.items()) if v},
             "merges": len(self.merges),
             "not_modelled": dict(self.not_modelled),
             "unknown": dict(self.unknown),
@@ -87,8 +96,9 @@ def plan_changes(events: Iterable[Record], catalogue: Catalogue = CATALOGUE) -> 
     Events are taken in eventId order; for entities keyed by the event's id the *last* action
     decides (a DELETE after an UPDATE tombstones, an UPDATE after a DELETE refetches). A MERGE
     removes `oldEntityId` (tombstone) and changes `entityId` (refetch), and lands the event as a
-    `customer_merges` row. Events about what the lake does not model (implies) or unknown types
-    are counted and skipped, never fatal.
+    `customer_merges` row. An event about a holder (IMPLY_EVENT) re-reads that holder's records.
+    Events about what the lake does not model (unit implies) or unknown types are counted and
+    skipped, never fatal.
     """
     plan = ChangePlan()
     last: dict[tuple[str, int], str] = {}
@@ -115,6 +125,18 @@ def plan_changes(events: Iterable[Record], catalogue: Catalogue = CATALOGUE) -> 
             continue
         if entity_id is None:
             plan.unknown[f"{event_type} without entityId"] += 1
+            continue
+        spec = catalogue.by_name[target]
+        if spec.holders:
+            # the event names a holder (entityType its kind): re-read all of its records
+            kind = str(event.get("entityType") or "").upper()
+            holder = spec.holder(kind)
+            if holder is not None:
+                plan.holders[target].add((holder.kind, entity_id))
+            elif kind in spec.unread_holders:
+                plan.not_modelled[f"{event_type}/{kind}"] += 1
+            else:
+                plan.unknown[f"{event_type} entityType {kind or '<missing>'}"] += 1
             continue
         if routed:
             # a change to a part of the record (an offer's rate): refetch it, whatever the action
@@ -146,6 +168,7 @@ def plan_changes(events: Iterable[Record], catalogue: Catalogue = CATALOGUE) -> 
         (plan.delete if what == "DELETE" else plan.refresh)[target].add(entity_id)
     plan.refresh = dict(plan.refresh)
     plan.delete = dict(plan.delete)
+    plan.holders = dict(plan.holders)
     return plan
 
 

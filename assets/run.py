@@ -13,12 +13,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from assets.catalogue import CATALOGUE, Catalogue
+from assets.catalogue import CATALOGUE, Catalogue, holder_ids
 from assets.diff import Diff, diff_against_lake
 from assets.fetch import by_ids, full_list, only_resources, stamp
 from assets.finance import FinanceWindow, refresh_finance
 from assets.landing import Landing, LandReport, keys_of
-from assets.pages import service_requests
+from assets.pages import list_pages, service_requests
 from assets.plan import event_time
 from assets.settings import IngestSettings, Pages, Record
 from lake.state import AsOf, Cursor, mark_warehouse_pending
@@ -282,6 +282,34 @@ class ChangeRun:
                 mask = pc.is_in(current.column("resource_id"), pa.array(sorted(scope), pa.int64()))
                 landing.add_tombstones(keys_of(current.filter(mask), ["rate_id"]))
         return self._done("rates", landing)
+
+    async def refresh_holders(
+        self, name: str, holders: set[tuple[str, int]], removed: set[tuple[str, int]]
+    ) -> LandReport | None:
+        """Every record of the changed holders (implies of a type, add-on or offer), re-read;
+        those that vanished from a holder, and all of a removed holder's, are tombstoned."""
+        if not holders and not removed:
+            return None
+        from service.api import merge
+
+        spec = self.catalogue.by_name[name]
+        # an event may name an offer as an add-on: read it as the kind the full read uses
+        kinds = holder_ids(spec.holders, self.lake)
+        holders = {(kinds.get(i, k), i) for k, i in holders}
+        landing = self.landing(name)
+        calls = spec.holder_calls(holders - removed)
+        if calls:
+            limit = max(2, self.service.client.limiter.limit * 2)
+            pages = [list_pages(self.service, spec, **kw) for kw in calls]
+            await self._fill(landing, merge(pages, maxsize=limit))
+        if not landing.report.quarantined:
+            current = self.lake.current(spec.table.name)
+            scope = holders | removed
+            held = keys_of(current, ["holder_kind", "holder_id"])
+            mask = pa.array([h in scope for h in held], pa.bool_())
+            if current.num_rows:
+                landing.add_tombstones(keys_of(current.filter(mask), list(spec.table.key)))
+        return self._done(name, landing)
 
     async def refresh_availability(
         self, resources: set[int], removed: set[int], *, whole_horizon: bool

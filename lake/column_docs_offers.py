@@ -23,6 +23,7 @@ OFFER_ENTITIES: dict[str, str] = {
     "offer_rates": "offer rate",
     "accommodation_type_additions": "addition",
     "offer_additions": "addition",
+    "implies": "imply",
 }
 
 OFFER_TABLES: dict[str, dict[str, str]] = {
@@ -69,5 +70,18 @@ OFFER_TABLES: dict[str, dict[str, str]] = {
     "offer_additions": {
         **_ADDITIONS,
         "resource_id": "Offer holding the addition (ADDITION_EVENT names it).",
+    },
+    "implies": {
+        "holder_kind": "Kind of the holder whose implies these are: ACCOMMODATIONTYPE, ADDON or "
+        "OFFER (key; unit implies are not extracted, docs/interface-coverage.md).",
+        "holder_id": "The holder: resourceId of the accommodation type, add-on or offer "
+        "(key; IMPLY_EVENT names it).",
+        "imply_id": "Imply id (key).",
+        "implied_resource_id": "The add-on the holder implies (a mandatory cost of every "
+        "booking of it): resourceId of /add-ons.",
+        "implied_code": "Code of that add-on (CLEANING, LINEN, PETS in the sandbox).",
+        "quantity": "How many of the add-on each booking must include.",
+        "valid_from": _VALID_FROM.format(what="imply"),
+        "valid_to": _VALID_TO.format(what="imply"),
     },
 }

@@ -1,5 +1,5 @@
-"""The lake tables of offers and what can be added to a stay: offers with their rates, and the
-additions of accommodation types and offers (`lake.tables` registers them in `TABLES`; the wire
+"""The lake tables of offers and what can be added to a stay: offers with their rates, the
+additions of accommodation types and offers, and the implies of types, add-ons and offers (`lake.tables` registers them in `TABLES`; the wire
 shapes are the sandbox's, docs/contracts.md section 1, since the interface shows none).
 
 Only the key is required, as for every table of `lake.tables`.
@@ -82,4 +82,22 @@ OFFER_TABLES: tuple[Table, ...] = (
     # Additions: the add-ons a guest may add to an accommodation type or to an offer.
     _additions("accommodation_type_additions"),
     _additions("offer_additions"),
+    # Implies: the mandatory costs (add-ons) a holder brings along, read per holder. The facade
+    # stamps holderKind and holderId from the path it read (`ReservationService.holder_list`),
+    # so the key never depends on the record naming its holder.
+    Table(
+        "implies",
+        (
+            col("holderKind", required=True),
+            _id("holderId", required=True),
+            _id("implyId", required=True),
+            _id("impliedResourceId"),
+            col("impliedCode"),
+            col("quantity", "int"),
+            col("validFrom", "date"),
+            col("validTo", "date"),
+        ),
+        ("holder_kind", "holder_id", "imply_id"),
+        ignored=("resourceId", "unitId", "holderType"),
+    ),
 )

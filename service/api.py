@@ -134,6 +134,14 @@ class ReservationService:
             ):
                 yield page
 
+    async def holder_list(self, path: str, key: str, *, holder_kind: str, holder_id: int) -> Pages:
+        """The records one holder lists at `path` (`{resourceId}` filled in), each stamped with
+        `holderKind` and `holderId`: an imply does not say which kind of record holds it."""
+        url = path.replace("{resourceId}", str(int(holder_id)))
+        stamp = {"holderKind": holder_kind, "holderId": int(holder_id)}
+        async for page in self.client.iter_keyset(url, key, template=path):
+            yield [{**record, **stamp} for record in page]
+
     def availability(
         self,
         arrival_from: date,

@@ -36,8 +36,8 @@ PROMO_FIRST_ID = 900101  # promotions created under `advance`
 # code: (resourceId, name, percent off the rent, min days booked ahead, max days ahead, rate types)
 OFFERS = {
     "EARLYBIRD": (ADDONS["EARLYBIRD"][0], "Early booking discount", 10, 120, None, (1, 2)),
-    "LASTMINUTE": (900010, "Last minute deal", 15, None, 7, (1, 2)),
-    "MIDWEEK": (900011, "Midweek break", 20, None, None, (1,)),
+    "LASTMINUTE": (900012, "Last minute deal", 15, None, 7, (1, 2)),
+    "MIDWEEK": (900013, "Midweek break", 20, None, None, (1,)),
 }
 ENTITY = {"accommodationtypes": "ACCOMMODATIONTYPE", "addons": "ADDON", "offers": "OFFER"}
 DESCRIPTIONS = ("Limited availability", "Book now", "While stocks last", "Selected parks only")

@@ -47,7 +47,7 @@ def test_the_interface_paths_serve_offers_additions_and_implies(sb: Any) -> None
         offers = {o["resourceId"]: o for o in api.get("/offers").json()["content"]}
         one = api.get("/offers/900009").json()
         rates = api.get("/offers/900009/rates").json()["content"]
-        picked = api.get("/offers", params={"filter": "resourceId:[900010,900011]"}).json()
+        picked = api.get("/offers", params={"filter": "resourceId:[900012,900013]"}).json()
         type_adds = api.get(f"/accommodationtypes/{type_id}/additions").json()["content"]
         all_type_adds = api.get("/accommodationtypes/additions", params={"size": 500}).json()
         offer_adds = api.get("/offers/additions", params={"filter": "resourceId:[900009]"}).json()
@@ -56,7 +56,7 @@ def test_the_interface_paths_serve_offers_additions_and_implies(sb: Any) -> None
             for path in (
                 f"/accommodationtypes/{type_id}/implies",
                 "/add-ons/900003/implies",
-                "/offers/900010/implies",
+                "/offers/900012/implies",
                 f"/units/{unit_id}/implies",
             )
         }
@@ -65,7 +65,7 @@ def test_the_interface_paths_serve_offers_additions_and_implies(sb: Any) -> None
     assert one == offers[900009] and one["code"] == "EARLYBIRD" and one["type"] == "SPECIAL"
     assert rates == one["rates"] and {r["quantifier"] for r in rates} == {"RELATIVE"}
     assert {r["value"] for r in rates} == {-one["discountPercentage"]}
-    assert [o["resourceId"] for o in picked["content"]] == [900010, 900011]
+    assert [o["resourceId"] for o in picked["content"]] == [900012, 900013]
     assert type_adds and {a["resourceId"] for a in type_adds} == {type_id}
     assert {a["additionId"] for a in type_adds} <= {
         a["additionId"] for a in all_type_adds["content"]
