@@ -121,7 +121,8 @@ class EndpointSpec:
     def holder_calls(self, holders: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
         """Facade keyword arguments reading the given (kind, id) holders."""
         by_kind = {h.kind: h for h in self.holders}
-        return [{**self.kwargs, **holder_call(by_kind[k], i)} for k, i in sorted(holders)]
+        key = self.list_key or ""
+        return [holder_call(by_kind[k], i, key) for k, i in sorted(holders)]
 
 
 def _per_accommodation_type(ctx: FanOut) -> list[dict[str, Any]]:
@@ -139,18 +140,23 @@ def holder_ids(holders: tuple[Holder, ...], lake: Lake) -> dict[int, str]:
     return out
 
 
-def _per_holder(holders: tuple[Holder, ...]) -> Callable[[FanOut], list[dict[str, Any]]]:
+def _per_holder(holders: tuple[Holder, ...], key: str) -> Callable[[FanOut], list[dict[str, Any]]]:
     by_kind = {h.kind: h for h in holders}
 
     def calls(ctx: FanOut) -> list[dict[str, Any]]:
-        return [holder_call(by_kind[k], i) for i, k in holder_ids(holders, ctx.lake).items()]
+        return [holder_call(by_kind[k], i, key) for i, k in holder_ids(holders, ctx.lake).items()]
 
     return calls
 
 
-def holder_call(holder: Holder, holder_id: int) -> dict[str, Any]:
+def holder_call(holder: Holder, holder_id: int, key: str) -> dict[str, Any]:
     """Facade keyword arguments reading one holder's records (`ReservationService.holder_list`)."""
-    return {"path": holder.path, "holder_kind": holder.kind, "holder_id": int(holder_id)}
+    return {
+        "path": holder.path,
+        "key": key,
+        "holder_kind": holder.kind,
+        "holder_id": int(holder_id),
+    }
 
 
 def _per_journal_report(ctx: FanOut) -> list[dict[str, Any]]:
@@ -405,17 +411,17 @@ SPECS: tuple[EndpointSpec, ...] = (
         reference=True,
     ),
     # implies: the interface has no list of them, only one per holder. Types, add-ons and
-    # offers are few (one request each: 20 / 117 / 1,064 at small / medium / large); units are
+    # offers are few (one request each: 19 / 116 / 1,063 at small / medium / large); units are
     # not read (docs/interface-coverage.md). IMPLY_EVENT names the holder, re-read whole.
     _spec(
         "implies",
         "pricing",
         "holder_list",
-        "/{holder}/{resourceId}/implies",
+        "/accommodationtypes/{resourceId}/implies",  # and the offers' and add-ons' (`holders`)
         "Implies: the add-ons every booking of an accommodation type, add-on or offer must "
         "include (mandatory costs), read per holder; unit implies are not extracted.",
-        kwargs={"key": "implyId"},
-        fan_out=_per_holder(IMPLY_HOLDERS),
+        list_key="implyId",
+        fan_out=_per_holder(IMPLY_HOLDERS, "implyId"),
         deps=tuple(h.table for h in IMPLY_HOLDERS),
         events=("IMPLY_EVENT",),
         holders=IMPLY_HOLDERS,

@@ -57,9 +57,8 @@ class ChangePlan:
     def tables(self, catalogue: Catalogue = CATALOGUE) -> set[str]:
         """Lake tables this plan writes (before the time-driven parts of a run)."""
         out: set[str] = set()
-        for name in {k for k, v in self.refresh.items() if v} | {
-            k for k, v in self.delete.items() if v
-        }:
+        named = [*self.refresh.items(), *self.delete.items(), *self.holders.items()]
+        for name in {k for k, v in named if v}:
             out.update(catalogue.tables_of(name))
         if self.merges:
             out.add("customer_merges")

@@ -28,6 +28,13 @@ OTHER_READS: dict[tuple[str, str], str] = {
 
 _NO_STATE = "creates nothing, no revenue or supply state"
 _PARTS = "a part of {what} that no figure depends on; the details list carries what the marts use"
+_IMPLIES_NOT_MODELLED = (
+    "extracted per holder into lake table implies (one request per accommodation type, offer "
+    "and add-on, an offer listed as a SPECIAL add-on read once: 19 / 116 / 1,063 at small / "
+    "medium / large, plus one per promotion created under advance; an IMPLY_EVENT re-reads its "
+    "holder's); not modelled: implies set what a booking must include, the bills carry what "
+    "was charged"
+)
 _BY_ID = "the same records as the list {list}, which is extracted (events refetch through it)"
 # (method, path) -> why it is not served, not extracted or not modelled (whichever applies).
 WHY_NOT: dict[tuple[str, str], str] = {
@@ -69,15 +76,16 @@ WHY_NOT: dict[tuple[str, str], str] = {
         list="/accommodationtypes/additions"
     ),
     ("GET", "/accommodationtypes/{}/allotments"): _BY_ID.format(list="/allotments"),
-    ("GET", "/accommodationtypes/{}/implies"): "implies have no list in the interface: one "
-    "request per type, add-on, offer and unit (a large park: over 12,000 a read, half the "
-    "daily free requests); they set what a booking must include, and the bills already carry "
-    "what was charged. IMPLY_EVENT is counted",
+    ("GET", "/accommodationtypes/{}/implies"): _IMPLIES_NOT_MODELLED,
     ("GET", "/units/{}"): _BY_ID.format(list="/units"),
     ("GET", "/units/{}/details"): _BY_ID.format(list="/units"),
     ("GET", "/units/{}/capacities"): "unit capacities: the type's capacities are extracted",
     ("GET", "/units/{}/amenitylinks"): "amenities: no revenue or supply state",
-    ("GET", "/units/{}/implies"): "implies: see /accommodationtypes/{resourceId}/implies",
+    ("GET", "/units/{}/implies"): "unit implies have no list in the interface: one request "
+    "per unit (40 / 1,178 / 11,583 units at small / medium / large: at large about half the "
+    "daily free requests per full read), and refetching only the units IMPLY_EVENT names, with "
+    "no full read, would leave the table partial. Not extracted; an IMPLY_EVENT about a unit is "
+    "counted as not modelled (IMPLY_EVENT/UNIT). The bills carry what was charged",
     ("POST", "/reservations/proposals"): f"search/proposal: {_NO_STATE}",
     ("POST", "/reservations"): "a write; the pipeline only reads",
     ("PUT", "/reservations/{}"): "a write; the pipeline only reads",
@@ -98,8 +106,8 @@ WHY_NOT: dict[tuple[str, str], str] = {
     ("GET", "/customers/{}/loyalty"): "loyalty points: no revenue state (redeemed points reach "
     "the bills)",
     ("GET", "/customerstatus"): "loyalty status: no revenue state",
-    ("GET", "/add-ons/{}/implies"): "implies: see /accommodationtypes/{resourceId}/implies",
-    ("GET", "/offers/{}/implies"): "implies: see /accommodationtypes/{resourceId}/implies",
+    ("GET", "/add-ons/{}/implies"): _IMPLIES_NOT_MODELLED,
+    ("GET", "/offers/{}/implies"): _IMPLIES_NOT_MODELLED,
     ("GET", "/offers/{}"): _BY_ID.format(list="/offers"),
     ("GET", "/owners/{}"): _BY_ID.format(list="/owners"),
     ("GET", "/offers/{}/rates"): "carried by the offers list (each offer with its rates)",
@@ -145,6 +153,7 @@ def _extracted(catalogue: Catalogue) -> dict[tuple[str, str], list[str]]:
     out: dict[tuple[str, str], list[str]] = {}
     for spec in catalogue.specs:
         paths = {spec.source} | ({spec.by_ids.path} if spec.by_ids else set())
+        paths |= {h.path for h in spec.holders}
         for path in paths:
             out.setdefault(("GET", _norm(path)), []).append(spec.name)
     return out

@@ -30,6 +30,7 @@ LAKE_KEYS = [
     "lake/distribution_channel_cancellation_addons",
     "lake/distribution_channel_commissions",
     "lake/distribution_channels",
+    "lake/implies",
     "lake/journal_entries",
     "lake/journal_reports",
     "lake/locations",

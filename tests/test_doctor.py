@@ -116,6 +116,7 @@ def _complete_fake() -> FakeService:
         "/offers": ("resourceId", records("resourceId", [900009], rates=[])),
         "/accommodationtypes/additions": ("additionId", records("additionId", [1])),
         "/offers/additions": ("additionId", records("additionId", [1])),
+        "/accommodationtypes/1001/implies": ("implyId", records("implyId", [1])),
     }
     for path, (key, rows) in lists.items():
         fake.add_list(path, key, rows)

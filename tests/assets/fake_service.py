@@ -524,6 +524,29 @@ def default_fixture() -> dict[str, Any]:
                 ],
             }
         ],
+        # implies per holder (kind, resourceId); the facade stamps holderKind and holderId
+        "implies": [
+            {
+                "implyId": 1,
+                "resourceId": 11,
+                "holderType": "ACCOMMODATIONTYPE",
+                "impliedResourceId": 900002,
+                "impliedCode": "CLEANING",
+                "quantity": 1,
+                "validFrom": "2020-01-01",
+                "validTo": None,
+            },
+            {
+                "implyId": 2,
+                "resourceId": 900009,
+                "holderType": "OFFER",
+                "impliedResourceId": 900002,
+                "impliedCode": "CLEANING",
+                "quantity": 1,
+                "validFrom": "2020-01-01",
+                "validTo": None,
+            },
+        ],
         "accommodation_type_additions": [
             {
                 "additionId": 1,
@@ -664,6 +687,17 @@ class FakeService:
 
     def rates(self, resource_id: int) -> AsyncIterator[list[Record]]:
         return self._pages("rates", self.data["rates"](resource_id))
+
+    def holder_list(
+        self, path: str, key: str, *, holder_kind: str, holder_id: int
+    ) -> AsyncIterator[list[Record]]:
+        """One holder's implies, stamped like `ReservationService.holder_list` stamps them."""
+        records = [
+            {**r, "holderKind": holder_kind, "holderId": holder_id}
+            for r in self.data.get("implies", [])
+            if r["resourceId"] == holder_id and r["holderType"] == holder_kind
+        ]
+        return self._pages("implies", records)
 
     def availability(
         self,

@@ -136,9 +136,9 @@ CASES = [
         id="offer-refetched-or-tombstoned-addition-re-reads-both-lists",
     ),
     pytest.param(
-        [ev("IMPLY_EVENT", 1001), ev("RESERVATION_EVENT", 9)],
+        [ev("IMPLY_EVENT", 4001, entityType="UNIT"), ev("RESERVATION_EVENT", 9)],
         ({"reservations": [9]}, {}, []),
-        id="imply-counted-not-modelled",
+        id="unit-imply-counted-not-modelled",
     ),
     pytest.param(
         [ev("ALLOTMENT_EVENT", 1001), ev("ALLOTMENT_EVENT", 1001, "DELETE")],
@@ -168,7 +168,8 @@ def test_unknown_and_not_modelled_are_counted_not_fatal() -> None:
         [
             ev("SPACESHIP_EVENT", 1),
             ev("SPACESHIP_EVENT", 2),
-            ev("IMPLY_EVENT", 3),
+            ev("IMPLY_EVENT", 3, entityType="UNIT"),
+            ev("IMPLY_EVENT", 6),  # entityType OTHER: no holder the lake knows
             ev("RATE_EVENT", 4, entityType="OFFER"),
             ev("RESERVATION_EVENT", None),
             ev("CUSTOMER_EVENT", 5, "MERGE"),  # no oldEntityId
@@ -180,11 +181,38 @@ def test_unknown_and_not_modelled_are_counted_not_fatal() -> None:
         "RESERVATION_EVENT without entityId": 1,
         "CUSTOMER_EVENT MERGE without oldEntityId": 1,
         "<missing eventType>": 1,
+        "IMPLY_EVENT entityType OTHER": 1,
     }
-    assert plan.not_modelled == {"IMPLY_EVENT": 1}
+    assert plan.not_modelled == {"IMPLY_EVENT/UNIT": 1}
     assert plan.refresh == {"customers": {5}, "offers": {4}}
     assert plan.merges == []
-    assert plan.events == 7
+    assert plan.holders == {}
+    assert plan.events == 8
+
+
+@pytest.mark.parametrize(
+    ("entity_type", "holder"),
+    [
+        ("ACCOMMODATIONTYPE", "ACCOMMODATIONTYPE"),
+        ("ACCOMMODATION_TYPE", "ACCOMMODATIONTYPE"),
+        ("OFFER", "OFFER"),
+        ("SPECIAL", "OFFER"),
+        ("ADDON", "ADDON"),
+        ("addon", "ADDON"),
+    ],
+    ids=lambda v: v,
+)
+def test_an_imply_event_re_reads_its_holders_implies(entity_type: str, holder: str) -> None:
+    plan = plan_changes(
+        [
+            ev("IMPLY_EVENT", 1001, entityType=entity_type),
+            ev("IMPLY_EVENT", 1001, "DELETE", entityType=entity_type),  # any action: re-read
+        ]
+    )
+    assert plan.holders == {"implies": {(holder, 1001)}}
+    assert not plan.empty and plan.tables() == {"implies"}
+    assert plan.summary()["holders"] == {"implies": 1}
+    assert _shape(plan) == ({}, {}, []) and not plan.not_modelled and not plan.unknown
 
 
 def test_events_are_ordered_by_id_and_the_last_action_wins() -> None:
