@@ -23,7 +23,7 @@ from tests.incremental.test_addons_sandbox import _client
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
-TABLES = ("offers", "offer_rates", "accommodation_type_additions", "offer_additions")
+TABLES = ("offers", "offer_rates", "accommodation_type_additions", "offer_additions", "implies")
 
 
 @pytest.fixture(scope="module")
