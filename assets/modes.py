@@ -221,6 +221,7 @@ async def _incremental(run: ChangeRun, cursor: Cursor) -> Cursor:
     # Reference data first: rates and availability scopes depend on which types still exist.
     removed_types = set(plan.delete.get("accommodation_types", set()))
     reconciled: set[str] = set()
+    listed_out: dict[str, set[int]] = {}  # ids a reference list re-read no longer has
     for name in run.catalogue.reference_lists:
         # a list whose events name a scope, not a record (allotments: the type), is re-read
         # whole when one arrives (`Catalogue.relisted_by_events`)
@@ -228,6 +229,7 @@ async def _incremental(run: ChangeRun, cursor: Cursor) -> Cursor:
         if day_rolled or named:
             diff = await run.reconcile_list(name)
             reconciled.add(name)
+            listed_out[name] = {k[0] for k in diff.removed}
             if name == "accommodation_types":
                 removed_types |= {k[0] for k in diff.removed}
     run.land_merges(plan.merges)
@@ -241,11 +243,10 @@ async def _incremental(run: ChangeRun, cursor: Cursor) -> Cursor:
     await run.refresh_rates(plan.refresh.get("rates", set()), removed_types)
     for name in run.catalogue.holder_scoped:
         spec = run.catalogue.by_name[name]
-        gone = {  # holders removed in this run: their records go too
+        gone = {  # holders removed in this run (deleted, or gone from their list): records go too
             (h.kind, i)
             for h in spec.holders
-            for i in (removed_types if h.table == "accommodation_types" else set())
-            | plan.delete.get(h.table, set())
+            for i in plan.delete.get(h.table, set()) | listed_out.get(h.table, set())
         }
         await run.refresh_holders(name, plan.holders.get(name, set()), gone)
     avail = plan.refresh.get("availability", set())

@@ -50,6 +50,11 @@ def test_every_gap_has_a_reason_and_the_offers_are_covered() -> None:
     assert all(
         table[("GET", p)][0] for p in ("/offers/{resourceId}/implies", "/units/{unitId}/implies")
     )
+    holders = ("/accommodationtypes/{resourceId}/implies", "/add-ons/{resourceId}/implies")
+    for path in (*holders, "/offers/{resourceId}/implies"):
+        assert table[("GET", path)][1] == "implies", path
+    unit = table[("GET", "/units/{unitId}/implies")]
+    assert unit[1] == "no" and "one request per unit" in unit[3] and "11,583" in unit[3]
     # no reason is kept for a path the interface does not have
     named = {(p.method, _norm(p.path)) for p in INTERFACE_PATHS}
     assert set(WHY_NOT) <= named, set(WHY_NOT) - named

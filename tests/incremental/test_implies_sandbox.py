@@ -1,7 +1,8 @@
 """Implies against the sandbox over HTTP: the lake's `implies` table equals what the interface's
 per-holder paths serve for every accommodation type, add-on and offer, after the bootstrap and
 after IMPLY_EVENTs (an imply added to a type, one removed from an offer: tombstoned) and an
-incremental run, which also equals a fresh full load; an IMPLY_EVENT about a unit is counted as
+incremental run, which also equals a fresh full load (and after a promotion with an imply is
+withdrawn: its implies are tombstoned with it); an IMPLY_EVENT about a unit is counted as
 not modelled (unit implies are not extracted, docs/interface-coverage.md), never refetched."""
 
 from __future__ import annotations
@@ -140,8 +141,36 @@ def test_implies_land_and_imply_events_refresh_them_like_a_full_load(
     assert offer_imply["implyId"] not in {r[2] for r in _landed(lake)}
     assert _landed(lake) == served_after
 
-    fresh = Lake(tmp_path / "fresh")
-    apply_changes(fresh, opener, _settings(sb))
+    _same_as_fresh(lake, sb, tmp_path / "fresh1")
+
+    # a promotion with an imply, then withdrawn (OFFER_EVENT DELETE): its implies go with it
+    with world.lock:
+        t = world.now + timedelta(minutes=5)
+        world._change_promo(t)  # none yet: one is created
+        promo = world.records("offers")[-1]["resourceId"]
+        world._add_imply("implies", promo, "OFFER", "LINEN", t.toordinal())
+        world._event("IMPLY_EVENT", promo, "CREATE", t, entity_type="OFFER")
+    world.advance(1)
+    apply_changes(lake, opener, _settings(sb))
+    assert ("OFFER", promo) in {(r[0], r[1]) for r in _landed(lake)}
+    assert _landed(lake) == _served(sb)
+    with world.lock:
+        for _ in range(50):
+            world._change_promo(world.now)
+            if promo not in {o["resourceId"] for o in world.records("offers")}:
+                break
+    world.advance(1)
+    report = apply_changes(lake, opener, _settings(sb))
+    assert report.mode == "incremental" and not report.day_rolled
+    assert promo not in lake.current_ids("offers", "resource_id")
+    assert ("OFFER", promo) not in {(r[0], r[1]) for r in _landed(lake)}
+    assert _landed(lake) == _served(sb)
+    _same_as_fresh(lake, sb, tmp_path / "fresh2")
+
+
+def _same_as_fresh(lake: Lake, sb: Any, path: Path) -> None:
+    fresh = Lake(path)
+    apply_changes(fresh, sandbox_opener(sb), _settings(sb))
     diff = table_differences(_data(lake.current("implies")), _data(fresh.current("implies")))
     assert diff is None, diff
 
