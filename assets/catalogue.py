@@ -20,15 +20,12 @@ from datetime import date, timedelta
 from functools import cached_property
 from typing import Any
 
+from assets.holders import IMPLY_HOLDERS, UNIT_IMPLIES_NOT_READ, Holder, holder_call, per_holder
 from lake.schema import Table
 from lake.store import Lake
 from lake.tables import TABLES
 
 AVAILABILITY_WINDOW_DAYS = 31  # the availability endpoint refuses more arrival dates per call
-UNIT_IMPLIES_NOT_READ = (
-    "unit implies are not extracted: one request per unit (about 11,600 a read at the large "
-    "scale), and refetching only the units events name would leave the table partial"
-)
 
 
 @dataclass(frozen=True)
@@ -57,18 +54,6 @@ class ByIds:
     id_field: str  # wire field of the id list
     params: Mapping[str, Any] = field(default_factory=dict)  # other query parameters
     method: str | None = None  # facade method taking `ids=` (else the generic id-list read)
-
-
-@dataclass(frozen=True)
-class Holder:
-    """One kind of record whose own list a holder-scoped stream reads (implies: per type,
-    add-on or offer), found by id in a lake table; `entity_types` are the event's spellings."""
-
-    kind: str  # stamped on every record as holderKind (the lake key's first column)
-    path: str  # with {resourceId}
-    table: str  # lake table of the holders
-    id_column: str
-    entity_types: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -129,36 +114,6 @@ def _per_accommodation_type(ctx: FanOut) -> list[dict[str, Any]]:
     return [{"resource_id": i} for i in ctx.lake.current_ids("accommodation_types", "resource_id")]
 
 
-def holder_ids(holders: tuple[Holder, ...], lake: Lake) -> dict[int, str]:
-    """Every holder id in the lake -> its kind. Resource ids are one space (a resource is a type,
-    add-on or offer), and a resource two lists hold (an offer is also listed as a SPECIAL
-    add-on) is read once, as the earlier holder kind."""
-    out: dict[int, str] = {}
-    for h in holders:
-        for i in lake.current_ids(h.table, h.id_column):
-            out.setdefault(int(i), h.kind)
-    return out
-
-
-def _per_holder(holders: tuple[Holder, ...], key: str) -> Callable[[FanOut], list[dict[str, Any]]]:
-    by_kind = {h.kind: h for h in holders}
-
-    def calls(ctx: FanOut) -> list[dict[str, Any]]:
-        return [holder_call(by_kind[k], i, key) for i, k in holder_ids(holders, ctx.lake).items()]
-
-    return calls
-
-
-def holder_call(holder: Holder, holder_id: int, key: str) -> dict[str, Any]:
-    """Facade keyword arguments reading one holder's records (`ReservationService.holder_list`)."""
-    return {
-        "path": holder.path,
-        "key": key,
-        "holder_kind": holder.kind,
-        "holder_id": int(holder_id),
-    }
-
-
 def _per_journal_report(ctx: FanOut) -> list[dict[str, Any]]:
     ids = ctx.lake.current_ids("journal_reports", "journal_report_id")
     return [{"report_id": i} for i in ids]
@@ -193,17 +148,6 @@ def _spec(
 
 
 T = TABLES
-IMPLY_HOLDERS = (
-    Holder(
-        "ACCOMMODATIONTYPE",
-        "/accommodationtypes/{resourceId}/implies",
-        "accommodation_types",
-        "resource_id",
-        ("ACCOMMODATIONTYPE", "ACCOMMODATION_TYPE"),
-    ),
-    Holder("OFFER", "/offers/{resourceId}/implies", "offers", "resource_id", ("OFFER", "SPECIAL")),
-    Holder("ADDON", "/add-ons/{resourceId}/implies", "addons", "resource_id", ("ADDON", "ADD_ON")),
-)
 BILLS = (
     ("customerBill", "CUSTOMER"),
     ("payingCustomerBill", "PAYING_CUSTOMER"),
@@ -421,7 +365,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "Implies: the add-ons every booking of an accommodation type, add-on or offer must "
         "include (mandatory costs), read per holder; unit implies are not extracted.",
         list_key="implyId",
-        fan_out=_per_holder(IMPLY_HOLDERS, "implyId"),
+        fan_out=per_holder(IMPLY_HOLDERS, "implyId"),
         deps=tuple(h.table for h in IMPLY_HOLDERS),
         events=("IMPLY_EVENT",),
         holders=IMPLY_HOLDERS,

@@ -13,10 +13,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from assets.catalogue import CATALOGUE, Catalogue, holder_ids
+from assets.catalogue import CATALOGUE, Catalogue
 from assets.diff import Diff, diff_against_lake
 from assets.fetch import by_ids, full_list, only_resources, stamp
 from assets.finance import FinanceWindow, refresh_finance
+from assets.holders import holder_ids
 from assets.landing import Landing, LandReport, keys_of
 from assets.pages import list_pages, service_requests
 from assets.plan import event_time
