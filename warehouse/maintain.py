@@ -167,21 +167,23 @@ def _swap(sql: str, swaps: dict[str, str]) -> str:
     return pattern.sub(lambda found: swaps[found.group(1)], sql)
 
 
-def delta_readers(models: dict[str, Model]) -> dict[str, bool]:
+def delta_readers(models: dict[str, Model]) -> dict[str, tuple[bool, tuple[Model, ...]]]:
     """The models some reader maps to its key by an expression of its own (`from <model>:`): a
     whole rebuild of these reports its changed rows (a diff) rather than a fingerprint. The
     value: whether the diff may leave the lineage columns out (no reader of the model carries
-    one; a reader that copies a batch id must see a row whose batch alone changed)."""
-    sources = {
-        source
-        for m in models.values()
-        if m.incremental is not None
-        for source, _ in m.incremental.sources
-        if source in models
-    }
+    one; a reader that copies a batch id must see a row whose batch alone changed), and the
+    readers that name it."""
+    named: dict[str, list[Model]] = {}
+    for m in models.values():
+        for source, _ in m.incremental.sources if m.incremental is not None else ():
+            if source in models:
+                named.setdefault(source, []).append(m)
     return {
-        q: not any(q in m.deps and _LINEAGE_REF.search(m.sql) for m in models.values())
-        for q in sources
+        q: (
+            not any(q in m.deps and _LINEAGE_REF.search(m.sql) for m in models.values()),
+            tuple(readers),
+        )
+        for q, readers in named.items()
     }
 
 
@@ -205,8 +207,8 @@ class Maintainer:
     versions: dict[str, str]
     existing: set[str]
     readers: dict[str, int] = field(default_factory=dict)
-    # whole rebuilds that report their changed rows -> whether lineage stays out of the diff
-    diffed: dict[str, bool] = field(default_factory=dict)
+    # whole rebuilds that report their changed rows -> (lineage out of the diff, who names it)
+    diffed: dict[str, tuple[bool, tuple[Model, ...]]] = field(default_factory=dict)
     states: dict[str, str | None] = field(default_factory=dict)
     temps: list[str] = field(default_factory=list)
 
@@ -244,7 +246,7 @@ class Maintainer:
                 outcome.seconds = time.perf_counter() - t0
                 self.states[q] = outcome.state
                 return outcome
-        if fresh and q in self.diffed and self._rows(model) <= DIFF_MAX_ROWS:
+        if fresh and self._diff_helps(q) and self._rows(model) <= DIFF_MAX_ROWS:
             outcome = self._whole_diffed(model)
         else:
             outcome = self._whole(model, compare=fresh and self.readers.get(q, 0) > 0)
@@ -261,6 +263,14 @@ class Maintainer:
         if inc.sources:
             return True
         return expr in self._columns(quote_ident(relation))
+
+    def _diff_helps(self, q: str) -> bool:
+        """Whether a reader that names `q` may go by key: not when each one reads the as-of
+        date and it moved (they are rebuilt whole anyway, e.g. allotment pickup on a new day)."""
+        _, readers = self.diffed.get(q, (False, ()))
+        return any(
+            not (self.settings_changed and SETTINGS_INPUT in reader.sql) for reader in readers
+        )
 
     def _rows(self, model: Model) -> int:
         table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
@@ -374,7 +384,8 @@ class Maintainer:
         self.con.execute(f"create or replace table {table} as\n{model.sql}")
         if self._columns(table) != columns:
             return Outcome("whole", FULL)
-        lineage = [c for c in columns if c in LINEAGE and self.diffed.get(model.qualified)]
+        blind = self.diffed[model.qualified][0]
+        lineage = [c for c in columns if c in LINEAGE and blind]
         rows = f"select * exclude ({', '.join(lineage)})" if lineage else "select *"
         self.con.execute(
             f"create or replace temp table {delta} as "
