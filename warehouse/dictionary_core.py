@@ -38,6 +38,10 @@ CORE: dict[str, dict[str, str]] = {
         "company_id": "Company of the accommodation type's location.",
         "unit_count": "Units of this accommodation type (archived ones included).",
     },
+    "core.dim_reporting_currencies": {
+        "currency_code": "A reporting currency of marts.revenue_daily: a location's company "
+        "currency, or a currency sold or kept as cancellation compensation in the reporting range.",
+    },
     "core.dim_distribution_channels": {
         "parent_distribution_channel_id": "Parent channel (null at the top).",
     },

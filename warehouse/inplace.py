@@ -43,7 +43,13 @@ from warehouse.build import (
 )
 from warehouse.lake import detach_lake
 from warehouse.macros import KPI_WINDOW
-from warehouse.maintain import Maintainer, built_versions, lake_changes, record_build
+from warehouse.maintain import (
+    Maintainer,
+    built_versions,
+    delta_readers,
+    lake_changes,
+    record_build,
+)
 from warehouse.models import discover_models
 
 
@@ -101,6 +107,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 versions=versions,
                 existing=table_names(con),
                 readers=readers,
+                diffed=delta_readers(models),
             )
             for q, model in models.items():
                 outcome = walk.maintain(model)

@@ -12,7 +12,10 @@ compares them with the lake and the code:
   on those keys; the rows it deleted and inserted are its changed rows for the models reading it;
 - any other model with a changed input is rebuilt whole, and counts as unchanged for its readers
   when its fingerprint (row count and sum of row hashes) is the same as before (a calendar that
-  did not move, a dimension nobody touched);
+  did not move, a dimension nobody touched). When a reader maps this model's rows to its own key
+  (`delta_readers`), the rebuild compares the new table with the old instead: its changed rows
+  are the rows only one of them has (the old and the new version of each changed row), so a
+  supply list or a dimension that changed in a few rows changes its readers in those keys only;
 - a model that is missing, or whose SQL (or the macros) changed, is rebuilt whole.
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
@@ -34,12 +37,17 @@ from lake.tables import TABLES as LAKE_TABLES
 from warehouse.lake import narrowed_current_sql, raw_view_sql, table_files
 from warehouse.lake_schema import TABLES
 from warehouse.macros import MACROS
-from warehouse.models import Model
+from warehouse.models import Incremental, Model
 
 LAKE_FILES_TABLE = "meta.lake_files"
 VERSIONS_TABLE = "meta.model_versions"
 SETTINGS_INPUT = "meta.build_settings"
 FULL = "full"  # an input's state: changed whole (no keys known)
+# a whole rebuild of a larger table keeps the fingerprint (a diff holds both versions in memory)
+DIFF_MAX_ROWS = 2_000_000
+# the staging models' lineage columns: not content (a diff of a whole rebuild leaves them out)
+LINEAGE = ("batch_id", "batch_kind", "extracted_at")
+_LINEAGE_REF = re.compile(r"\b(?:batch_id|batch_kind|extracted_at)\b")
 
 
 def model_version(model: Model) -> str:
@@ -159,6 +167,26 @@ def _swap(sql: str, swaps: dict[str, str]) -> str:
     return pattern.sub(lambda found: swaps[found.group(1)], sql)
 
 
+def delta_readers(models: dict[str, Model]) -> dict[str, tuple[bool, tuple[Model, ...]]]:
+    """The models some reader maps to its key by an expression of its own (`from <model>:`): a
+    whole rebuild of these reports its changed rows (a diff) rather than a fingerprint. The
+    value: whether the diff may leave the lineage columns out (no reader of the model carries
+    one; a reader that copies a batch id must see a row whose batch alone changed), and the
+    readers that name it."""
+    named: dict[str, list[Model]] = {}
+    for m in models.values():
+        for source, _ in m.incremental.sources if m.incremental is not None else ():
+            if source in models:
+                named.setdefault(source, []).append(m)
+    return {
+        q: (
+            not any(q in m.deps and _LINEAGE_REF.search(m.sql) for m in models.values()),
+            tuple(readers),
+        )
+        for q, readers in named.items()
+    }
+
+
 @dataclass
 class Outcome:
     """What maintaining one model did: how (`keys`, `whole`, `unchanged`), and its state."""
@@ -179,6 +207,8 @@ class Maintainer:
     versions: dict[str, str]
     existing: set[str]
     readers: dict[str, int] = field(default_factory=dict)
+    # whole rebuilds that report their changed rows -> (lineage out of the diff, who names it)
+    diffed: dict[str, tuple[bool, tuple[Model, ...]]] = field(default_factory=dict)
     states: dict[str, str | None] = field(default_factory=dict)
     temps: list[str] = field(default_factory=list)
 
@@ -207,7 +237,7 @@ class Maintainer:
             fresh
             and inc is not None
             and all(
-                state != FULL and inc.expression(source) is not None
+                state != FULL and self._maps(inc, source, state)
                 for source, state in changed.items()
             )
         ):
@@ -216,10 +246,39 @@ class Maintainer:
                 outcome.seconds = time.perf_counter() - t0
                 self.states[q] = outcome.state
                 return outcome
-        outcome = self._whole(model, compare=fresh and self.readers.get(q, 0) > 0)
+        if fresh and self._diff_helps(q) and self._rows(model) <= DIFF_MAX_ROWS:
+            outcome = self._whole_diffed(model)
+        else:
+            outcome = self._whole(model, compare=fresh and self.readers.get(q, 0) > 0)
         outcome.seconds = time.perf_counter() - t0
         self.states[q] = outcome.state
         return outcome
+
+    def _maps(self, inc: Incremental, source: str, relation: str) -> bool:
+        """Whether the changed rows of `source` map to the key: the form with sources names
+        it; the plain form needs the key column in them (a dimension's diff has none)."""
+        expr = inc.expression(source)
+        if expr is None:
+            return False
+        if inc.sources:
+            return True
+        return expr in self._columns(quote_ident(relation))
+
+    def _diff_helps(self, q: str) -> bool:
+        """Whether a reader that names `q` may go by key: not when each one reads the as-of
+        date and it moved (they are rebuilt whole anyway, e.g. allotment pickup on a new day)."""
+        _, readers = self.diffed.get(q, (False, ()))
+        return any(
+            not (self.settings_changed and SETTINGS_INPUT in reader.sql) for reader in readers
+        )
+
+    def _rows(self, model: Model) -> int:
+        table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        (rows,) = self.con.execute(f"select count(*) from {table}").fetchone() or (0,)
+        return int(rows)
+
+    def _columns(self, relation: str) -> list[str]:
+        return [row[0] for row in self.con.execute(f"describe select * from {relation}").fetchall()]
 
     def _by_keys(self, model: Model, changed: dict[str, str]) -> Outcome | None:
         inc = model.incremental
@@ -230,7 +289,12 @@ class Maintainer:
         for source, relation in sorted(changed.items()):
             expr = inc.expression(source)
             value = f"unnest({expr})" if expr.startswith("[") else expr  # type: ignore[union-attr]
-            selects.append(f"select {value} as k from {quote_ident(relation)} as changed")
+            # `changed` is one changed row; `changed_rows` all of them (a diff holds the old and
+            # the new version of a row: an expression can ask whether the columns it reads moved)
+            selects.append(
+                f"select * from (with changed_rows as (select * from {quote_ident(relation)}) "
+                f"select {value} as k from changed_rows as changed)"
+            )
         self.con.execute(
             f"create or replace temp table {keys} as select distinct k from "
             f"({' union all '.join(selects)})"
@@ -305,6 +369,31 @@ class Maintainer:
         if before is not None and self._fingerprint(table) == before:
             return Outcome("whole", None)
         return Outcome("whole", FULL)
+
+    def _whole_diffed(self, model: Model) -> Outcome:
+        """Rebuild whole; the changed rows are the rows only the old or only the new table has
+        (`except all` both ways: duplicates count, nulls compare equal), lineage aside: a list
+        re-read whole lands every row in a new batch, and no reader maps a batch id to its key.
+        A changed schema changes it whole."""
+        table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        base = f"{model.layer}_{model.name}"
+        before, delta = quote_ident(f"_before_{base}"), quote_ident(f"_changed_{base}")
+        self.temps += [before, delta]
+        self.con.execute(f"create or replace temp table {before} as select * from {table}")
+        columns = self._columns(before)
+        self.con.execute(f"create or replace table {table} as\n{model.sql}")
+        if self._columns(table) != columns:
+            return Outcome("whole", FULL)
+        blind = self.diffed[model.qualified][0]
+        lineage = [c for c in columns if c in LINEAGE and blind]
+        rows = f"select * exclude ({', '.join(lineage)})" if lineage else "select *"
+        self.con.execute(
+            f"create or replace temp table {delta} as "
+            f"select * from ({rows} from {before} except all {rows} from {table}) "
+            f"union all select * from ({rows} from {table} except all {rows} from {before})"
+        )
+        (count,) = self.con.execute(f"select count(*) from {delta}").fetchone() or (0,)
+        return Outcome("whole", f"_changed_{base}" if count else None)
 
     def _fingerprint(self, table: str) -> tuple[object, ...]:
         cols = self.con.execute(

@@ -15,7 +15,11 @@ column of the same name. The second names, per input, the SQL expression over th
 changed rows (`changed`) that gives the key values it touches (a list expression `[a, b]` gives
 several, as does `unnest(...)`; e.g. the reservations a customer merge touches, in
 `core/fct_reservations.sql`);
-an input that changed and is not named makes the model rebuild whole. `-- incremental guard:
+an input that changed and is not named makes the model rebuild whole. The expression sees the
+changed row as `changed` and every changed row as `changed_rows`; a model rebuilt whole that a
+reader names reports as changed the rows its old and new table do not share (both versions of
+each), so an expression can ask whether the columns its model reads moved (`unnest(case when
+... then [...] else [] end)`, e.g. the dimensions in `core/fct_reservations.sql`). `-- incremental guard:
 <select>` adds a query whose result must be the same before and after the delete+insert, else
 the model is rebuilt whole (an invariant outside the key, e.g. the set of reporting currencies).
 

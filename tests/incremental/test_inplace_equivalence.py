@@ -4,17 +4,21 @@ world: every table of every model schema, row for row, after each of several run
 One small sandbox world moves between runs (`advance`, plus new and deleted carts and a
 customer merge); data dir A is loaded once and then follows it with incremental runs, each
 followed by `refresh_warehouse` (in place, `warehouse.inplace`). After each run a new build of
-A's lake in another dir is the reference.
+A's lake in another dir is the reference. The second test changes the supply lists
+(allotments, operations tasks) and dimensions (a type, a location) and requires their readers
+maintained by key, not rebuilt whole.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from assets.modes import apply_changes
 from assets.settings import IngestSettings
+from lake.state import pending_tables
 from lake.store import Lake
 from tests.incremental.helpers import mart_differences, sandbox_opener
 from warehouse.build import build_warehouse
@@ -30,7 +34,7 @@ KEYED = (
     "core.fct_bill_lines",
     "core.fct_stay_nights",
 )
-# rebuilt whole when the calendar moves (the 30 hours cross a day) or the rates change
+# by key at least within a day (rates that change rebuild fct_stay_rate_nights whole)
 DATED = (
     "core.fct_stay_rate_nights",
     "core.fct_unit_nights",
@@ -81,13 +85,112 @@ def test_in_place_refresh_equals_a_whole_rebuild_on_a_churned_world(tmp_path: Pa
             (reference / "lake").symlink_to(dir_a / "lake")
             whole = build_warehouse(reference, as_of=settings.today)
             assert _differences(dir_a / "warehouse.duckdb", whole.path) == {}, step
-    # by key in at least one run: a run whose changes reach a dimension the chain joins (the
-    # sandbox now changes accommodation types and locations, with their events) rebuilds the
-    # chain whole, which is always correct; by-key maintenance of dimension changes is open
-    assert all(keyed[m] >= 1 for m in KEYED), {m: keyed[m] for m in KEYED}
-    # occupancy and revenue (its supply) read the supply lists (operations tasks, allotments),
-    # which every new business date re-reads whole, so they go by key only within a day
-    supply_readers = {"marts.occupancy_daily", "marts.revenue_daily"}
-    assert all(keyed[m] >= 1 for m in DATED if m not in supply_readers), {
-        m: keyed[m] for m in DATED
-    }
+    # the reservation chain by key in every run: the sandbox changes accommodation types and
+    # locations too (with their events), and those reach the chain by the reservations of the
+    # type or location that changed (`test_supply_lists_and_dimensions_are_refreshed_by_key`)
+    assert all(keyed[m] == 3 for m in KEYED), {m: keyed[m] for m in KEYED}
+    # the calendar moves in the 30 hours: the models that read the as-of date are then rebuilt
+    # whole, the others by the dates whose calendar rows changed
+    assert all(keyed[m] >= 1 for m in DATED), {m: keyed[m] for m in DATED}
+
+
+# what a change of each kind must leave maintained by key (not rebuilt whole), per step below
+SUPPLY_KEYED = {
+    # an allotment, an accommodation type (its priority) and a location (its minimum booking
+    # age) changed within the day, with a cart created and one deleted
+    "same day": (
+        "core.fct_reservations",
+        "core.fct_bill_lines",
+        "core.fct_stay_nights",
+        "core.fct_stay_rate_nights",
+        "core.fct_rate_nights",
+        "core.fct_unit_nights",
+        "marts.allotment_pickup",
+        "marts.occupancy_daily",
+        "marts.revenue_daily",
+        "marts.sales_daily",
+        "marts.rate_availability_daily",
+    ),
+    # the business date moved, and with it the operations tasks (a new repair taking a unit out
+    # of order) and every reference list were re-read whole: the calendar moved, so the models
+    # that read the as-of date (allotment pickup, occupancy) are rebuilt whole, and the rest
+    # follows the rows that differ
+    "new day": (
+        "core.fct_reservations",
+        "core.fct_stay_nights",
+        "core.fct_unit_nights",
+        "marts.revenue_daily",
+    ),
+}
+
+
+# the lake tables each step must have landed (else the step would test nothing)
+LANDED = {
+    "same day": {"allotments", "accommodation_types", "locations", "reservations"},
+    "new day": {"operation_tasks", "reservations"},
+}
+
+
+def _change_supply_and_dimensions(world: Any) -> None:
+    """An allotment's quantity, a type's priority and a location's minimum booking age, each with
+    its event (the sandbox's own kinds of change, `sandbox/world/allotments.py` and
+    `reference_changes.py`)."""
+    with world.lock:
+        world._allot_adjust(world.now)
+        kind = world.t["accommodationtypes"].records()[0]
+        kind["priority"] = int(kind.get("priority") or 0) % 99 + 1
+        world._event("ACCOMMODATION_TYPE_EVENT", kind["resourceId"], "UPDATE", world.now)
+        park = world.t["locations"].records()[0]
+        park["minAgeForBooking"] = 25 if park.get("minAgeForBooking") != 25 else 21
+        world._event("RESORT_EVENT", park["locationId"], "UPDATE", world.now)
+
+
+def _take_a_unit_out_of_order(world: Any) -> None:
+    """A repair in two weeks' time on the first unit free then (operations have no events:
+    the next business date's re-read lands it)."""
+    with world.lock:
+        first = world.now.toordinal() + 14
+        assert any(world._out_of_order(u, first, 3, world.now) for u in range(len(world.unit_ids)))
+
+
+def test_supply_lists_and_dimensions_are_refreshed_by_key(tmp_path: Path) -> None:
+    """Changes to the supply lists (allotments, operations tasks) and to dimensions (a type, a
+    location) reach the marts by key: a whole rebuild of a list or dimension compares its rows
+    with the old ones, and only the rows that differ count as changed for its readers."""
+    from sandbox.runner import SandboxSettings, run_sandbox
+
+    dir_a = tmp_path / "a"
+    with run_sandbox(SandboxSettings(seed=31, scale="small")) as sb:
+        opener = sandbox_opener(sb, max_retries=12)
+
+        def run() -> IngestSettings:
+            with sb.world.lock:
+                today = sb.world.now.date()
+            settings = IngestSettings(today=today, horizon_days=60)
+            apply_changes(Lake(dir_a / "lake"), opener, settings)
+            return settings
+
+        settings = run()
+        refresh_warehouse(dir_a, as_of=settings.today)
+        for step in SUPPLY_KEYED:
+            sb.world.churn("reservations")
+            if step == "same day":
+                _change_supply_and_dimensions(sb.world)
+                hours = 1.0
+            else:
+                _take_a_unit_out_of_order(sb.world)
+                with sb.world.lock:
+                    hours = 25 - sb.world.now.hour  # one hour into the next day
+            sb.world.advance(hours=hours)
+            settings = run()
+            landed = pending_tables(Lake(dir_a / "lake"))
+            assert LANDED[step] <= landed, (step, sorted(landed))
+            result = refresh_warehouse(dir_a, as_of=settings.today)
+            assert result is not None
+            how = {m: result.refreshed.get(m) for m in SUPPLY_KEYED[step]}
+            assert {m: h for m, h in how.items() if h != "keys"} == {}, step
+            reference = tmp_path / f"whole-{step.replace(' ', '-')}"
+            reference.mkdir()
+            (reference / "lake").symlink_to(dir_a / "lake")
+            whole = build_warehouse(reference, as_of=settings.today)
+            assert _differences(dir_a / "warehouse.duckdb", whole.path) == {}, step

@@ -112,12 +112,18 @@ def test_nothing_changed_rebuilds_nothing(lake: Lake, tmp_path: Path) -> None:
     assert after == before
 
 
-def test_a_new_calendar_rebuilds_what_reads_it(lake: Lake, tmp_path: Path) -> None:
+def test_a_new_calendar_reaches_its_readers_by_the_dates_it_added(
+    lake: Lake, tmp_path: Path
+) -> None:
+    """The calendar is rebuilt whole and compared with the old one: the nights it added (and
+    those that entered the reporting range) are the changed dates of its readers."""
     _first_state(lake, tmp_path)
     Batch().reservation(5, "2025-01-10", "2025-01-16", unit_id=4).flush(lake)  # past the range
     result = update_warehouse(tmp_path, as_of=AS_OF)
     assert result.refreshed["core.dim_dates"] == "whole"
-    assert result.refreshed["marts.occupancy_daily"] == "whole"
+    assert result.refreshed["core.fct_unit_nights"] == "keys"
+    assert result.refreshed["marts.occupancy_daily"] == "keys"
+    assert result.refreshed["marts.revenue_daily"] == "keys"
     assert result.refreshed["core.fct_stay_nights"] == "keys"
     assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
 

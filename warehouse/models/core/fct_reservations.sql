@@ -2,6 +2,9 @@
 -- incremental by reservation_id from staging.stg_reserved_resources: reservation_id
 -- incremental by reservation_id from core.fct_bill_lines: reservation_id
 -- incremental by reservation_id from staging.stg_customer_merges: unnest((select list(r.reservation_id) from staging.stg_reservations as r left join staging.stg_customer_merges as m1 on r.customer_id = m1.old_customer_id left join staging.stg_customer_merges as m2 on m1.customer_id = m2.old_customer_id where changed.old_customer_id in (r.customer_id, m1.customer_id, m2.customer_id)))
+-- incremental by reservation_id from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then (select list(r.reservation_id) from staging.stg_reserved_resources as r where r.resource_type = 'ACCOMMODATIONTYPE' and r.resource_id = changed.accommodation_type_id) else [] end)
+-- incremental by reservation_id from core.dim_locations: unnest(case when (select count(*) <> 2 or count(distinct row(c.company_id)) <> 1 from changed_rows as c where c.location_id = changed.location_id) then (select list(r.reservation_id) from core.fct_reservations as r where r.location_id = changed.location_id) else [] end)
+-- incremental by reservation_id from core.dim_distribution_channels: unnest(case when (select count(*) <> 2 or count(distinct row(c.distribution_channel_code, c.channel_type, c.currency_code)) <> 1 from changed_rows as c where c.distribution_channel_id = changed.distribution_channel_id) then (select list(r.reservation_id) from staging.stg_reservations as r where r.distribution_channel_id = changed.distribution_channel_id) else [] end)
 -- incremental narrows its inputs
 -- Reservations, current state: status name, nights, lead time, channel and currency, the
 -- what-counts flags of contracts.md section 2, accommodation type and unit from the

@@ -1,4 +1,6 @@
--- incremental by reservation_id
+-- incremental by reservation_id from core.fct_reservations: reservation_id
+-- incremental by reservation_id from staging.stg_rates: unnest((select list(r.reservation_id) from core.fct_reservations as r where r.accommodation_type_id = changed.accommodation_type_id))
+-- incremental narrows its inputs
 -- Reservation x stay night (arrival <= night < departure) of every reservation with an
 -- accommodation type and rate type: what the rates charge for that night of that stay, arriving
 -- arrival_date for stay_nights nights, booked on booking_date (docs/metrics.md, "List prices";

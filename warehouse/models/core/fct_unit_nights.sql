@@ -1,5 +1,6 @@
 -- incremental by night_date from core.fct_stay_nights: night_date
 -- incremental by night_date from core.dim_dates: date_day
+-- incremental by night_date from staging.stg_operation_tasks: cast(unnest(generate_series(changed.out_of_order_from, changed.out_of_order_to - 1, interval 1 day)) as date)
 -- incremental narrows its inputs
 -- Supply: every unit x night of the reporting range. is_available follows contracts.md
 -- section 2 (setup_date <= night and archived_from null or after the night); is_sold and

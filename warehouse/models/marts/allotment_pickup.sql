@@ -1,3 +1,8 @@
+-- incremental by stay_date from core.fct_stay_nights: night_date
+-- incremental by stay_date from core.dim_dates: date_day
+-- incremental by stay_date from staging.stg_allotments: cast(unnest(generate_series(changed.start_date, changed.end_date - 1, interval 1 day)) as date)
+-- incremental by stay_date from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then (select list(distinct p.stay_date) from marts.allotment_pickup as p where p.accommodation_type_id = changed.accommodation_type_id) else [] end)
+-- incremental narrows its inputs
 -- Allotment pickup per as-of date x stay date x location x accommodation type x channel: the
 -- units held for the channel (the allotments' quantity), how many its guests picked up (their
 -- on-the-books stay nights booked by the as-of date, or by the release date once it passed; at

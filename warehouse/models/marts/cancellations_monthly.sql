@@ -1,4 +1,5 @@
 -- incremental by month_start from core.fct_reservations: [cast(date_trunc('month', booking_date) as date), cast(date_trunc('month', arrival_date) as date), cast(date_trunc('month', cancelled_on) as date)]
+-- incremental by month_start from core.fct_journal_entries: unnest((select list(cast(date_trunc('month', r.cancelled_on) as date)) from core.fct_reservations as r where r.reservation_id = changed.reservation_id and r.cancelled_on is not null))
 -- Bookings and cancellations per month x location x currency (the distribution channel's).
 -- Creation columns count guest reservations by booking month (cancellation rate = now
 -- CANCELLED / DEF_CANCELLED over created; declines and expiries beside it; lead time averaged

@@ -1,16 +1,7 @@
 -- incremental by date_day from core.fct_stay_nights: night_date
 -- incremental by date_day from marts.occupancy_daily: date_day
--- incremental guard: select list(distinct currency_code order by currency_code) from (
--- incremental guard:     select currency_code from core.dim_locations
--- incremental guard:     union all
--- incremental guard:     select stay_nights.currency_code from core.fct_stay_nights as stay_nights
--- incremental guard:     inner join core.dim_dates as dates on stay_nights.night_date = dates.date_day
--- incremental guard:     where dates.is_in_reporting_range
--- incremental guard:         and (stay_nights.is_sold or (stay_nights.is_cancelled and stay_nights.is_guest_stay))
--- incremental guard:     group by stay_nights.night_date, stay_nights.location_id,
--- incremental guard:         stay_nights.accommodation_type_id, stay_nights.currency_code, stay_nights.is_sold
--- incremental guard:     having bool_or(stay_nights.is_sold) or sum(stay_nights.cancellation_revenue) <> 0
--- incremental guard: ) where currency_code is not null
+-- incremental by date_day from core.dim_dates: date_day
+-- incremental narrows its inputs
 -- Revenue per night x location x accommodation type x currency: room and total revenue of
 -- on-the-books guest stays allocated to nights, gross (VAT included, as billed) and net (VAT
 -- excluded, each line's VAT from its vatRate), commission, and ADR, RevPAR, TRevPAR as defined in
@@ -29,8 +20,8 @@ stay_nights as (
     select * from core.fct_stay_nights
 ),
 
-locations as (
-    select * from core.dim_locations
+reporting_currencies as (
+    select * from core.dim_reporting_currencies
 ),
 
 dates as (
@@ -76,11 +67,7 @@ cancelled as (
 ),
 
 currencies as (
-    select currency_code from locations where currency_code is not null
-    union
-    select currency_code from sold where currency_code is not null
-    union
-    select currency_code from cancelled where currency_code is not null
+    select currency_code from reporting_currencies
 ),
 
 keys as (

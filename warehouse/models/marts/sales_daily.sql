@@ -1,3 +1,6 @@
+-- incremental by date_day from core.fct_stay_nights: night_date
+-- incremental by date_day from core.dim_dates: date_day
+-- incremental narrows its inputs
 -- Sales per night x location x accommodation type x distribution channel x booking window x
 -- currency: nights sold, room revenue (gross and net of VAT) and commission of on-the-books guest
 -- stays, on the same rows as revenue_daily (summed over channel and booking window, they equal

@@ -1,0 +1,105 @@
+"""Benchmark: the in-place refresh after one hour of changes, per model, within a day and across
+midnight, on lake states kept on disk so that a refresh can be repeated (and profiled).
+
+    python -m bench.refresh_hour prepare --scale medium --dir /tmp/refresh-medium
+    python -m bench.refresh_hour refresh /tmp/refresh-medium/hour    # within a day
+    python -m bench.refresh_hour refresh /tmp/refresh-medium/day     # the hour across midnight
+
+`prepare` loads a lake from an in-process sandbox world (as `bench.models` does), builds the
+warehouse, lets the world advance one hour and lands it with an incremental run: a copy of that
+data dir (before its refresh) is `hour`. It then refreshes, advances to the last hour of the day,
+lands and refreshes, advances one hour across midnight and lands it: a copy is `day`.
+`refresh` copies such a state and refreshes the copy in this process (`refresh_warehouse`, in
+place); it prints the CPU seconds of the refresh (user + system, `resource.getrusage`), its wall
+seconds and, per model rebuilt, how (by key or whole) and its seconds. The world is seeded, so
+the states of two checkouts compare (run `prepare` in each: the file must be built by the SQL
+that refreshes it, or every changed model is rebuilt whole).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.models import HORIZON_DAYS, _today, build_in_child, load_lake
+
+
+def _land(sb: Any, opener: Any, data_dir: Path, hours: float) -> None:
+    from assets.modes import apply_changes
+    from assets.settings import IngestSettings
+    from lake.store import Lake
+
+    sb.world.advance(hours=hours)
+    settings = IngestSettings(today=_today(sb), horizon_days=HORIZON_DAYS)
+    report = apply_changes(Lake(data_dir / "lake"), opener, settings)
+    print(f"  +{hours} h landed: {sorted(report.tables)}")
+
+
+def prepare(scale: str, seed: int, out: Path) -> None:
+    from sandbox.runner import SandboxSettings, run_sandbox
+
+    if out.exists() and any(out.iterdir()):
+        raise SystemExit(f"{out} is not empty: give an empty (or new) --dir")
+    data_dir = out / "data"
+    data_dir.mkdir(parents=True)
+    with run_sandbox(SandboxSettings(seed=seed, scale=scale)) as sb:
+        _, opener = load_lake(data_dir, sb)
+        build_in_child("refresh", data_dir, _today(sb))
+        _land(sb, opener, data_dir, 1)
+        shutil.copytree(data_dir, out / "hour", symlinks=True)
+        build_in_child("refresh", data_dir, _today(sb))
+        with sb.world.lock:
+            to_last_hour = 23 - sb.world.now.hour
+        _land(sb, opener, data_dir, to_last_hour)
+        build_in_child("refresh", data_dir, _today(sb))
+        _land(sb, opener, data_dir, 1)
+        shutil.copytree(data_dir, out / "day", symlinks=True)
+    shutil.rmtree(data_dir)
+    print(f"states: {out / 'hour'} (within a day), {out / 'day'} (across midnight)")
+
+
+def refresh(state: Path) -> None:
+    from warehouse.refresh import refresh_warehouse
+
+    with tempfile.TemporaryDirectory(prefix="bench-refresh-") as tmp:
+        work = Path(tmp) / "data"
+        shutil.copytree(state, work, symlinks=True)
+        t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        result = refresh_warehouse(work)
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        wall = time.perf_counter() - t0
+    if result is None:
+        raise SystemExit("nothing to refresh in that state")
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    hows = list(result.refreshed.values())
+    print(
+        f"refresh: {wall:.2f} s wall, {cpu:.2f} CPU s; {hows.count('keys')} models by key, "
+        f"{hows.count('whole')} whole"
+    )
+    for seconds, q in sorted(((m.seconds, q) for q, m in result.models.items()), reverse=True):
+        print(f"  {seconds:7.2f}  {result.refreshed.get(q, ''):6}  {q}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    prep = sub.add_parser("prepare", help="lake states after one hour, on disk")
+    prep.add_argument("--scale", default="medium", choices=["small", "medium", "large"])
+    prep.add_argument("--seed", type=int, default=7)
+    prep.add_argument("--dir", type=Path, required=True)
+    again = sub.add_parser("refresh", help="refresh a copy of a prepared state")
+    again.add_argument("state", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "prepare":
+        prepare(args.scale, args.seed, args.dir)
+    else:
+        refresh(args.state)
+
+
+if __name__ == "__main__":
+    main()
