@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any
 
-from assets.catalogue import EndpointSpec, FanOut
+from assets.endpoints import EndpointSpec, FanOut
 from assets.landing import (
     INFLIGHT_PER_WORKER,
     WORKER_MIN_BYTES,

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from assets.catalogue import EndpointSpec
+from assets.endpoints import EndpointSpec
 from assets.pages import list_pages
 from assets.settings import Pages, Record
 from service.lazy import LazyRecords

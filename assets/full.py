@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 
-from assets.catalogue import SPECS, EndpointSpec
+from assets.catalogue import SPECS
 from assets.clock import resolve_business_date
+from assets.endpoints import EndpointSpec
 from assets.extract import run_spec
 from assets.finance import record_full_reads
 from assets.land_report import LandReport

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from assets.catalogue import EndpointSpec
+from assets.endpoints import EndpointSpec
 from lake.sql import quote_ident
 from lake.store import Lake, connect
 

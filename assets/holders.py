@@ -12,30 +12,15 @@ figure reads, and a table refetched only for the units events name would be part
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from assets.endpoints import FanOut, Holder, holder_call
 from lake.store import Lake
-
-if TYPE_CHECKING:
-    from assets.catalogue import FanOut
 
 UNIT_IMPLIES_NOT_READ = (
     "unit implies are not extracted: one request per unit (about 11,600 a read at the large "
     "scale), and refetching only the units events name would leave the table partial"
 )
-
-
-@dataclass(frozen=True)
-class Holder:
-    """One kind of record whose own list a holder-scoped stream reads, found by id in a lake
-    table; `entity_types` are the event's spellings of the kind."""
-
-    kind: str  # stamped on every record as holderKind (the lake key's first column)
-    path: str  # with {resourceId}
-    table: str  # lake table of the holders
-    id_column: str
-    entity_types: tuple[str, ...]
 
 
 IMPLY_HOLDERS = (
@@ -58,16 +43,6 @@ def holder_ids(holders: tuple[Holder, ...], lake: Lake) -> dict[int, str]:
         for i in lake.current_ids(h.table, h.id_column):
             out.setdefault(int(i), h.kind)
     return out
-
-
-def holder_call(holder: Holder, holder_id: int, key: str) -> dict[str, Any]:
-    """Facade keyword arguments reading one holder's records (`ReservationService.holder_list`)."""
-    return {
-        "path": holder.path,
-        "key": key,
-        "holder_kind": holder.kind,
-        "holder_id": int(holder_id),
-    }
 
 
 def per_holder(holders: tuple[Holder, ...], key: str) -> Callable[[FanOut], list[dict[str, Any]]]:

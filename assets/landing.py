@@ -38,7 +38,7 @@ from typing import Any
 import pyarrow as pa
 
 from assets import progress, workers
-from assets.catalogue import EndpointSpec
+from assets.endpoints import EndpointSpec
 from assets.guard import check_removals, guard_columns
 from assets.land_report import LandReport
 from assets.lastgood import keep_last_good, keys_of

@@ -32,7 +32,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from assets.catalogue import EndpointSpec
+from assets.endpoints import EndpointSpec
 from lake.schema import Table
 from lake.sql import quote_ident
 from lake.store import Lake, connect

@@ -36,8 +36,9 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 
-from assets.catalogue import CATALOGUE, Catalogue
+from assets.catalogue import CATALOGUE
 from assets.clock import settle, settle_run
+from assets.endpoints import Catalogue
 from assets.fetch import run_sync
 from assets.finance import incremental_window, record_full_reads
 from assets.full import full_snapshot, stream_notes

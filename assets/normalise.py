@@ -27,7 +27,6 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from assets.catalogue import EndpointSpec, Section
 from assets.columns import (
     PII_NAME,
     Converted,
@@ -38,6 +37,7 @@ from assets.columns import (
     sub_values,
 )
 from assets.convert import CONVERTERS
+from assets.endpoints import EndpointSpec, Section
 from assets.typed import TypedPage, TypedReader, shape_of
 from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Table
 

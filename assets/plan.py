@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from assets.catalogue import CATALOGUE, Catalogue
+from assets.catalogue import CATALOGUE
+from assets.endpoints import Catalogue
 from assets.settings import Record
 from lake.state import Cursor
 

@@ -13,8 +13,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from assets.catalogue import CATALOGUE, Catalogue
+from assets.catalogue import CATALOGUE
 from assets.diff import Diff, diff_against_lake
+from assets.endpoints import Catalogue
 from assets.fetch import by_ids, full_list, only_resources, stamp
 from assets.finance import FinanceWindow, refresh_finance
 from assets.holders import holder_ids

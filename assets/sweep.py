@@ -15,9 +15,10 @@ from typing import Any
 import pyarrow.compute as pc
 
 from assets import reconcile
-from assets.catalogue import CATALOGUE, Catalogue
+from assets.catalogue import CATALOGUE
 from assets.clock import settle_run
 from assets.diff import diff_against_lake
+from assets.endpoints import Catalogue
 from assets.fetch import by_ids, run_sync
 from assets.finance import sweep_window
 from assets.landing import keys_of

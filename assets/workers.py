@@ -30,7 +30,8 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from assets.catalogue import SPECS, EndpointSpec
+from assets.catalogue import SPECS
+from assets.endpoints import EndpointSpec
 from assets.normalise import Normalised, Normaliser
 from service.lazy import LazyRecords
 

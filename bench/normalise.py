@@ -33,7 +33,8 @@ from typing import Any
 
 import orjson
 
-from assets.catalogue import SPECS, EndpointSpec
+from assets.catalogue import SPECS
+from assets.endpoints import EndpointSpec
 from assets.extract import run_spec
 from assets.normalise import Normaliser
 from assets.settings import IngestSettings

@@ -15,7 +15,8 @@ import re
 import sys
 from collections.abc import Iterable
 
-from assets.catalogue import CATALOGUE, Catalogue
+from assets.catalogue import CATALOGUE
+from assets.endpoints import Catalogue
 from service.interface import INTERFACE_PATHS, InterfacePath
 from warehouse.models import discover_models
 

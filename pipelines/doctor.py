@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from assets.catalogue import SPECS, EndpointSpec
+from assets.catalogue import SPECS
+from assets.endpoints import EndpointSpec
 from pipelines.settings import Settings
 from service.api import RESERVATION_SECTIONS
 from service.errors import NotFound, ServiceError, ServiceUnavailable

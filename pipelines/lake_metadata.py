@@ -9,7 +9,8 @@ from typing import Any
 import dagster as dg
 import pyarrow.parquet as pq
 
-from assets.catalogue import SPECS, EndpointSpec
+from assets.catalogue import SPECS
+from assets.endpoints import EndpointSpec
 from assets.land_report import LandReport
 from assets.run import RunReport
 from lake.column_docs import lake_column_docs

@@ -15,7 +15,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from assets.catalogue import CATALOGUE, ByIds, Catalogue, EndpointSpec
+from assets.catalogue import CATALOGUE
+from assets.endpoints import ByIds, Catalogue, EndpointSpec
 from assets.modes import apply_changes
 from assets.plan import plan_changes
 from assets.settings import IngestSettings

@@ -26,7 +26,8 @@ import orjson
 import pyarrow as pa
 import pytest
 
-from assets.catalogue import SPECS, EndpointSpec
+from assets.catalogue import SPECS
+from assets.endpoints import EndpointSpec
 from assets.normalise import Normalised, Normaliser
 from sandbox.runner import SandboxSettings, run_sandbox
 from service.lazy import LazyRecords, skim

@@ -27,7 +27,8 @@ import pytest
 import assets.pages
 import service.lazy
 from assets import landing, workers
-from assets.catalogue import CATALOGUE, SPECS, EndpointSpec
+from assets.catalogue import CATALOGUE, SPECS
+from assets.endpoints import EndpointSpec
 from assets.extract import run_spec
 from assets.landing import LandReport
 from assets.pages import PageStream

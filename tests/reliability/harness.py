@@ -28,8 +28,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from assets.catalogue import SPECS, EndpointSpec
+from assets.catalogue import SPECS
 from assets.clock import resolve_business_date
+from assets.endpoints import EndpointSpec
 from assets.extract import run_spec
 from assets.landing import LandReport
 from assets.settings import IngestSettings

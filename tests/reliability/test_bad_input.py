@@ -24,7 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assets.catalogue import SPECS, EndpointSpec
+from assets.catalogue import SPECS
+from assets.endpoints import EndpointSpec
 from assets.normalise import Normaliser
 from lake.schema import Column, Table
 from tests.reliability.conftest import _FIGURES
