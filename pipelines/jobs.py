@@ -5,6 +5,9 @@ All run with the in-process executor: the service caps concurrent calls per IP a
 the client enforces `max_concurrency` per process. With the default multiprocess executor every
 asset would run in its own process with its own limit, so parallel assets could exceed the cap
 (and be throttled). In one process one limit covers the run.
+
+The asset jobs are partitioned by tenant (`pipelines.partitions`): each run is one tenant's, and
+the run queue starts one run per tenant at a time (deploy/values.yaml, `pipelines.instance`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ INCREMENTAL_JOB = "incremental_job"
 WEBHOOK_JOB = "webhook_refresh_job"
 SWEEP_JOB = "sweep_job"
 LAKE = dg.AssetSelection.key_prefixes(["lake"])
-WRITER = {"reservoir/lake_writer": "true"}
 
 
 def _job(
@@ -29,7 +31,7 @@ def _job(
         selection=selection,
         description=description,
         executor_def=dg.in_process_executor,
-        tags={**WRITER, MODE_TAG: mode},
+        tags={MODE_TAG: mode},
     )
 
 
