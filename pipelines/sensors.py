@@ -30,7 +30,7 @@ import hashlib
 import os
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import dagster as dg
@@ -157,7 +157,7 @@ def event_feed_sensor(
         high_water = poll_high_water(service.for_tenant(tenant))
         return feed_decision(cursor.event_id if cursor else None, high_water)
 
-    return per_tenant(context.instance, decide)
+    return per_tenant(context.instance, decide, log=context.log)
 
 
 def webhook_run_request(
@@ -237,7 +237,7 @@ def webhook_sensor(context: dg.SensorEvaluationContext, lake: LakeResource) -> d
         pending = inbox.pending(limit=WEBHOOK_BATCH)
         return webhook_decision(context.instance, pending, time.time(), tenant)
 
-    return per_tenant(context.instance, decide)
+    return per_tenant(context.instance, decide, log=context.log)
 
 
 def for_tenant(request: dg.RunRequest, tenant: str) -> dg.RunRequest:
@@ -253,15 +253,27 @@ def missing_partitions(instance: dg.DagsterInstance, names: Sequence[str]) -> li
 
 
 def per_tenant(
-    instance: dg.DagsterInstance, decide: Any, names: Sequence[str] | None = None
+    instance: dg.DagsterInstance,
+    decide: Callable[[str], dg.RunRequest | dg.SkipReason],
+    names: Sequence[str] | None = None,
+    log: Any = None,
 ) -> dg.SensorResult:
     """One decision per tenant: the runs asked for, else why none (each tenant's reason); the
-    tenants not yet partitions are added in the same tick, before its runs are launched."""
+    tenants not yet partitions are added in the same tick, before its runs are launched. One
+    tenant's failure (its service unreachable) is its reason; the others still decide."""
     names = tenant_names() if names is None else names
     requests: list[dg.RunRequest] = []
     reasons: list[str] = []
     for tenant in names:
-        decision = decide(tenant)
+        if len(names) == 1:  # a single tenant's failure fails the tick, as it always has
+            decision = decide(tenant)
+        else:
+            try:
+                decision = decide(tenant)
+            except Exception as exc:  # the service's errors carry no secret
+                decision = dg.SkipReason(f"failed: {type(exc).__name__}: {exc}")
+                if log is not None:  # kept in the tick's log when other tenants' runs start
+                    log.error(f"tenant {tenant}: {decision.skip_message}")
         if isinstance(decision, dg.RunRequest):
             requests.append(for_tenant(decision, tenant))
         else:

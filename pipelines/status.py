@@ -17,7 +17,6 @@ from rich.table import Table
 
 from pipelines.lake_metadata import requests_in
 from pipelines.settings import Settings
-from pipelines.tenants import TENANT_TAG
 
 DAILY_FREE_REQUESTS = 25_000
 RUNS_SHOWN = 5
@@ -42,8 +41,11 @@ def _runs(settings: Settings) -> tuple[list[Any], int]:
 
     os.environ["DAGSTER_HOME"] = str(home)
     instance = dg.DagsterInstance.get()
-    # A tenant's runs only (the tenants share the instance; pipelines/tenants.py).
-    only = dg.RunsFilter(tags={TENANT_TAG: settings.tenant}) if settings.tenant else None
+    from pipelines.partitions import PARTITION_TAG
+
+    # A tenant's runs only (the tenants share the instance): those of its partition, launched
+    # by the CLI, a sensor, the schedule or the UI (pipelines/partitions.py).
+    only = dg.RunsFilter(tags={PARTITION_TAG: settings.tenant}) if settings.tenant else None
     records = instance.get_run_records(filters=only, limit=50)
     today = datetime.now(UTC).date()
     used = 0

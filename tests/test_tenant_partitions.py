@@ -24,7 +24,7 @@ from pipelines.partitions import PARTITIONS_NAME
 from pipelines.resources import LakeResource
 from pipelines.sensors import event_feed_sensor, tenants_sensor
 from pipelines.settings import Settings
-from pipelines.status import _checks
+from pipelines.status import _checks, _runs
 from pipelines.tenants import TENANT_TAG, TENANTS_ENV, load_tenants, tenant_settings
 from tests.incremental.fakes import DATA, IncrementalFakeResource, fixture
 from tests.incremental.helpers import execute_job
@@ -128,6 +128,8 @@ def test_each_tenant_is_a_partition_with_its_own_lake_materializations_and_check
             checks, partition_filter=PartitionKeyFilter(key=tenant)
         )
         assert {k: r.run_id for k, r in latest.items()} == dict.fromkeys(checks, run.run_id)
+        records, _ = _runs(tenant_settings(base, tenants[tenant]))  # status's runs of the tenant
+        assert [r.dagster_run.run_id for r in records] == [run.run_id]
 
 
 def test_a_feed_tick_asks_for_one_run_per_tenant_with_its_partition_and_tag(
@@ -146,3 +148,21 @@ def test_a_feed_tick_asks_for_one_run_per_tenant_with_its_partition_and_tag(
     # The tick adds the tenants that are not partitions yet, before its runs start.
     (added,) = result.dynamic_partitions_requests
     assert sorted(added.partition_keys) == ["north", "south"]
+
+
+class SouthDown(IncrementalFakeResource):
+    """The fake service, unreachable for the tenant south."""
+
+    def open_client(self):  # type: ignore[no-untyped-def]
+        if self.tenant == "south":
+            raise ConnectionError("south's service does not answer")
+        return super().open_client()
+
+
+def test_one_tenants_unreachable_service_does_not_stop_the_others_runs(
+    deployment: dict[str, Any],
+) -> None:
+    fixture_name = deployment["resources"]["service"].fixture
+    resources = {**deployment["resources"], "service": SouthDown(fixture=fixture_name)}
+    result = _tick(event_feed_sensor, dg.DagsterInstance.ephemeral(), resources)
+    assert [r.partition_key for r in result.run_requests] == ["north"]
