@@ -80,6 +80,7 @@ def _tick(sensor: dg.SensorDefinition, instance: dg.DagsterInstance, resources: 
     return sensor(dg.build_sensor_context(instance=instance, resources=resources))
 
 
+@pytest.mark.slow
 def test_each_tenant_is_a_partition_with_its_own_lake_materializations_and_checks(
     deployment: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
