@@ -16,6 +16,7 @@ import dagster as dg
 
 from pipelines.compaction import compact_lake
 from pipelines.lake_assets import MODE_TAG, Mode
+from pipelines.partitions import TENANTS
 
 INCREMENTAL_JOB = "incremental_job"
 WEBHOOK_JOB = "webhook_refresh_job"
@@ -64,8 +65,12 @@ sweep_job = _job(
 
 
 @dg.job(
-    description="Fold each lake table's batch files into one file of its current rows.",
+    description="Fold each lake table's batch files into one file of its current rows (the "
+    "tenant of the run's partition; without one, the lake of RESERVOIR_DATA_DIR).",
     executor_def=dg.in_process_executor,
+    # Its run carries the tenant's partition tag, so it queues behind that tenant's run (it
+    # takes the lake's writer lock anyway) and its lake resource is that tenant's.
+    partitions_def=TENANTS,
 )
 def compact_job() -> None:
     compact_lake()

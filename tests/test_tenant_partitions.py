@@ -18,7 +18,7 @@ from dagster._core.event_api import PartitionKeyFilter
 
 from lake.state import read_cursor
 from pipelines.instance import prepare_instance
-from pipelines.jobs import incremental_job
+from pipelines.jobs import compact_job, incremental_job
 from pipelines.lake_metadata import UNIQUE_KEYS, lake_key
 from pipelines.partitions import PARTITIONS_NAME
 from pipelines.resources import LakeResource
@@ -104,6 +104,13 @@ def test_each_tenant_is_a_partition_with_its_own_lake_materializations_and_check
     assert read_cursor(north_lake).event_id == 2  # type: ignore[union-attr]
     assert (data_dir / "tenant=north" / "warehouse.duckdb").exists()
     assert not (data_dir / "tenant=south").exists() and not (data_dir / "lake").exists()
+    # Compaction of north's partition folds north's lake (the resource resolved the same way).
+    folding = LakeResource(data_dir=str(data_dir), compact_min_files=1)
+    compacted = compact_job.execute_in_process(
+        resources={"lake": folding}, instance=instance, partition_key="north"
+    )
+    assert compacted.success and compacted.output_for_node("compact_lake")
+    assert not (data_dir / "lake").exists()
 
     # `reservoir status` per tenant: its own partition's checks, none of another tenant's.
     tenants = {t.name: t for t in load_tenants(Path(os.environ[TENANTS_ENV]))}
@@ -115,6 +122,7 @@ def test_each_tenant_is_a_partition_with_its_own_lake_materializations_and_check
 
     south = execute_job(incremental_job, resources, instance=instance, partition_key="south")
     assert south.success and (data_dir / "tenant=south" / "warehouse.duckdb").exists()
+    own_runs = {"north": {north.run_id, compacted.run_id}, "south": {south.run_id}}
     for run, tenant in ((north, "north"), (south, "south")):
         for key in (lake_key("reservations"), STAY_NIGHTS):
             records = instance.fetch_materializations(
@@ -130,7 +138,7 @@ def test_each_tenant_is_a_partition_with_its_own_lake_materializations_and_check
         )
         assert {k: r.run_id for k, r in latest.items()} == dict.fromkeys(checks, run.run_id)
         records, _ = _runs(tenant_settings(base, tenants[tenant]))  # status's runs of the tenant
-        assert [r.dagster_run.run_id for r in records] == [run.run_id]
+        assert {r.dagster_run.run_id for r in records} == own_runs[tenant]
 
 
 def test_a_feed_tick_asks_for_one_run_per_tenant_with_its_partition_and_tag(
