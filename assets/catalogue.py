@@ -79,6 +79,9 @@ class EndpointSpec:
     events: tuple[str, ...] = ()
     by_ids: ByIds | None = None
     type_scoped: bool = False
+    # (event type, its entityType values) that name a record of this stream although the event
+    # type belongs to another (RATE_EVENT about an offer)
+    entity_events: tuple[tuple[str, tuple[str, ...]], ...] = ()
     reference: bool = False  # re-read in full and compared on a new business date and nightly
     # A full read covers only the root keys whose `window` column lies within the values it read
     # (availability: the arrival dates of the horizon); the removal guard looks only there.
@@ -296,6 +299,44 @@ SPECS: tuple[EndpointSpec, ...] = (
         by_ids=ByIds("/owners", "ownerId"),
         reference=True,
     ),
+    # offers (specials): OFFER_EVENT names an offer, refetched by id with its rates (a
+    # RATE_EVENT whose entityType is an offer refreshes it too, `Catalogue.entity_routes`)
+    _spec(
+        "offers",
+        "pricing",
+        None,
+        "/offers",
+        "Offers (specials): the discount on the rent, who may book it and when; their rates "
+        "(child table). Discount bill lines name their offer by resourceId.",
+        sections=(Section("rates", T["offer_rates"]),),
+        list_key="resourceId",
+        events=("OFFER_EVENT",),
+        entity_events=(("RATE_EVENT", ("OFFER", "SPECIAL")),),
+        by_ids=ByIds("/offers", "resourceId"),
+        reference=True,
+    ),
+    # additions: ADDITION_EVENT names the type or offer holding them, so an event (or a new
+    # business date, or the sweep) re-reads both small lists whole and compares them
+    _spec(
+        "accommodation_type_additions",
+        "reference",
+        None,
+        "/accommodationtypes/additions",
+        "Additions: the add-ons a guest may add to a stay of each accommodation type.",
+        list_key="additionId",
+        events=("ADDITION_EVENT",),
+        reference=True,
+    ),
+    _spec(
+        "offer_additions",
+        "pricing",
+        None,
+        "/offers/additions",
+        "Additions of each offer: the add-ons a guest may add when booking it.",
+        list_key="additionId",
+        events=("ADDITION_EVENT",),
+        reference=True,
+    ),
     # finance
     _spec(
         "companies",
@@ -414,6 +455,7 @@ CHILD_DESCRIPTIONS: dict[str, str] = {
     "channel (percentage of the stay, validity).",
     "addon_prices": "Prices of each add-on per currency, with validity.",
     "owner_contracts": "Contracts of each owner: unit, revenue-share percentage, period.",
+    "offer_rates": "Rates of each offer: the discount per rate type and the booking window.",
 }
 
 
@@ -446,6 +488,26 @@ class Catalogue:
         """Reference lists whose events name a scope rather than a record (no `by_ids`): an
         event re-reads the whole list, compared with the lake (removed records drop out)."""
         return tuple(s.name for s in self.specs if s.reference and s.events and not s.by_ids)
+
+    @cached_property
+    def relisted_on(self) -> dict[str, tuple[str, ...]]:
+        """Event type -> every list it re-reads (ADDITION_EVENT: the additions of types and of
+        offers, since its entityId may name either)."""
+        out: dict[str, tuple[str, ...]] = {}
+        for name in self.relisted_by_events:
+            for event in self.by_name[name].events:
+                out[event] = (*out.get(event, ()), name)
+        return out
+
+    @cached_property
+    def entity_routes(self) -> dict[tuple[str, str], str]:
+        """(event type, entityType) -> the stream it refreshes instead of the event type's."""
+        return {
+            (event, kind): s.name
+            for s in self.specs
+            for event, kinds in s.entity_events
+            for kind in kinds
+        }
 
     @cached_property
     def keyed(self) -> tuple[str, ...]:

@@ -20,15 +20,11 @@ from assets.catalogue import CATALOGUE, Catalogue
 from assets.settings import Record
 from lake.state import Cursor
 
-NOT_MODELLED: frozenset[str] = frozenset(
-    {
-        "ADDITION_EVENT",
-        "IMPLY_EVENT",
-        "OFFER_EVENT",
-    }
-)
-# Type-scoped events (rates, availability) may concern offers (entityType); only accommodation
-# types land.
+# IMPLY_EVENT: implies are served per holder only (no list to re-read), so not extracted
+# (docs/interface-coverage.md).
+NOT_MODELLED: frozenset[str] = frozenset({"IMPLY_EVENT"})
+# Type-scoped events (rates, availability) may concern offers (entityType): a RATE_EVENT about an
+# offer refreshes the offer (`Catalogue.entity_routes`); only accommodation types land as rates.
 _ACCOMMODATION_ENTITY_TYPES = {None, "", "ACCOMMODATIONTYPE", "ACCOMMODATION_TYPE"}
 
 
@@ -91,7 +87,7 @@ def plan_changes(events: Iterable[Record], catalogue: Catalogue = CATALOGUE) -> 
     Events are taken in eventId order; for entities keyed by the event's id the *last* action
     decides (a DELETE after an UPDATE tombstones, an UPDATE after a DELETE refetches). A MERGE
     removes `oldEntityId` (tombstone) and changes `entityId` (refetch), and lands the event as a
-    `customer_merges` row. Events about types the lake does not model, offers, or unknown types
+    `customer_merges` row. Events about what the lake does not model (implies) or unknown types
     are counted and skipped, never fatal.
     """
     plan = ChangePlan()
@@ -111,16 +107,23 @@ def plan_changes(events: Iterable[Record], catalogue: Catalogue = CATALOGUE) -> 
         if event_type in NOT_MODELLED:
             plan.not_modelled[event_type] += 1
             continue
-        target = catalogue.event_streams.get(event_type)
+        routed = catalogue.entity_routes.get((event_type, str(event.get("entityType") or "")))
+        relists = catalogue.relisted_on.get(event_type, ())
+        target = routed or (relists[0] if relists else catalogue.event_streams.get(event_type))
         if target is None:
             plan.unknown[event_type or "<missing eventType>"] += 1
             continue
         if entity_id is None:
             plan.unknown[f"{event_type} without entityId"] += 1
             continue
-        if target in catalogue.relisted_by_events:
-            # the event names a scope (allotments: the type); any action re-reads the list
-            last[(target, entity_id)] = "REFRESH"
+        if routed:
+            # a change to a part of the record (an offer's rate): refetch it, whatever the action
+            last[(routed, entity_id)] = "REFRESH"
+            continue
+        if relists:
+            # the event names a scope (allotments: the type); any action re-reads the list(s)
+            for name in relists:
+                last[(name, entity_id)] = "REFRESH"
             continue
         if catalogue.by_name[target].type_scoped:
             if event.get("entityType") not in _ACCOMMODATION_ENTITY_TYPES:

@@ -5,13 +5,15 @@ catalogue page all take their text from here.
 A column is described by its table's entry, else by the meaning its name has in every table
 (`SHARED`); coded columns list their codes with the names the real service documents
 (`lake.schema`), so `status` says which number is CANCELLED. The commercial areas' entries
-(commissions, add-ons, owners) live in `lake.column_docs_commercial`. `tests/warehouse/
+(commissions, add-ons, owners) live in `lake.column_docs_commercial`, the offers' and
+additions' in `lake.column_docs_offers`. `tests/warehouse/
 test_catalog.py` fails on a lake column without a description.
 """
 
 from __future__ import annotations
 
 from lake.column_docs_commercial import COMMERCIAL_ENTITIES, COMMERCIAL_TABLES
+from lake.column_docs_offers import OFFER_ENTITIES, OFFER_TABLES
 from lake.schema import CODE_NAMES, Column, Table
 
 LINEAGE: dict[str, str] = {
@@ -76,6 +78,7 @@ ENTITIES: dict[str, str] = {
     "cash_accounts": "cash account",
     "reserved_resources": "reserved resource (as the service names it)",
     **COMMERCIAL_ENTITIES,
+    **OFFER_ENTITIES,
 }
 
 TABLES: dict[str, dict[str, str]] = {
@@ -355,6 +358,8 @@ TABLES: dict[str, dict[str, str]] = {
     },
     # the channels' commission and cancellation add-ons, the add-ons and the owners
     **COMMERCIAL_TABLES,
+    # offers with their rates, and the additions of types and offers
+    **OFFER_TABLES,
 }
 
 

@@ -24,6 +24,7 @@ from lake.schema import (
     Table,
     col,
 )
+from lake.tables_offers import OFFER_TABLES
 from lake.tables_supply import SUPPLY_TABLES
 
 
@@ -484,3 +485,7 @@ _table(
     parent="owners",
     parent_key={"owner_id": "owner_id"},
 )
+
+# Offers with their rates and the additions of types and offers: `lake.tables_offers`.
+for _offer_table in OFFER_TABLES:
+    TABLES[_offer_table.name] = _offer_table

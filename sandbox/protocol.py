@@ -32,6 +32,12 @@ COLLECTIONS: dict[str, str] = {
     "customers": "customerId",
     "owners": "ownerId",
     "addons": "resourceId",
+    "offers": "resourceId",
+    "offerrates": "rateId",
+    "typeadditions": "additionId",
+    "offeradditions": "additionId",
+    "implies": "implyId",
+    "unitimplies": "implyId",
     "reservations": "reservationId",
     "reservedresources": "reservedResourceId",
     "billlines": "reservationBillLineId",
@@ -55,6 +61,12 @@ CHILDREN: dict[str, tuple[str, str]] = {
     "rates": ("accommodationtypes", "resourceId"),
     "allotments": ("accommodationtypes", "resourceId"),
     "rateoptions": ("ratetypes", "rateTypeId"),
+    "offerrates": ("offers", "resourceId"),
+    "typeadditions": ("accommodationtypes", "resourceId"),
+    "offeradditions": ("offers", "resourceId"),
+    # implies of accommodation types, add-ons and offers (resourceIds are unique across them)
+    "implies": ("accommodationtypes", "resourceId"),
+    "unitimplies": ("units", "unitId"),
 }
 
 

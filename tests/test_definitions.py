@@ -13,6 +13,7 @@ import dagster as dg
 from pipelines.definitions import defs
 
 LAKE_KEYS = [
+    "lake/accommodation_type_additions",
     "lake/accommodation_type_capacities",
     "lake/accommodation_types",
     "lake/addon_prices",
@@ -32,6 +33,9 @@ LAKE_KEYS = [
     "lake/journal_entries",
     "lake/journal_reports",
     "lake/locations",
+    "lake/offer_additions",
+    "lake/offer_rates",
+    "lake/offers",
     "lake/operation_tasks",
     "lake/owner_contracts",
     "lake/owners",

@@ -113,6 +113,9 @@ def _complete_fake() -> FakeService:
         "/resourcereservability": ("reservabilityId", records("reservabilityId", [1])),
         "/owners": ("ownerId", records("ownerId", [1], contracts=[])),
         "/add-ons": ("resourceId", records("resourceId", [2001], prices=[])),
+        "/offers": ("resourceId", records("resourceId", [900009], rates=[])),
+        "/accommodationtypes/additions": ("additionId", records("additionId", [1])),
+        "/offers/additions": ("additionId", records("additionId", [1])),
     }
     for path, (key, rows) in lists.items():
         fake.add_list(path, key, rows)

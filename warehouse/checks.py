@@ -302,6 +302,52 @@ CHECKS: dict[str, CheckSpec] = {
             """,
         ),
         CheckSpec(
+            name="offer_discounts_are_attributed",
+            model="marts.offer_discount_monthly",
+            description="Every discount goes to a known offer (no offer the lake lacks), no "
+            "offer adds to the rent, and the offers' discounts add up to the SPECIAL lines "
+            "allocated to the sold nights of the month and currency.",
+            sql="""
+                with offers as (
+                    select
+                        month_start,
+                        currency_code,
+                        cast(sum(discount_amount) * 100 as bigint) as discount_cents,
+                        bool_or(offer_code is null and discount_amount <> 0) as has_unknown,
+                        bool_or(discount_amount < 0) as adds_to_rent,
+                    from marts.offer_discount_monthly
+                    group by all
+                ),
+                specials as (
+                    select
+                        dates.month_start,
+                        stay_nights.currency_code,
+                        -sum(line_nights.cents) as discount_cents,
+                    from core.fct_bill_line_nights as line_nights
+                    inner join core.fct_bill_lines as bill_lines
+                        on line_nights.bill_line_id = bill_lines.bill_line_id
+                    inner join core.fct_stay_nights as stay_nights
+                        on line_nights.reservation_id = stay_nights.reservation_id
+                        and line_nights.night_date = stay_nights.night_date
+                    inner join core.dim_dates as dates
+                        on line_nights.night_date = dates.date_day
+                    where bill_lines.resource_type = 'SPECIAL'
+                        and stay_nights.is_sold
+                        and dates.is_in_reporting_range
+                    group by all
+                )
+                select offers.*, specials.discount_cents as special_lines_discount_cents
+                from offers
+                full join specials
+                    on offers.month_start = specials.month_start
+                    and offers.currency_code = specials.currency_code
+                where coalesce(offers.has_unknown, false)
+                    or coalesce(offers.adds_to_rent, false)
+                    or coalesce(offers.discount_cents, 0) <> coalesce(specials.discount_cents, 0)
+                order by 1, 2
+            """,
+        ),
+        CheckSpec(
             name="guest_mix_dimensions_agree",
             model="marts.guest_mix_monthly",
             description="In every month each dimension splits the same stays, nights and guests "

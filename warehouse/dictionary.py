@@ -11,6 +11,7 @@ from warehouse.dictionary_commercial import (
     ANCILLARY_REVENUE,
     CHANNEL_NET_REVENUE,
     GUEST_MIX,
+    OFFER_DISCOUNT,
     OWNER_STATEMENT,
 )
 from warehouse.dictionary_pace import BOOKING_PACE
@@ -240,6 +241,7 @@ MARTS: dict[str, dict[str, str]] = {
     "marts.channel_net_revenue_monthly": CHANNEL_NET_REVENUE,
     "marts.ancillary_revenue_monthly": ANCILLARY_REVENUE,
     "marts.guest_mix_monthly": GUEST_MIX,
+    "marts.offer_discount_monthly": OFFER_DISCOUNT,
 }
 
 # The grain of each mart: the columns that identify a row (unique in every build; the catalogue
@@ -293,4 +295,5 @@ GRAIN: dict[str, tuple[str, ...]] = {
         "addon_category_code",
     ),
     "marts.guest_mix_monthly": ("month_start", "dimension", "bucket"),
+    "marts.offer_discount_monthly": ("month_start", "offer_id", "currency_code"),
 }

@@ -116,3 +116,27 @@ GUEST_MIX: dict[str, str] = {
     "share_of_stays": "stays / the month's stays (DOUBLE): for guest_type 'repeat' the "
     "repeat-guest share; for country the country mix.",
 }
+
+_OFFER_STAYS = f"{_SOLD} whose bills carry a discount line of the offer"
+
+OFFER_DISCOUNT: dict[str, str] = {
+    "month_start": "Month of the nights.",
+    "offer_id": "The offer: resourceId of the discount bill lines (item lines of resourceType "
+    "SPECIAL), the resourceId of /offers.",
+    "offer_code": "Code of the offer (null when the lake has no such offer: the asset check "
+    "`offer_discounts_are_attributed` reports it).",
+    "offer_name": "Name of the offer.",
+    "currency_code": "Currency of every money column of the row (from the channel).",
+    "bookings": f"Stays in house: {_OFFER_STAYS}, with a stay night in the month.",
+    "nights": "Stay nights of those stays in the month.",
+    "discount_amount": "What the offer took off the rent on the month's nights: minus its "
+    "discount lines, allocated to the nights like every line (core.fct_bill_line_nights), VAT "
+    f"included as billed; positive for a discount ({_MONEY}).",
+    "discount_amount_net": f"The same net of VAT ({_MONEY}).",
+    "room_revenue": "Room revenue of those stays on the month's nights, VAT included as billed, "
+    f"after the discount (the discount lines are room revenue) ({_MONEY}).",
+    "room_revenue_before_discount": "room_revenue + discount_amount: what the same nights would "
+    f"have cost without the offer ({_MONEY}).",
+    "discount_rate": "discount_amount / room_revenue_before_discount (DOUBLE; null when that is "
+    "0): the share of the rent the offer gave away.",
+}

@@ -15,6 +15,7 @@ from sandbox.server.common import ADMIN_PREFIX, CHANNEL_SECTIONS, SERVICE_PREFIX
 from sandbox.server.encoding import View
 from sandbox.server.handlers import ResourceHandlers
 from sandbox.server.pages import PageHandlers
+from sandbox.server.routes_offers import offer_endpoints
 from sandbox.server.views import EndpointViews
 
 if TYPE_CHECKING:
@@ -239,6 +240,7 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
                 source=children("resourceId", "allotments"),
             ),
             page("/allotments", "allotments", "Allotments (filter=resourceId:[ids])"),
+            *offer_endpoints(page, item, children),
             page("/rentability/sets", "rentabilitysets", "Rentability sets (rules)"),
             page(
                 "/rentability/config",

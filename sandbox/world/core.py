@@ -29,6 +29,7 @@ from .clock import DEFAULT_NOW, ms, parse_datetime
 from .customers import CustomersMixin
 from .events import DEFAULT_LATE_EVENT_LAG, EventsMixin
 from .finance import FinanceMixin
+from .offers import OffersMixin
 from .operations import OperationsMixin
 from .owners import OwnersMixin
 from .pricing import PricingMixin
@@ -71,6 +72,7 @@ class World(
     OwnersMixin,
     ChannelDetailsMixin,
     AddonsMixin,
+    OffersMixin,
     CustomersMixin,
     EventsMixin,
     ReservationsMixin,

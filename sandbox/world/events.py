@@ -40,6 +40,9 @@ ENTITY_TYPES = {
     "RESERVABILITY_EVENT": "ACCOMMODATIONTYPE",
     "OWNER_EVENT": "OWNER",
     "ADDON_EVENT": "ADDON",
+    "OFFER_EVENT": "OFFER",
+    "ADDITION_EVENT": "ACCOMMODATIONTYPE",
+    "IMPLY_EVENT": "ACCOMMODATIONTYPE",
 }
 
 
@@ -47,23 +50,38 @@ class EventsMixin:
     """Every change calls `_event`; during generation events are buffered and sorted by time."""
 
     def _event(
-        self, event_type: str, entity_id: int, action: str, t: datetime, old: int | None = None
+        self,
+        event_type: str,
+        entity_id: int,
+        action: str,
+        t: datetime,
+        old: int | None = None,
+        *,
+        entity_type: str | None = None,
     ) -> None:
+        """`entity_type` names the kind where one event type covers several (IMPLY_EVENT:
+        accommodation type, add-on, offer or unit); by default the event type's one kind."""
         if self._generating:
             if t > self._event_window:
                 self._event_buffer.append((t, event_type, entity_id, action, old))
             return
-        self._append_event(t, event_type, entity_id, action, old)
+        self._append_event(t, event_type, entity_id, action, old, entity_type)
 
     def _append_event(
-        self, t: datetime, event_type: str, entity_id: int, action: str, old: int | None
+        self,
+        t: datetime,
+        event_type: str,
+        entity_id: int,
+        action: str,
+        old: int | None,
+        entity_type: str | None = None,
     ) -> None:
         tbl = self.t["events"]
         rec = {
             "eventId": tbl.new_id(),
             "eventType": event_type,
             "entityId": entity_id,
-            "entityType": ENTITY_TYPES.get(event_type, "RESERVATION"),
+            "entityType": entity_type or ENTITY_TYPES.get(event_type, "RESERVATION"),
             "entityAction": action,
             "oldEntityId": old,
             "eventDate": dtstr(t),

@@ -226,6 +226,7 @@ class GenerateMixin(TimelineMixin):
         self._build_owners()
         self._build_channel_details(far_past)
         self._build_addons(far_past)
+        self._build_offers(far_past)
 
     def _spawn_cart(self, t: datetime) -> Any | None:
         """A booking in progress (INIT): completed or deleted within the hour or two."""

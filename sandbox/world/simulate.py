@@ -11,6 +11,7 @@ import numpy as np
 from sandbox.protocol import WorldError
 
 from .clock import dstr, ms
+from .offers import CHANGES_PER_DAY as OFFER_AREA_CHANGES
 
 # spontaneous changes per simulated day, per 100 units (rate changes and archives per world)
 RATES_PER_DAY = {
@@ -44,6 +45,7 @@ class SimulateMixin:
                 self._draw_owner_changes(start, target)
                 + self._draw_channel_changes(start, target)
                 + self._draw_addon_changes(start, target)
+                + self._draw_offer_changes(start, target)
             )
             oi = 0
             rest = self._stays["restime"]
@@ -67,6 +69,13 @@ class SimulateMixin:
                 when, src = min(cands)
                 t = max(self.now, ms(when))
                 self.now = t
+                if src == 3 and owner_changes[oi][1] in OFFER_AREA_CHANGES:
+                    # no stop for the time-driven areas here: their changes keep the times
+                    # they had without offers (the world stays byte-identical)
+                    kind = owner_changes[oi][1]
+                    oi += 1
+                    self._offer_area_change(kind, t)
+                    continue
                 self._clear_cash_until(t)
                 self._operations_until(t)
                 self._allotments_until(t)

@@ -53,6 +53,7 @@ from sandbox.world.truth_frames import (
     reservations_of,
 )
 from sandbox.world.truth_guests import guest_mix
+from sandbox.world.truth_offers import offer_discounts
 from sandbox.world.truth_owners import owner_statement
 from sandbox.world.truth_pricing import (
     rate_availability,
@@ -73,6 +74,7 @@ MARTS = (
     "owner_statement_monthly",
     "channel_net_revenue_monthly",
     "ancillary_revenue_monthly",
+    "offer_discount_monthly",
     "guest_mix_monthly",
 )
 
@@ -394,4 +396,5 @@ def mart_truth(
             "channel_net_revenue_monthly": channel_net_revenue(world, nights, lo, hi),
             "ancillary_revenue_monthly": ancillary_revenue(world, nights, lines, lo, hi),
             "guest_mix_monthly": guest_mix(world, res),
+            "offer_discount_monthly": offer_discounts(world, nights, lines, lo, hi),
         }

@@ -26,6 +26,9 @@ KEYSET_PATHS = {
     "/rentability/sets": "rentability_sets",
     "/rentability/config": "rentability_config",
     "/resourcereservability": "resource_reservability",
+    "/offers": "offers",
+    "/accommodationtypes/additions": "accommodation_type_additions",
+    "/offers/additions": "offer_additions",
 }
 
 
@@ -486,6 +489,63 @@ def default_fixture() -> dict[str, Any]:
                         "validTo": None,
                     }
                 ],
+            }
+        ],
+        "offers": [
+            {
+                "resourceId": 900009,
+                "code": "EARLYBIRD",
+                "name": "Early booking discount",
+                "type": "SPECIAL",
+                "description": "Early booking discount",
+                "discountPercentage": 10.0,
+                "minDaysBeforeArrival": 120,
+                "maxDaysBeforeArrival": None,
+                "rateTypeIds": [1],
+                "choosableOnInternet": True,
+                "validFrom": "2020-01-01",
+                "validTo": None,
+                "archivedFrom": None,
+                "rates": [
+                    {
+                        "rateId": 1,
+                        "resourceId": 900009,
+                        "rateTypeId": 1,
+                        "rateTypeIds": [1],
+                        "value": -10.0,
+                        "quantifier": "RELATIVE",
+                        "valueType": "single",
+                        "priority": 10,
+                        "validFrom": "2020-01-01",
+                        "validTo": None,
+                        "minDeviation": 120,
+                        "status": 1,
+                    }
+                ],
+            }
+        ],
+        "accommodation_type_additions": [
+            {
+                "additionId": 1,
+                "resourceId": 11,
+                "addonResourceId": 900001,
+                "addonCode": "LINEN",
+                "mandatory": False,
+                "maxQuantity": 4,
+                "validFrom": "2020-01-01",
+                "validTo": None,
+            }
+        ],
+        "offer_additions": [
+            {
+                "additionId": 1,
+                "resourceId": 900009,
+                "addonResourceId": 900001,
+                "addonCode": "LINEN",
+                "mandatory": False,
+                "maxQuantity": 2,
+                "validFrom": "2020-01-01",
+                "validTo": None,
             }
         ],
         "owners": [

@@ -22,6 +22,7 @@ from sandbox.world.truth_ancillary import ancillary_revenue
 from sandbox.world.truth_channels import channel_net_revenue
 from sandbox.world.truth_frames import lines_of, nights_of, reporting_range, reservations_of
 from sandbox.world.truth_guests import guest_mix
+from sandbox.world.truth_offers import offer_discounts
 from sandbox.world.truth_owners import owner_statement
 from sandbox.world.truth_supply import allotment_rows, orphan_rows
 
@@ -79,6 +80,7 @@ SECOND_SEED_MARTS = (
     "channel_net_revenue_monthly",
     "ancillary_revenue_monthly",
     "guest_mix_monthly",
+    "offer_discount_monthly",
 )
 
 
@@ -128,6 +130,7 @@ def seed3_truth(seed3_run: PipelineRun) -> dict[str, pd.DataFrame]:
             "channel_net_revenue_monthly": channel_net_revenue(world, nights, lo, hi),
             "ancillary_revenue_monthly": ancillary_revenue(world, nights, lines, lo, hi),
             "guest_mix_monthly": guest_mix(world, res),
+            "offer_discount_monthly": offer_discounts(world, nights, lines, lo, hi),
         }
     found["nights"] = world.ground_truth()["nights"]
     assert set(found) == {*SECOND_SEED_MARTS, "nights"}

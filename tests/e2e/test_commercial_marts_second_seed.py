@@ -1,7 +1,7 @@
-"""The commercial marts (owners, channel net revenue, ancillary revenue, guest mix) against the
-ground truth on a second seed: the rules hold for another world, not only for seed 7's. The
-seed-3 world and warehouse are built once (tests/e2e/conftest.py `seed3_run`) and shared with
-tests/e2e/test_supply_second_seed.py."""
+"""The commercial marts (owners, channel net revenue, ancillary revenue, guest mix, offer
+discounts) against the ground truth on a second seed: the rules hold for another world, not only
+for seed 7's. The seed-3 world and warehouse are built once (tests/e2e/conftest.py `seed3_run`)
+and shared with tests/e2e/test_supply_second_seed.py."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ COMMERCIAL = (
     "channel_net_revenue_monthly",
     "ancillary_revenue_monthly",
     "guest_mix_monthly",
+    "offer_discount_monthly",
 )
 
 

@@ -54,6 +54,7 @@ KEYS: dict[str, list[str]] = {
         "addon_category_code",
     ],
     "guest_mix_monthly": ["month_start", "dimension", "bucket"],
+    "offer_discount_monthly": ["month_start", "offer_id", "currency_code"],
 }
 
 
@@ -315,6 +316,20 @@ def test_ancillary_revenue_matches_truth(
     assert (got - want.reindex(got.index).fillna(0) == 0).all()
 
 
+def test_offer_discounts_match_truth(
+    truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
+) -> None:
+    _check("offer_discount_monthly", truth, marts)
+    t = truth["offer_discount_monthly"]
+    assert len(t) > 10 and set(t["offer_code"]) == {"EARLYBIRD"}
+    assert (t["discount_amount"] > 0).all() and (t["bookings"] > 0).all()
+    # the early-booking offer takes about 10 % off the rent of the nights it covers
+    rate = t["discount_amount"].sum() / t["room_revenue_before_discount"].sum()
+    assert Decimal("0.08") < rate < Decimal("0.12")
+    # its discount is room revenue already: revenue_daily's room revenue includes it
+    assert (t["room_revenue"] < t["room_revenue_before_discount"]).all()
+
+
 def test_guest_mix_matches_truth(
     truth: dict[str, pd.DataFrame], marts: dict[str, pd.DataFrame]
 ) -> None:
@@ -355,6 +370,8 @@ def test_the_comparison_catches_a_one_cent_or_one_night_change(
         ("channel_net_revenue_monthly", "net_adr_net", Decimal("0.01")),
         ("ancillary_revenue_monthly", "stays_with_addon", 1),
         ("guest_mix_monthly", "nights", 1),
+        ("offer_discount_monthly", "discount_amount", Decimal("0.01")),
+        ("offer_discount_monthly", "nights", 1),
     ):
         bent = truth[name].copy()
         bent.loc[bent.index[len(bent) // 2], column] += delta

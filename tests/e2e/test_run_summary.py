@@ -43,6 +43,10 @@ def test_every_table_lands_and_requests_are_counted_once(full_run: PipelineRun) 
     assert summary.tables["units"].rows == len(world.keys("units"))  # archived units included
     assert summary.tables["owners"].rows == len(world.keys("owners"))
     assert summary.tables["addons"].rows == len(world.keys("addons"))
+    assert summary.tables["offers"].rows == len(world.keys("offers"))
+    assert summary.tables["offer_rates"].rows == len(world.keys("offerrates"))
+    assert summary.tables["accommodation_type_additions"].rows == len(world.keys("typeadditions"))
+    assert summary.tables["offer_additions"].rows == len(world.keys("offeradditions"))
     served = full_run.handle.stats()
     assert summary.requests > 0
     # Every request the assets report was served; the few more the sandbox saw are token

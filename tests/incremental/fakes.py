@@ -34,6 +34,9 @@ _ID_FIELDS = {
     "/rentability/sets": ("rentability_sets", "rentabilitySetId"),
     "/rentability/config": ("rentability_config", "rentabilityConfigId"),
     "/resourcereservability": ("resource_reservability", "reservabilityId"),
+    "/offers": ("offers", "resourceId"),
+    "/accommodationtypes/additions": ("accommodation_type_additions", "additionId"),
+    "/offers/additions": ("offer_additions", "additionId"),
 }
 
 

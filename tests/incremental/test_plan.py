@@ -114,8 +114,26 @@ CASES = [
             ev("RATE_EVENT", 77, entityType="OFFER"),
             ev("AVAILABILITY_EVENT", 78, entityType="OFFER"),
         ],
-        ({}, {}, []),
-        id="offer-scoped-events-not-modelled",
+        ({"offers": [77]}, {}, []),
+        id="offer-rate-refetches-the-offer-offer-availability-not-modelled",
+    ),
+    pytest.param(
+        [
+            ev("OFFER_EVENT", 900101),
+            ev("OFFER_EVENT", 900102, "DELETE"),
+            ev("ADDITION_EVENT", 11, entityType="ACCOMMODATIONTYPE"),
+            ev("ADDITION_EVENT", 900101, "DELETE", entityType="OFFER"),
+        ],
+        (
+            {
+                "offers": [900101],
+                "accommodation_type_additions": [11, 900101],
+                "offer_additions": [11, 900101],
+            },
+            {"offers": [900102]},
+            [],
+        ),
+        id="offer-refetched-or-tombstoned-addition-re-reads-both-lists",
     ),
     pytest.param(
         [ev("IMPLY_EVENT", 1001), ev("RESERVATION_EVENT", 9)],
@@ -163,8 +181,8 @@ def test_unknown_and_not_modelled_are_counted_not_fatal() -> None:
         "CUSTOMER_EVENT MERGE without oldEntityId": 1,
         "<missing eventType>": 1,
     }
-    assert plan.not_modelled == {"IMPLY_EVENT": 1, "RATE_EVENT/OFFER": 1}
-    assert plan.refresh == {"customers": {5}}
+    assert plan.not_modelled == {"IMPLY_EVENT": 1}
+    assert plan.refresh == {"customers": {5}, "offers": {4}}
     assert plan.merges == []
     assert plan.events == 7
 

@@ -113,8 +113,15 @@ def test_each_check_fails_on_a_bad_fixture(lake, tmp_path: Path) -> None:
             "insert into marts.guest_mix_monthly (month_start, dimension, bucket, stays, nights, "
             "guests) values (date '2020-01-01', 'country', 'NL', 1, 2, 2)"
         )
+        # a discount of an offer the lake does not know
+        con.execute(
+            "insert into marts.offer_discount_monthly (month_start, offer_id, offer_code, "
+            "currency_code, discount_amount) values (date '2020-01-01', 900999, null, 'EUR', 5)"
+        )
         outcomes = {n: run_check(con, n) for n in CHECKS}
         assert [n for n, o in outcomes.items() if o.passed] == []
+        unknown = outcomes["offer_discounts_are_attributed"].rows[0]
+        assert unknown["has_unknown"] and unknown["discount_cents"] == 500
         assert outcomes["owner_statement_reconciles"].rows[0]["owner_share_difference"] == 60
         assert outcomes["channel_commission_has_a_rule"].rows[0]["distribution_channel_id"] == 9
         assert outcomes["ancillary_revenue_is_categorised"].rows[0]["has_uncategorised"]

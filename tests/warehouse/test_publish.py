@@ -107,8 +107,9 @@ def test_only_rebuilds_the_models_of_changed_tables(lake, tmp_path: Path) -> Non
         "marts.forecast_daily",
         "marts.allotment_pickup",
         "marts.orphan_nights",
-        "marts.channel_net_revenue_monthly",  # both read core.dim_dates (the range)
+        "marts.channel_net_revenue_monthly",  # these read core.dim_dates (the range)
         "marts.ancillary_revenue_monthly",
+        "marts.offer_discount_monthly",
     }
     result = build_warehouse(tmp_path, only=only)
     assert set(result.models) == only
