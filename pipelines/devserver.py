@@ -51,7 +51,11 @@ def _stop(child: subprocess.Popen[bytes]) -> None:
 
 
 def run_dev(settings: Settings, *, port: int, scale: str, seed: int) -> int:
-    prepare_instance(settings)
+    from pipelines.partitions import ensure_partitions, tenant_names
+
+    # The tenants (else `default`) are partitions before the UI opens, so its first
+    # materialization can pick one (the tenants sensor keeps them current after that).
+    ensure_partitions(prepare_instance(settings), tenant_names())
     with service_target(settings, scale=scale, seed=seed) as target:
         env = dev_environment(
             settings,

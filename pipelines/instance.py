@@ -25,12 +25,18 @@ run_monitoring:
   enabled: true
   start_timeout_seconds: 180
   poll_interval_seconds: 60
-# At most one run per tenant (run tag reservoir/tenant, pipelines/tenants.py) at a time: the
-# queued run coordinator holds a tenant's next run until its current one ends. Each tenant's
-# requests stay within its own cap and budget because each run has its own client.
+# At most one run per tenant at a time: the queued run coordinator holds a tenant's next run
+# until its current one ends. Every run of the lake and warehouse assets is one tenant's
+# partition (tag dagster/partition, pipelines/partitions.py); the sensors, the schedule and the
+# CLI also tag it reservoir/tenant. Each tenant's requests stay within its own cap and budget
+# because each run has its own client.
 concurrency:
   runs:
     tag_concurrency_limits:
+      - key: "dagster/partition"
+        value:
+          applyLimitPerUniqueValue: true
+        limit: 1
       - key: "reservoir/tenant"
         value:
           applyLimitPerUniqueValue: true

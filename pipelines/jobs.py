@@ -5,6 +5,9 @@ All run with the in-process executor: the service caps concurrent calls per IP a
 the client enforces `max_concurrency` per process. With the default multiprocess executor every
 asset would run in its own process with its own limit, so parallel assets could exceed the cap
 (and be throttled). In one process one limit covers the run.
+
+The asset jobs are partitioned by tenant (`pipelines.partitions`): each run is one tenant's, and
+the run queue starts one run per tenant at a time (deploy/values.yaml, `pipelines.instance`).
 """
 
 from __future__ import annotations
@@ -13,12 +16,12 @@ import dagster as dg
 
 from pipelines.compaction import compact_lake
 from pipelines.lake_assets import MODE_TAG, Mode
+from pipelines.partitions import TENANTS
 
 INCREMENTAL_JOB = "incremental_job"
 WEBHOOK_JOB = "webhook_refresh_job"
 SWEEP_JOB = "sweep_job"
 LAKE = dg.AssetSelection.key_prefixes(["lake"])
-WRITER = {"reservoir/lake_writer": "true"}
 
 
 def _job(
@@ -29,7 +32,7 @@ def _job(
         selection=selection,
         description=description,
         executor_def=dg.in_process_executor,
-        tags={**WRITER, MODE_TAG: mode},
+        tags={MODE_TAG: mode},
     )
 
 
@@ -62,8 +65,12 @@ sweep_job = _job(
 
 
 @dg.job(
-    description="Fold each lake table's batch files into one file of its current rows.",
+    description="Fold each lake table's batch files into one file of its current rows (the "
+    "tenant of the run's partition; without one, the lake of RESERVOIR_DATA_DIR).",
     executor_def=dg.in_process_executor,
+    # Its run carries the tenant's partition tag, so it queues behind that tenant's run (it
+    # takes the lake's writer lock anyway) and its lake resource is that tenant's.
+    partitions_def=TENANTS,
 )
 def compact_job() -> None:
     compact_lake()

@@ -45,6 +45,7 @@ from pipelines.lake_metadata import (
     lake_key,
     results,
 )
+from pipelines.partitions import TENANTS, partitioned_checks
 from pipelines.resources import LakeResource, ReservationServiceResource
 from pipelines.settings import SettingsError, quarantine_limits
 from service.errors import RequestBudgetExceeded, ServiceError
@@ -155,22 +156,25 @@ def _asset_specs() -> list[dg.AssetSpec]:
 
 
 def _check_specs() -> list[dg.AssetCheckSpec]:
-    checks = [
-        dg.AssetCheckSpec(
-            UNIQUE_KEYS, asset=lake_key(t.name), description="One current row per primary key."
-        )
+    unique = [
+        (UNIQUE_KEYS, lake_key(t.name), "One current row per primary key.")
         for s in SPECS
         for t in s.tables
     ]
-    checks += [
-        dg.AssetCheckSpec(
+    rate = [
+        (
             QUARANTINE_RATE,
-            asset=lake_key(s.table.name),
-            description="Share of source records quarantined in this run.",
+            lake_key(s.table.name),
+            "Share of source records quarantined in this run.",
         )
         for s in SPECS
     ]
-    return checks
+    return partitioned_checks(
+        lambda: [
+            dg.AssetCheckSpec(name, asset=key, description=text, partitions_def=TENANTS)
+            for name, key, text in unique + rate
+        ]
+    )
 
 
 def _quarantine_limits(lake: LakeResource, config: LakeRun) -> tuple[float, int]:
@@ -321,6 +325,7 @@ def build_lake_assets() -> dg.AssetsDefinition:
         name=LAKE_OP,
         specs=_asset_specs(),
         check_specs=_check_specs(),
+        partitions_def=TENANTS,  # one partition per tenant (`pipelines.partitions`)
         can_subset=True,
         description="Every lake table, landed by the ingestion engine in the run's mode.",
     )

@@ -1,7 +1,9 @@
 """Dagster resources: the reservation service client and the lake (with extraction settings).
 
 Secrets arrive only at the wiring site (`pipelines/definitions.py`) as `dg.EnvVar`, resolved when
-a run starts, never at import time.
+a run starts, never at import time. A run of a tenant's partition gets each resource as that
+tenant's copy (`for_tenant`, `pipelines.partitions`): its service, the secret read from its
+variable when the run starts, its cap, budget, data directory and lake prefix.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import dagster as dg
 
@@ -21,6 +23,7 @@ from assets.settings import (
 )
 from lake.parts import DEFAULT_FLUSH_ROWS, new_batch_id
 from lake.store import Lake
+from pipelines.partitions import check_bound, run_partition, settings_for_partition
 from pipelines.settings import lake_url_from_env
 
 DEFAULT_MAX_CONCURRENCY = 15  # the service caps concurrent calls per IP address at 15
@@ -50,6 +53,31 @@ class ReservationServiceResource(dg.ConfigurableResource):
     # Archived units, types and channels still count for the nights before they were archived,
     # so the lake keeps them: history needs them even when the service hides them by default.
     show_archived: bool = True
+    # The tenant these values belong to (the CLI binds them); None = the code location's wiring,
+    # which serves the partition `default` and takes a tenant's values from the tenants file.
+    tenant: str | None = None
+
+    def for_tenant(self, name: str) -> Self:
+        """This resource for the tenant `name` (a partition key); itself for its own tenant."""
+        if check_bound(self.tenant, name):
+            return self
+        settings = settings_for_partition(name)
+        assert settings is not None
+        return self.model_copy(
+            update={
+                "base_url": settings.base_url,
+                "client_id": settings.client_id or "",
+                "client_secret": settings.client_secret or "",
+                "scope": settings.scope or "",
+                "max_concurrency": settings.max_concurrency,
+                "max_requests": settings.max_requests,
+                "tenant": name,
+            }
+        )
+
+    def create_resource(self, context: dg.InitResourceContext) -> Self:
+        key = run_partition(context)
+        return self if key is None else self.for_tenant(key)
 
     def service_config(self) -> Any:
         from service.config import ServiceConfig
@@ -123,6 +151,25 @@ class LakeResource(dg.ConfigurableResource):
     # RESERVOIR_LAKE_URL of the run's environment, and when that is unset too, the data
     # directory's lake folder alone. With a URL that folder is the store's local cache.
     lake_url: str | None = None
+    tenant: str | None = None  # as ReservationServiceResource.tenant
+
+    def for_tenant(self, name: str) -> Self:
+        """This resource for the tenant `name`: its data directory and lake prefix."""
+        if check_bound(self.tenant, name):
+            return self
+        settings = settings_for_partition(name, data_dir=self.data_dir, lake_url=self.lake_url)
+        assert settings is not None
+        return self.model_copy(
+            update={
+                "data_dir": str(settings.data_dir),
+                "lake_url": settings.lake_url,
+                "tenant": name,
+            }
+        )
+
+    def create_resource(self, context: dg.InitResourceContext) -> Self:
+        key = run_partition(context)
+        return self if key is None else self.for_tenant(key)
 
     def lake(self) -> Lake:
         root = Path(self.data_dir) / "lake"

@@ -20,6 +20,7 @@ import stamina.instrumentation
 from rich.console import Console
 
 from pipelines.instance import prepare_instance
+from pipelines.partitions import DEFAULT_TENANT, ensure_partitions, tenant_tags
 from pipelines.settings import Settings
 from pipelines.summary import (
     ProgressDisplay,
@@ -28,7 +29,6 @@ from pipelines.summary import (
     print_summary,
     summarise,
 )
-from pipelines.tenants import TENANT_TAG
 from warehouse.asof import current_as_of
 
 
@@ -139,6 +139,7 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
             max_concurrency=settings.max_concurrency,
             max_requests=settings.max_requests,
             max_response_mb=settings.max_response_mb,
+            tenant=settings.tenant,
         ),
         "lake": LakeResource(
             data_dir=str(settings.data_dir.resolve()),
@@ -146,13 +147,14 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
             source=target.source,
             max_removed_share=settings.max_removed_share,
             lake_url=settings.lake_url,
+            tenant=settings.tenant,
         ),
     }
     from pipelines.warehouse_assets import WarehouseResource
 
     # The as-of date (booking pace) is the service's date the lake run recorded, unless overridden.
     resources["warehouse"] = WarehouseResource(
-        data_dir=str(settings.data_dir.resolve()), as_of=target.today
+        data_dir=str(settings.data_dir.resolve()), as_of=target.today, tenant=settings.tenant
     )
     return resources
 
@@ -250,12 +252,15 @@ def execute(
     asset_selection: list[dg.AssetKey] | None,
     run_config: dict[str, Any],
     tags: dict[str, str],
+    partition_key: str = DEFAULT_TENANT,
 ) -> dg.ExecuteInProcessResult:
-    """Run a job in this process with the command's resources.
+    """Run a job in this process with the command's resources, for one tenant's partition
+    (added to the instance's `tenants` partitions when new).
 
     A selection runs as an ad-hoc materialization of the code location's assets: Dagster refuses
     to override the resources of a subset of a job that already binds them.
     """
+    ensure_partitions(instance, [partition_key])
     if asset_selection is None:
         return job.execute_in_process(
             instance=instance,
@@ -263,6 +268,7 @@ def execute(
             raise_on_error=False,
             run_config=run_config,
             tags=tags,
+            partition_key=partition_key,
         )
     return dg.materialize(
         [a for a in defs.assets or [] if isinstance(a, dg.AssetsDefinition)],
@@ -272,6 +278,7 @@ def execute(
         raise_on_error=False,
         run_config=run_config,
         tags=tags,
+        partition_key=partition_key,
     )
 
 
@@ -326,8 +333,9 @@ def run_pipeline(
                 tags={
                     "reservoir/mode": run_mode,
                     "reservoir/launched_by": "cli",
-                    **({TENANT_TAG: settings.tenant} if settings.tenant else {}),
+                    **tenant_tags(settings.tenant or DEFAULT_TENANT),
                 },
+                partition_key=settings.tenant or DEFAULT_TENANT,
             )
         if not result.success:
             raise RunError(_failure_message(result))

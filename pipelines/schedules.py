@@ -2,7 +2,8 @@
 
 The event feed is the fast path; the sweep is the safety net for what it may miss (retention of
 the feed is unknown, and changes by a date passing have no events). It runs at night, when the
-service is quiet, and skips if the previous sweep is still running.
+service is quiet: one run per tenant (its partition, tagged with its name), each skipped while
+that tenant's previous sweep still runs. A tenant that is not a partition yet is added first.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import dagster as dg
 
 from pipelines.jobs import SWEEP_JOB
-from pipelines.sensors import active_run_ids
+from pipelines.partitions import ensure_partitions, tenant_names
+from pipelines.sensors import active_run_ids, for_tenant
 
 SWEEP_CRON = "30 2 * * *"  # 02:30 UTC
 
@@ -26,13 +28,20 @@ SWEEP_CRON = "30 2 * * *"  # 02:30 UTC
 )
 def nightly_sweep_schedule(
     context: dg.ScheduleEvaluationContext,
-) -> dg.RunRequest | dg.SkipReason:
-    busy = active_run_ids(context.instance, SWEEP_JOB)
-    if busy:
-        return dg.SkipReason(f"{SWEEP_JOB} is still running ({busy[0]})")
+) -> list[dg.RunRequest] | dg.SkipReason:
     moment = context.scheduled_execution_time
     key = moment.strftime("%Y-%m-%d") if moment else "manual"
-    return dg.RunRequest(run_key=f"sweep-{key}", tags={"reservoir/mode": "sweep"})
+    requests, reasons = [], []
+    names = tenant_names()
+    ensure_partitions(context.instance, names)  # a schedule's result cannot add partitions
+    for tenant in names:
+        busy = active_run_ids(context.instance, SWEEP_JOB, tenant)
+        if busy:
+            reasons.append(f"{tenant}: {SWEEP_JOB} is still running ({busy[0]})")
+        else:
+            request = dg.RunRequest(run_key=f"sweep-{key}", tags={"reservoir/mode": "sweep"})
+            requests.append(for_tenant(request, tenant))
+    return requests or dg.SkipReason("; ".join(reasons))
 
 
 SCHEDULES = [nightly_sweep_schedule]

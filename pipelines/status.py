@@ -17,7 +17,6 @@ from rich.table import Table
 
 from pipelines.lake_metadata import requests_in
 from pipelines.settings import Settings
-from pipelines.tenants import TENANT_TAG
 
 DAILY_FREE_REQUESTS = 25_000
 RUNS_SHOWN = 5
@@ -42,8 +41,11 @@ def _runs(settings: Settings) -> tuple[list[Any], int]:
 
     os.environ["DAGSTER_HOME"] = str(home)
     instance = dg.DagsterInstance.get()
-    # A tenant's runs only (the tenants share the instance; pipelines/tenants.py).
-    only = dg.RunsFilter(tags={TENANT_TAG: settings.tenant}) if settings.tenant else None
+    from pipelines.partitions import PARTITION_TAG
+
+    # A tenant's runs only (the tenants share the instance): those of its partition, launched
+    # by the CLI, a sensor, the schedule or the UI (pipelines/partitions.py).
+    only = dg.RunsFilter(tags={PARTITION_TAG: settings.tenant}) if settings.tenant else None
     records = instance.get_run_records(filters=only, limit=50)
     today = datetime.now(UTC).date()
     used = 0
@@ -71,13 +73,18 @@ def requests_used_today(settings: Settings) -> int:
 
 def _checks(settings: Settings) -> list[tuple[str, str, str, str]]:
     """(asset, check, outcome, run) of the latest evaluation of every check the code location
-    defines; outcome `not run yet` for a check never evaluated."""
+    defines for this tenant's partition (`default` for the single tenant); outcome `not run
+    yet` for a check never evaluated there."""
     home = settings.dagster_home.resolve()
     if not (home / "dagster.yaml").exists():
         return []
     import dagster as dg
 
+    # Dagster exports no public name for the filter of a check's partition.
+    from dagster._core.event_api import PartitionKeyFilter
+
     from pipelines.definitions import defs
+    from pipelines.partitions import DEFAULT_TENANT
 
     os.environ["DAGSTER_HOME"] = str(home)
     instance = dg.DagsterInstance.get()
@@ -85,7 +92,9 @@ def _checks(settings: Settings) -> list[tuple[str, str, str, str]]:
         (k for a in defs.get_repository_def().asset_graph.assets_defs for k in a.check_keys),
         key=lambda k: (k.asset_key.to_user_string(), k.name),
     )
-    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
+    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+        keys, partition_filter=PartitionKeyFilter(key=settings.tenant or DEFAULT_TENANT)
+    )
     out = []
     for key in keys:
         record = latest.get(key)

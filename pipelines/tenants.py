@@ -43,6 +43,8 @@ TENANTS_ENV = "RESERVOIR_TENANTS_FILE"
 TENANT_TAG = "reservoir/tenant"  # the Dagster run tag; one run per value at a time
 TENANT_DIR_PREFIX = "tenant="  # hive-style: readers expose the tenant as a column
 GROUP_WAREHOUSE = "group.duckdb"
+# The Dagster partition of the single tenant of a data directory (`pipelines.partitions`).
+DEFAULT_TENANT = "default"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,31}")
 SANDBOX_SCALES = ("small", "medium", "large")
 KNOWN_KEYS = frozenset(
@@ -142,6 +144,11 @@ def _tenant(entry: Any, where: str, env: Mapping[str, str]) -> Tenant:
         raise TenantsError(
             f"{where}: name {name!r} is not a short identifier; use 1-32 characters a-z, 0-9 "
             "and _, starting with a letter (it becomes a folder and a lake prefix)."
+        )
+    if name == DEFAULT_TENANT:
+        raise TenantsError(
+            f"{where}: the name {DEFAULT_TENANT!r} is the Dagster partition of the single tenant "
+            "(no tenants file); give this tenant another name."
         )
     where = f"{where.rsplit(', tenant #', 1)[0]}, tenant {name!r}"
     unknown = sorted(set(entry) - KNOWN_KEYS)

@@ -19,12 +19,19 @@ import json
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import dagster as dg
 import duckdb
 
 from pipelines.lake_metadata import lake_key
+from pipelines.partitions import (
+    TENANTS,
+    check_bound,
+    partitioned_checks,
+    run_partition,
+    settings_for_partition,
+)
 from warehouse.build import build_warehouse, warehouse_path
 from warehouse.catalog import column_docs
 from warehouse.checks import CHECKS, run_check
@@ -42,6 +49,19 @@ class WarehouseResource(dg.ConfigurableResource):
 
     data_dir: str
     as_of: str | None = None  # ISO date for booking pace; default: latest extraction date
+    tenant: str | None = None  # as ReservationServiceResource.tenant
+
+    def for_tenant(self, name: str) -> Self:
+        """This resource for the tenant `name` (a partition key): its data directory."""
+        if check_bound(self.tenant, name):
+            return self
+        settings = settings_for_partition(name, data_dir=self.data_dir)
+        assert settings is not None
+        return self.model_copy(update={"data_dir": str(settings.data_dir), "tenant": name})
+
+    def create_resource(self, context: dg.InitResourceContext) -> Self:
+        key = run_partition(context)
+        return self if key is None else self.for_tenant(key)
 
 
 def model_key(model: Model) -> dg.AssetKey:
@@ -88,15 +108,20 @@ def build_warehouse_assets(
     """The multi_asset for all models and checks; needs a `WarehouseResource` at resource_key."""
     models = discover_models()
     keys = {q: model_key(m) for q, m in models.items()}
-    check_specs = [
-        dg.AssetCheckSpec(name=c.name, asset=keys[c.model], description=c.description)
-        for c in CHECKS.values()
-    ]
+    check_specs = partitioned_checks(
+        lambda: [
+            dg.AssetCheckSpec(
+                name=c.name, asset=keys[c.model], description=c.description, partitions_def=TENANTS
+            )
+            for c in CHECKS.values()
+        ]
+    )
 
     @dg.multi_asset(
         name=name,
         specs=[_spec(m, models) for m in models.values()],
         check_specs=check_specs,
+        partitions_def=TENANTS,
         can_subset=True,
         required_resource_keys={resource_key},
     )

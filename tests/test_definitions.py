@@ -121,14 +121,15 @@ def test_module_reload_is_stable() -> None:
 
 
 def test_automation_that_costs_nothing_starts_on_and_the_feed_sensor_waits() -> None:
-    """README: the webhook sensor and the nightly sweep run from the start; the feed sensor
-    (2,880 requests a day) starts stopped."""
+    """README: the webhook and tenants sensors and the nightly sweep run from the start; the
+    feed sensor (2,880 requests a day) starts stopped."""
     import dagster as dg
 
     from pipelines.definitions import defs
 
     status = {s.name: s.default_status for s in defs.sensors or []}
     assert status["webhook_sensor"] == dg.DefaultSensorStatus.RUNNING
+    assert status["tenants_sensor"] == dg.DefaultSensorStatus.RUNNING
     assert status["event_feed_sensor"] == dg.DefaultSensorStatus.STOPPED
     schedules = {s.name: s.default_status for s in defs.schedules or []}
     assert schedules["nightly_sweep_schedule"] == dg.DefaultScheduleStatus.RUNNING

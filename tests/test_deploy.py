@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pipelines.jobs import JOBS, WRITER
+from pipelines.jobs import JOBS
+from pipelines.partitions import TENANTS
 from pipelines.settings import ENV_VARS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,21 +50,20 @@ def test_runs_launch_on_kubernetes_with_instance_storage_on_postgres(values: dic
     assert values["global"]["postgresqlSecretName"]
 
 
-def test_one_lake_writing_run_at_a_time_and_one_per_tenant(values: dict) -> None:
+def test_one_run_per_tenant_at_a_time(values: dict) -> None:
     coordinator = values["dagsterDaemon"]["runCoordinator"]
     assert coordinator["enabled"] and coordinator["type"] == "QueuedRunCoordinator"
     limits = coordinator["config"]["queuedRunCoordinator"]["tagConcurrencyLimits"]
-    ((key, value),) = WRITER.items()
-    assert {"key": key, "value": value, "limit": 1} in limits
-    per_tenant = next(rule for rule in limits if rule["key"] == "reservoir/tenant")
-    assert per_tenant == {
-        "key": "reservoir/tenant",
-        "value": {"applyLimitPerUniqueValue": True},
-        "limit": 1,
-    }
-    # Every job that lands data carries the tag the limit counts (compaction has its own lock).
-    writing = {job.name for job in JOBS if getattr(job, "tags", {}).get(key) == value}
-    assert writing == {j.name for j in JOBS} - {"compact_job"}
+    per_value = {"value": {"applyLimitPerUniqueValue": True}, "limit": 1}
+    assert {"key": "dagster/partition", **per_value} in limits
+    assert {"key": "reservoir/tenant", **per_value} in limits
+    assert not [rule for rule in limits if rule["key"] == "reservoir/lake_writer"]
+    # Every job that writes a lake is partitioned by tenant, so its runs carry the partition
+    # tag the limit counts (compaction too: it takes the lake's writer lock).
+    from pipelines.definitions import defs
+
+    partitioned = {j.name for j in JOBS if defs.resolve_job_def(j.name).partitions_def == TENANTS}
+    assert partitioned == {j.name for j in JOBS}
 
 
 def test_the_code_location_serves_the_module_the_image_serves(values: dict) -> None:

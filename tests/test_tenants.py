@@ -366,6 +366,12 @@ def _file(tmp_path: Path, text: str) -> Path:
             r"tenant 'a': max_concurrency must be at most 15",
             id="cap",
         ),
+        pytest.param(
+            '[[tenant]]\nname = "default"\n',
+            {},
+            r"the name 'default' is the Dagster partition of the single tenant",
+            id="default",
+        ),
     ],
 )
 def test_a_wrong_tenants_file_says_which_file_tenant_and_what_to_do(

@@ -16,6 +16,7 @@ from pipelines.jobs import compact_job
 from pipelines.lake_assets import lake_assets, spec_keys
 from pipelines.resources import LakeResource
 from tests.assets.fake_service import FakeServiceResource, default_fixture, register, reservation
+from tests.partitioned import materialize
 
 ALL = None  # every lake table
 PII_VALUES = (b"anna@example.org", b"Jansen", b"+31 6 1234")
@@ -27,7 +28,7 @@ def _materialize(
     fixture: str = "default",
     **kw: object,
 ) -> dg.ExecuteInProcessResult:
-    return dg.materialize(
+    return materialize(
         [lake_assets],
         selection=selection,
         resources={"service": FakeServiceResource(fixture=fixture), "lake": lake},

@@ -21,6 +21,7 @@ from pipelines.jobs import compact_job
 from pipelines.lake_assets import lake_assets, spec_keys
 from pipelines.resources import LakeResource
 from tests.assets.fake_service import FakeServiceResource, default_fixture, register, reservation
+from tests.partitioned import materialize
 from tests.reliability.harness import quarantined
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -292,7 +293,7 @@ def _resource(path: Path, **kw: Any) -> LakeResource:
 
 
 def _extract(resource: LakeResource, fixture: str) -> None:
-    result = dg.materialize(
+    result = materialize(
         [lake_assets],
         selection=spec_keys("reservations", "units"),
         resources={"service": FakeServiceResource(fixture=fixture), "lake": resource},

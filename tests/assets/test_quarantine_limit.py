@@ -14,6 +14,7 @@ from pipelines.lake_assets import lake_assets, spec_keys
 from pipelines.resources import LakeResource
 from pipelines.settings import Settings, SettingsError, quarantine_limits
 from tests.assets.fake_service import FakeServiceResource, default_fixture, register
+from tests.partitioned import materialize
 
 
 def _units(name: str, bad: int) -> str:
@@ -36,7 +37,7 @@ def _run(
     tmp_path: Path, fixture: str, config: dict[str, Any] | None = None, **resource: Any
 ) -> dg.ExecuteInProcessResult:
     lake = LakeResource(data_dir=str(tmp_path), availability_start="2026-06-01", **resource)
-    return dg.materialize(
+    return materialize(
         [lake_assets],
         selection=spec_keys("units"),
         resources={"service": FakeServiceResource(fixture=fixture), "lake": lake},

@@ -6,7 +6,6 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-import dagster as dg
 import httpx
 import pyarrow.parquet as pq
 import pytest
@@ -15,6 +14,7 @@ from lake.store import Lake
 from lake.tables import TABLES
 from pipelines.lake_assets import lake_assets, spec_keys
 from pipelines.resources import LakeResource, ReservationServiceResource
+from tests.partitioned import materialize
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 KNOWN_REASON = re.compile(
@@ -57,7 +57,7 @@ def _reasons(lake_root: Path) -> list[str]:
 
 def test_every_asset_materialises_against_the_sandbox(sandbox: object, tmp_path: Path) -> None:
     resources = _resources(sandbox, tmp_path)
-    result = dg.materialize([lake_assets], resources=resources)
+    result = materialize([lake_assets], resources=resources)
     assert result.success
     lake = resources["lake"].lake()  # type: ignore[attr-defined]
     for name, table in TABLES.items():
@@ -78,7 +78,7 @@ def test_malformed_records_are_quarantined_not_landed(sandbox: object, tmp_path:
     sandbox.faults.configure({"malformed": 1.0})  # type: ignore[attr-defined]
     try:
         resources = _resources(sandbox, tmp_path, quarantine_threshold=0.5)
-        result = dg.materialize(
+        result = materialize(
             [lake_assets], selection=spec_keys("reservations"), resources=resources
         )
     finally:
@@ -117,7 +117,7 @@ def test_worker_processes_land_what_the_run_process_lands_through_faults(
     with runner.run_sandbox(runner.SandboxSettings(faults=faults)) as handle:
         for workers in (0, 1):
             resources = _resources(handle, tmp_path / str(workers), normalise_workers=workers)
-            result = dg.materialize(
+            result = materialize(
                 [lake_assets], selection=spec_keys("reservations"), resources=resources
             )
             assert result.success

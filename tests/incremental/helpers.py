@@ -135,4 +135,6 @@ def execute_job(
         jobs=[job],
         resources={"warehouse": WarehouseResource(data_dir=data_dir), **resources},
     )
-    return defs.resolve_job_def(job.name).execute_in_process(**kw)
+    from tests.partitioned import partition_kw
+
+    return defs.resolve_job_def(job.name).execute_in_process(**partition_kw(kw))

@@ -22,6 +22,7 @@ from pipelines.sensors import (
     webhook_run_request,
     webhook_sensor,
 )
+from pipelines.tenants import TENANT_TAG
 from pipelines.webhook_inbox import Notification, WebhookInbox
 from tests.assets import fake_service as fakes_module
 from tests.incremental.fakes import DATA, IncrementalFakeResource, event, fixture, opener
@@ -57,8 +58,15 @@ def _bootstrap(resources: dict, data: dict[str, Any]) -> Lake:
 
 
 def _tick(sensor: dg.SensorDefinition, instance: dg.DagsterInstance, resources: dict) -> Any:
+    """The single tenant's run request, else the skip reason, of one tick."""
     context = dg.build_sensor_context(instance=instance, resources=resources)
-    return sensor(context)
+    result = sensor(context)
+    assert isinstance(result, dg.SensorResult)
+    if not result.run_requests:
+        return dg.SkipReason(result.skip_reason.skip_message if result.skip_reason else None)
+    (request,) = result.run_requests
+    assert request.partition_key == "default" and request.tags[TENANT_TAG] == "default"
+    return request
 
 
 @pytest.mark.parametrize(
@@ -186,8 +194,9 @@ def test_schedule_and_definitions_load() -> None:
         context = dg.build_schedule_context(
             instance=instance, scheduled_execution_time=datetime(2026, 6, 2, 2, 30, tzinfo=UTC)
         )
-        request = nightly_sweep_schedule(context)
+        (request,) = nightly_sweep_schedule(context)  # type: ignore[misc]
     assert isinstance(request, dg.RunRequest) and request.run_key == "sweep-2026-06-02"
+    assert request.partition_key == "default"
     from pipelines.definitions import defs
 
     dg.Definitions.validate_loadable(defs)

@@ -8,6 +8,7 @@ import dagster as dg
 import duckdb
 
 from pipelines.warehouse_assets import WarehouseResource, build_warehouse_assets
+from tests.partitioned import materialize
 from tests.warehouse.scenarios import Batch
 from warehouse.checks import CHECKS
 from warehouse.dictionary import MARTS
@@ -81,7 +82,7 @@ def test_factory_specs_and_materialize(tmp_path: Path) -> None:
     Batch().reference(units=2).reservation(1, "2025-01-01", "2025-01-03", unit_id=1000).flush(
         Lake(tmp_path), kind="full"
     )
-    result = dg.materialize(
+    result = materialize(
         [assets], resources={"warehouse": WarehouseResource(data_dir=str(tmp_path))}
     )
     assert result.success
