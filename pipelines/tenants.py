@@ -37,14 +37,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from lake.tenancy import DEFAULT_TENANT, TENANT_DIR_PREFIX
 from pipelines.settings import Settings, SettingsError
 
 TENANTS_ENV = "RESERVOIR_TENANTS_FILE"
 TENANT_TAG = "reservoir/tenant"  # the Dagster run tag; one run per value at a time
-TENANT_DIR_PREFIX = "tenant="  # hive-style: readers expose the tenant as a column
 GROUP_WAREHOUSE = "group.duckdb"
-# The Dagster partition of the single tenant of a data directory (`pipelines.partitions`).
-DEFAULT_TENANT = "default"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,31}")
 SANDBOX_SCALES = ("small", "medium", "large")
 KNOWN_KEYS = frozenset(

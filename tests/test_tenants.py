@@ -159,8 +159,9 @@ def test_the_wrong_credentials_fail_alone_with_their_message(landed: Landed) -> 
 
 def _truth(handle: Any, warehouse: Path) -> dict[str, pd.DataFrame]:
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        row = con.execute("select as_of from meta.build_settings").fetchone()
+        row = con.execute("select as_of, tenant from meta.build_settings").fetchone()
     assert row is not None
+    assert row[1] == warehouse.parent.name.removeprefix("tenant=")  # the file says whose it is
     world = handle.world
     return mart_truth(
         world,

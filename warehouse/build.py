@@ -21,6 +21,7 @@ import duckdb
 from lake.locks import compaction_lock
 from lake.sql import quote_ident, quote_literal
 from lake.store import Lake
+from lake.tenancy import DEFAULT_TENANT, tenant_of
 from warehouse import asof
 from warehouse.catalog import column_docs
 from warehouse.lake import attach_lake, detach_lake
@@ -111,7 +112,7 @@ def build_warehouse(
             dated = resolve_as_of(con, data_dir, as_of)
             as_of = dated.as_of
             moved = incremental and _previous_as_of(con) != as_of
-            write_settings(con, build_id, dated, reporting_range)
+            write_settings(con, build_id, dated, reporting_range, tenant_of(data_dir))
 
             selected = (
                 _select(con, models, only, settings_moved=moved) if incremental else set(models)
@@ -198,19 +199,20 @@ def write_settings(
     build_id: str,
     dated: asof.WarehouseAsOf,
     reporting_range: tuple[date, date] | None,
+    tenant: str = DEFAULT_TENANT,
 ) -> None:
     con.execute(
         f"create or replace table {SETTINGS_TABLE} ("
         "build_id varchar, built_at timestamptz, as_of date, range_start date, range_end date, "
-        "as_of_source varchar, service_time timestamp)"
+        "as_of_source varchar, service_time timestamp, tenant varchar)"
     )
     start, end = reporting_range or (None, None)
     when = dated.service_time
     if when is not None and when.tzinfo is not None:  # stored as naive UTC
         when = when.astimezone(UTC).replace(tzinfo=None)
     con.execute(
-        f"insert into {SETTINGS_TABLE} values ($1, $2, $3, $4, $5, $6, $7)",
-        [build_id, datetime.now(UTC), dated.as_of, start, end, dated.source, when],
+        f"insert into {SETTINGS_TABLE} values ($1, $2, $3, $4, $5, $6, $7, $8)",
+        [build_id, datetime.now(UTC), dated.as_of, start, end, dated.source, when, tenant],
     )
 
 

@@ -38,6 +38,7 @@ def test_the_recorded_service_date_is_the_as_of_everywhere(
     assert query("select as_of, as_of_source, service_time from meta.build_settings") == [
         (date(2025, 3, 2), HEADER, datetime(2025, 3, 2, 6))
     ]
+    assert query("select tenant from meta.build_settings") == [("default",)]
     assert query("select max(as_of_date) from marts.booking_pace") == [(date(2025, 3, 2),)]
     con = duckdb.connect(str(result.path), read_only=True)
     try:
@@ -68,3 +69,11 @@ def test_a_new_service_date_rebuilds_what_reads_it(
     assert {"core.dim_dates", "marts.booking_pace"} <= set(rebuilt.models)
     assert query("select as_of from meta.build_settings") == [(date(2025, 3, 1),)]
     assert query("select max(as_of_date) from marts.booking_pace") == [(date(2025, 3, 1),)]
+
+
+def test_the_tenant_of_a_data_directory_is_its_tenant_level() -> None:
+    from lake.tenancy import tenant_of
+
+    assert tenant_of("/data/tenant=north") == "north"
+    assert tenant_of("/data") == "default"
+    assert tenant_of("/data/tenant=") == "default"
