@@ -1,5 +1,5 @@
-"""`reservoir run`: start the embedded sandbox when no service is configured, run the job in this
-process with live progress, and end with a summary a newcomer can act on.
+"""`reservoir run`: start the embedded sandbox (in a child process) when no service is configured,
+run the job in this process with live progress, and end with a summary a newcomer can act on.
 
 Running in-process (not through a daemon) keeps the first experience to one command, and the
 run is still recorded in the Dagster instance under `<data dir>/dagster_home`, so `make dev`
@@ -74,7 +74,8 @@ class ServiceTarget:
 
     @classmethod
     def from_sandbox(cls, handle: Any) -> ServiceTarget:
-        """A running sandbox (`sandbox.runner.SandboxHandle`) as the run's service."""
+        """A running sandbox (`sandbox.runner.SandboxHandle`, or `sandbox.process.SandboxProcess`
+        served by a child process) as the run's service."""
         return cls(
             handle.base_url,
             handle.client_id,
@@ -98,10 +99,16 @@ def service_target(
             settings.scope or "",
         )
         return
-    from sandbox.runner import SandboxSettings, run_sandbox  # the CLI is the sandbox's starter
+    # The CLI is the sandbox's starter. Its own process keeps the world's memory and its GIL out
+    # of the run's, so serving and landing use both cores (sandbox/process.py).
+    from sandbox.process import SandboxStartError, run_sandbox_process
+    from sandbox.settings import SandboxSettings
 
-    with run_sandbox(SandboxSettings(seed=seed, scale=scale, profile=profile)) as handle:
-        yield ServiceTarget.from_sandbox(handle)
+    try:
+        with run_sandbox_process(SandboxSettings(seed=seed, scale=scale, profile=profile)) as sb:
+            yield ServiceTarget.from_sandbox(sb)
+    except SandboxStartError as exc:  # only starting raises it
+        raise RunError(f"{exc}; nothing was written") from None
 
 
 SECRET_ENV = "RESERVOIR_CLIENT_SECRET"

@@ -1,0 +1,209 @@
+"""Serve the sandbox from a child process, for `reservoir run` and the other CLI commands.
+
+In a thread of the pipeline's process the sandbox shares its memory (a large world holds ~2 GB
+and its encode cache up to 1 GiB more) and its GIL with the run, so the two cores never both
+work. A child process separates both. The parent binds the loopback socket (the URL is known
+before the child starts) and hands it over; the child reads its settings, secret included, from
+its stdin (never from its command line, which other users can read), says "ready" on stdout
+once it serves, and exits when its stdin closes: when the parent leaves the block, on an error
+or Ctrl-C, and when the parent dies without cleaning up (the kernel closes the pipe). The
+child runs in its own session, so Ctrl-C in the terminal reaches only the parent, which then
+stops it; on Linux it also asks for SIGTERM when the parent dies (`PR_SET_PDEATHSIG`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandbox.settings import SandboxSettings
+
+STARTUP_TIMEOUT = 900.0  # a large world takes ~20 s alone and minutes on a busy machine
+SHUTDOWN_TIMEOUT = 10.0
+READY = "ready"
+_PR_SET_PDEATHSIG = 1
+
+
+class SandboxStartError(RuntimeError):
+    """The sandbox's process did not start serving; the message carries its last words."""
+
+
+@dataclass
+class SandboxProcess:
+    """A sandbox served by a child process: what a caller needs to talk to it over HTTP."""
+
+    base_url: str
+    admin_url: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    scope: str
+    settings: SandboxSettings
+    process: subprocess.Popen[bytes] = field(repr=False)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def peak_rss_bytes(self) -> int | None:
+        """The child's peak resident memory so far (Linux `VmHWM`); None when unknown."""
+        with contextlib.suppress(OSError, ValueError):
+            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+        return None
+
+
+def _die_with(parent: int) -> None:
+    """In the child: ask Linux for SIGTERM when the parent dies (no-op elsewhere), and leave
+    at once if it already has."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    from sandbox.runner import _bind as bind_listening
+
+    return bind_listening(host, port)
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    fd = proc.stdout.fileno()
+    buffer = b""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise SandboxStartError(f"the sandbox did not start within {timeout:.0f} s")
+        readable, _, _ = select.select([fd], [], [], min(left, 1.0))
+        if readable:
+            chunk = os.read(fd, 4096)
+            if not chunk:  # the child exited before it was ready
+                proc.wait(SHUTDOWN_TIMEOUT)
+                tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+                detail = "; ".join(tail) or f"exit code {proc.returncode}"
+                raise SandboxStartError(f"the sandbox's process stopped while starting: {detail}")
+            buffer += chunk
+            if READY.encode() in buffer:
+                return
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Close the child's lifeline, then escalate: it must not outlive the block."""
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+    for step in (None, proc.terminate, proc.kill):
+        if step is not None:
+            with contextlib.suppress(ProcessLookupError):
+                step()
+        try:
+            proc.wait(SHUTDOWN_TIMEOUT)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+@contextlib.contextmanager
+def run_sandbox_process(
+    settings: SandboxSettings | None = None, *, startup_timeout: float = STARTUP_TIMEOUT
+) -> Iterator[SandboxProcess]:
+    """Serve a generated world (`settings`) from a child process for the duration of the block."""
+    from sandbox.server import ADMIN_PREFIX, SERVICE_PREFIX
+
+    settings = settings or SandboxSettings()
+    sock = _bind(settings.host, settings.port)
+    host, port = sock.getsockname()[:2]
+    with tempfile.NamedTemporaryFile(prefix="reservoir-sandbox-", suffix=".log") as log:
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "sandbox.process", str(sock.fileno()), str(os.getpid())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                pass_fds=(sock.fileno(),),
+                start_new_session=True,  # Ctrl-C reaches the parent, which stops the child
+            )
+        finally:
+            sock.close()  # the child holds its own copy
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps(dataclasses.asdict(settings)).encode() + b"\n")
+            proc.stdin.flush()
+            _wait_ready(proc, Path(log.name), startup_timeout)
+            root = f"http://{host}:{port}"
+            yield SandboxProcess(
+                base_url=root + SERVICE_PREFIX,
+                admin_url=root + ADMIN_PREFIX,
+                client_id=settings.client_id,
+                client_secret=settings.client_secret,
+                scope=settings.scope,
+                settings=settings,
+                process=proc,
+            )
+        finally:
+            _stop(proc)
+
+
+def _serve_child(fd: int, parent: int) -> None:
+    """The child: settings from stdin, serve on the inherited socket until stdin closes."""
+    _die_with(parent)
+    import uvicorn
+
+    from sandbox.runner import _config, default_world, profiled
+    from sandbox.server import create_app
+
+    stdin = sys.stdin.buffer
+    settings = SandboxSettings(**json.loads(stdin.readline()))
+    server: uvicorn.Server | None = None
+
+    def watch_parent() -> None:
+        stdin.read()  # returns at EOF: the parent closed the pipe or died
+        if server is None:
+            os._exit(0)
+        server.should_exit = True
+        time.sleep(SHUTDOWN_TIMEOUT)
+        os._exit(0)
+
+    threading.Thread(target=watch_parent, name="sandbox-lifeline", daemon=True).start()
+    world = profiled(default_world(settings), settings)
+    app = create_app(world, settings)
+    if settings.warm_cache:
+        app.state.service.warm_cache()
+    server = uvicorn.Server(_config(app, settings, "warning"))
+    original_startup = server.startup
+
+    async def startup(sockets: list[socket.socket] | None = None) -> None:
+        await original_startup(sockets=sockets)
+        sys.stdout.write(READY + "\n")
+        sys.stdout.flush()
+
+    server.startup = startup  # type: ignore[method-assign]
+    sock = socket.socket(fileno=fd)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        app.state.service.close()
+
+
+if __name__ == "__main__":
+    _serve_child(int(sys.argv[1]), int(sys.argv[2]))
