@@ -64,6 +64,8 @@ client_secret_env = "WRONG_TENANT_SECRET"
 scope = "{scope}"
 """
 TRUTH_MARTS = ("revenue_daily", "channel_mix_monthly")
+# The three-tenant landing is built once (module fixture): its tests stay on one xdist worker.
+pytestmark = pytest.mark.xdist_group("tenants")
 
 
 @dataclass

@@ -95,6 +95,7 @@ def test_only_rebuilds_the_models_of_changed_tables(lake, tmp_path: Path) -> Non
         "staging.stg_cash_accounts",
         "core.fct_cash_clearances",
         "core.dim_dates",
+        "core.dim_reporting_currencies",  # reads core.dim_dates (the range)
         "core.fct_unit_nights",
         "core.fct_rate_nights",
         "marts.cash_clearance_daily",
