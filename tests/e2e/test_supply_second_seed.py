@@ -1,7 +1,8 @@
 """Supply against the ground truth on a second seed, to the night: out-of-order, owner-blocked
 and allotment-held nights and sellable occupancy (`marts.occupancy_daily`), allotment pickup
-and orphan nights. Seed 7's comparison is in test_mart_truth.py and test_supply_truth.py; this
-one reads the seed-3 world and warehouse built once for the session (`seed3_run`)."""
+and orphan nights; and every data check of the seed-3 run. Seed 7's comparison is in
+test_mart_truth.py and test_supply_truth.py; this one reads the seed-3 world and warehouse built
+once for the session (`seed3_run`)."""
 
 from __future__ import annotations
 
@@ -62,3 +63,11 @@ def test_sellable_supply_matches_truth_on_seed_3(
     expected = sellable["nights_sold_truth"].astype(float) / sellable["sellable_nights_truth"]
     assert (sellable["sellable_occupancy"] == expected).all()
     assert merged.loc[merged["sellable_nights_truth"] == 0, "sellable_occupancy"].isna().all()
+
+
+def test_every_check_passes_on_seed_3(seed3_run: PipelineRun) -> None:
+    """The data checks hold on a world other than the default one (the seed-3 build's run)."""
+    checks = seed3_run.summary.checks
+    assert len(checks) > 50
+    failing = [(c.asset, c.name, c.outcome) for c in checks if c.outcome != "passed"]
+    assert failing == []

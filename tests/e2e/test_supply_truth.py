@@ -50,10 +50,15 @@ def home() -> Iterator[None]:
 
 
 def _run(settings: Settings, handle: SandboxHandle, mode: str = "auto") -> RunSummary:
+    """One run; every data check of it must pass (this is also where the default suite checks
+    them on seed 11, tests/e2e/test_run_checks.py)."""
     target = ServiceTarget(handle.base_url, handle.client_id, handle.client_secret, handle.scope)
-    return run_pipeline(
+    summary = run_pipeline(
         settings, mode=mode, quiet=True, console=Console(file=io.StringIO()), target=target
     )
+    failing = [(c.asset, c.name, c.outcome) for c in summary.checks if c.outcome != "passed"]
+    assert failing == [], (summary.mode, failing)
+    return summary
 
 
 def _mart(settings: Settings) -> pd.DataFrame:
