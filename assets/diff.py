@@ -1,4 +1,5 @@
-"""How fresh rows differ from the lake's current state (the sweep, reference lists, finance)."""
+"""How fresh rows differ from the lake's current state (the sweep, reference lists, finance,
+the availability horizon)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ from typing import Any
 import pyarrow as pa
 
 from assets.landing import Landing, data_columns, keys_of
-from lake.store import Lake
+from lake.schema import Table
+from lake.sql import quote_ident, quote_literal
+from lake.store import Lake, connect
+
+# compared beside the data columns: the fields the service sent that the lake does not model
+COMPARED_LINEAGE = ("_extra",)
 
 
 def _canon(value: Any) -> Any:
@@ -119,3 +125,59 @@ def current_filtered(
         return current
     mask = [k in keys for k in keys_of(current, cols)]
     return current.filter(pa.array(mask, type=pa.bool_()))
+
+
+def _compared(schema: pa.Schema, other: pa.Schema) -> list[str]:
+    names = [n for n in schema.names if not n.startswith("_") or n in COMPARED_LINEAGE]
+    return [n for n in names if n in other.names]
+
+
+def keyed_diff(
+    tables: Sequence[Table], fresh: dict[str, pa.Table], current: dict[str, pa.Table]
+) -> tuple[pa.Table, pa.Table]:
+    """(root keys new or changed, root keys removed) of fresh rows against current rows, for a
+    root table and its children (`tables`, the root first), in DuckDB: a root key differs when
+    its row, or the multiset of its children's rows, is not the same on both sides (data
+    columns and `_extra`; lineage aside). For tables too large to compare row by row in Python
+    (the availability horizon: 380,000 records with 1.5 million prices at the large scale).
+    """
+    root = tables[0]
+    key = list(root.key)
+    cols = ", ".join(quote_ident(k) for k in key)
+    with connect() as con:
+        sides = []
+        for side, rows, other in (("f", fresh, current), ("c", current, fresh)):
+            parts = []
+            for t in tables:
+                link = {k: k for k in key} if t is root else dict(t.parent_key)
+                if t is not root and t.parent != root.name:
+                    continue
+                name = f"{side}_{t.name}"
+                con.register(name, rows[t.name])
+                content = _compared(rows[t.name].schema, other[t.name].schema)
+                keyed = ", ".join(f"{quote_ident(c)} as {quote_ident(p)}" for c, p in link.items())
+                hashed = ", ".join(quote_ident(c) for c in content)
+                parts.append(
+                    f"select {keyed}, {quote_literal(t.name)} as _t, count(*) as _n, "
+                    f"sum(hash({hashed})::hugeint) as _s from {quote_ident(name)} group by all"
+                )
+            view = f"{side}_sig"
+            con.execute(f"create temp table {view} as " + " union all ".join(parts))
+            sides.append(view)
+        con.register("f_root", fresh[root.name].select(key))
+        con.register("c_root", current[root.name].select(key))
+        differing = con.sql(
+            f"""
+            with odd as (
+                (select * from f_sig except select * from c_sig)
+                union all
+                (select * from c_sig except select * from f_sig)
+            )
+            select distinct {cols} from odd semi join f_root using ({cols})
+            """
+        ).to_arrow_table()
+        removed = con.sql(
+            f"select distinct {cols} from c_root anti join f_root using ({cols})"
+        ).to_arrow_table()
+    schema = pa.schema([fresh[root.name].schema.field(k) for k in key])
+    return differing.cast(schema), removed.cast(schema)

@@ -41,7 +41,7 @@ from assets import progress, workers
 from assets.endpoints import EndpointSpec
 from assets.guard import check_removals, guard_columns
 from assets.land_report import LandReport
-from assets.lastgood import keep_last_good, keys_of
+from assets.lastgood import keep_last_good, keys_of, rows_matching
 from assets.normalise import Normaliser
 from assets.quarantine import QuarantineRateExceeded, allowed, exceeded_message
 from assets.settings import EVENTS_SOURCE, IngestSettings, Record
@@ -258,6 +258,31 @@ class Landing:
                     mask = [k in keys or (unread and None in k) for k in keys_of(part, cols)]
                     kept.append(part.filter(pa.array(mask, type=pa.bool_())))
                 held[table.name] = [p for p in kept if p.num_rows]
+
+    def keep_keys(self, keys: pa.Table) -> None:
+        """`keep_only` for many rows: `keys` holds the root key columns of the records to keep
+        (a semi join in DuckDB rather than a tuple per row: the availability horizon)."""
+        root_key = list(self.root.key)
+        kept: set[tuple[Any, ...]] | None = None
+        for table in self.spec.tables:
+            if table is self.root:
+                link = {k: k for k in root_key}
+            elif table.parent == self.root.name:
+                link = dict(table.parent_key)
+            else:
+                continue
+            wanted = keys.select(list(link.values())).rename_columns(list(link))
+            self.buffer[table.name] = rows_matching(self.buffer[table.name], wanted)
+            self._partial[table.name] = rows_matching(self._partial[table.name], wanted)
+            if self._lost[table.name]:  # few; one whose link cannot be read is kept
+                kept = kept if kept is not None else set(keys_of(keys, root_key))
+                cols = list(link)
+                self._lost[table.name] = [
+                    part.filter(
+                        pa.array([k in kept or None in k for k in keys_of(part, cols)], pa.bool_())
+                    )
+                    for part in self._lost[table.name]
+                ]
 
     def add_tombstones(self, keys: Iterable[tuple[Any, ...]], source: str = EVENTS_SOURCE) -> None:
         keys = sorted(set(keys) - self.seen)

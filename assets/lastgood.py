@@ -95,6 +95,28 @@ def keys_of(table: pa.Table, columns: Sequence[str]) -> list[Key]:
     return list(zip(*(table.column(c).to_pylist() for c in columns), strict=True))
 
 
+def rows_matching(parts: list[pa.Table], keys: pa.Table) -> list[pa.Table]:
+    """The rows of `parts` whose `keys` columns match a row of `keys`, in their order."""
+    cols = ", ".join(quote_ident(c) for c in keys.column_names)
+    out = []
+    with connect() as con:
+        con.register("wanted", keys)
+        for part in parts:
+            if not part.num_rows:
+                continue
+            probe = part.select(keys.column_names).append_column(
+                "_row", pa.array(range(part.num_rows), pa.int64())
+            )
+            con.register("probe", probe)
+            rows = con.sql(
+                f"select _row from probe semi join wanted using ({cols}) order by _row"
+            ).to_arrow_table()
+            con.unregister("probe")
+            if rows.num_rows:
+                out.append(part.take(rows.column("_row")))
+    return out
+
+
 def _take(rows: pa.Table, index: set[int] | list[int]) -> pa.Table:
     return rows.take(pa.array(sorted(index), pa.int64()))
 

@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from assets.availability import keep_what_differs
 from assets.catalogue import CATALOGUE
 from assets.diff import Diff, diff_against_lake
 from assets.endpoints import Catalogue
@@ -316,40 +317,36 @@ class ChangeRun:
     async def refresh_availability(
         self, resources: set[int], removed: set[int], *, whole_horizon: bool
     ) -> LandReport | None:
-        """The horizon for the changed types, or the whole horizon as a full batch."""
-        start, end = self.settings.horizon
-        if whole_horizon:
-            landing = self.landing("availability", "full")
-            await self._fill(landing, self.service.availability(start, end))
-            return self._done("availability", landing)
-        if not resources and not removed:
+        """The horizon of the changed types (or the whole horizon), compared with the lake: only
+        the records that differ land, as a delta (`assets.availability`)."""
+        if not whole_horizon and not resources and not removed:
             return None
+        start, end = self.settings.horizon
         landing = self.landing("availability")
         fetch = sorted(resources - removed)
-        if len(fetch) == 1:
+        if whole_horizon:
+            await self._fill(landing, self.service.availability(start, end))
+        elif len(fetch) == 1:
             await self._fill(landing, self.service.availability(start, end, resource_id=fetch[0]))
         elif fetch:
             # One call per window for every type costs fewer requests (the daily quota) than
             # one per window per changed type; the other types' records are dropped here.
             await self._fill(landing, only_resources(self.service.availability(start, end), fetch))
-        if not landing.report.quarantined:
-            current = self.lake.current("availability")
-            if current.num_rows:
-                in_scope = pc.is_in(
-                    current.column("resource_id"), pa.array(sorted(resources | removed), pa.int64())
-                )
-                in_window = pc.and_(
-                    pc.greater_equal(current.column("arrival_date"), pa.scalar(start, pa.date32())),
-                    pc.less_equal(current.column("arrival_date"), pa.scalar(end, pa.date32())),
-                )
-                gone = pc.is_in(
-                    current.column("resource_id"), pa.array(sorted(removed), pa.int64())
-                )
-                mask = pc.or_(pc.and_(in_scope, in_window), gone)
-                landing.add_tombstones(
-                    keys_of(current.filter(mask), ["resource_id", "arrival_date", "duration"])
-                )
-        return self._done("availability", landing)
+        try:
+            diff = keep_what_differs(
+                self.lake,
+                landing,
+                scope=None if whole_horizon else resources | removed,
+                gone=removed,
+                window=(start, end),
+                max_removed_share=self.settings.max_removed_share,
+            )
+        except BaseException:
+            landing.abort()
+            raise
+        self.report.diffs["availability"] = diff
+        same = not (diff["differing"] or diff["removed"] or landing.report.quarantined)
+        return self._done("availability", landing, skipped=same)
 
     # -- merges -----------------------------------------------------------------------------
 

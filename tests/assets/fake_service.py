@@ -710,6 +710,8 @@ class FakeService:
         day = arrival_from
         while day <= arrival_to:
             for rt in self.data["accommodation_types"]:
+                if resource_id is not None and rt["resourceId"] != resource_id:
+                    continue  # the real service's resourceId filter
                 for d in durations or (2, 7):
                     records.append(
                         {
@@ -727,6 +729,9 @@ class FakeService:
                             "prices": [{"rateTypeId": 1, "currencyCode": "EUR", "price": 99.9 * d}],
                         }
                     )
+                    # a test's change to one record: (resourceId, arrivalDate, duration) -> fields
+                    changes = self.data.get("availability_changes", {})
+                    records[-1].update(changes.get((rt["resourceId"], day.isoformat(), d), {}))
             day += timedelta(days=1)
         return self._pages("availability", records)
 

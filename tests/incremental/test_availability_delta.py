@@ -1,0 +1,132 @@
+"""The availability horizon lands only what differs from the lake, and the lake stays equal to a
+fresh full load: per changed type, for the whole horizon (many types changed, a new business
+date), with a type removed, and under the removal guard."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from assets.guard import RemovalRefused
+from assets.modes import apply_changes
+from assets.run import RunReport
+from assets.settings import IngestSettings
+from lake.store import Lake
+from tests.incremental.fakes import event, fixture, opener
+from tests.incremental.helpers import lake_differences
+
+TODAY = date(2026, 6, 1)
+# 3 types: one event is a third of them; a share of 0.5 reads the changed type alone
+PER_TYPE = IngestSettings(today=TODAY, horizon_days=3, availability_full_share=0.5)
+WHOLE = replace(PER_TYPE, availability_full_share=0.25)
+TABLES = ("availability", "availability_prices")
+
+
+def _equals_a_full_load(
+    lake: Lake, data: dict[str, Any], settings: IngestSettings, tmp: Path
+) -> None:
+    fresh = Lake(tmp / "fresh" / "lake")
+    apply_changes(fresh, opener(data), settings)  # the bootstrap: a full load
+    diff = lake_differences(lake, fresh)
+    assert {t: d for t, d in diff.items() if t in TABLES} == {}
+
+
+def _landed(report: RunReport) -> dict[str, int]:
+    rep = report.landed.get("availability")
+    if rep is None or rep.skipped:
+        return {}
+    return {**{t: n for t, n in rep.rows.items() if n}, "tombstones": rep.tombstones}
+
+
+def _change(data: dict[str, Any], event_id: int, resource: int, day: date, **fields: Any) -> None:
+    data.setdefault("availability_changes", {})[(resource, day.isoformat(), 2)] = fields
+    data["events"].append(_about_type(event_id, resource))
+
+
+def _about_type(event_id: int, resource: int) -> dict[str, Any]:
+    return {**event(event_id, "AVAILABILITY_EVENT", resource), "entityType": "ACCOMMODATIONTYPE"}
+
+
+@pytest.mark.parametrize("settings", [PER_TYPE, WHOLE], ids=["per-type", "whole-horizon"])
+def test_only_the_changed_record_lands(tmp_path: Path, settings: IngestSettings) -> None:
+    lake = Lake(tmp_path / "lake")
+    data = fixture()
+    apply_changes(lake, opener(data), settings)
+    batches = set(lake.current("availability").column("_batch_id").to_pylist())
+
+    price = [{"rateTypeId": 1, "currencyCode": "EUR", "price": 150.0}]
+    _change(data, 50, 12, TODAY + timedelta(days=1), availableUnits=1, prices=price)
+    report = apply_changes(lake, opener(data), settings)
+
+    # one record with its one price; every other record keeps the batch it had
+    assert _landed(report) == {"availability": 1, "availability_prices": 1, "tombstones": 0}
+    assert report.diffs["availability"]["differing"] == 1
+    assert report.diffs["availability"]["scope"] == (1 if settings is PER_TYPE else "horizon")
+    current = lake.current("availability")
+    moved = current.filter(
+        pc.invert(pc.is_in(current.column("_batch_id"), pa.array(sorted(batches))))
+    )
+    assert [
+        (r["resource_id"], r["arrival_date"], r["available_units"]) for r in moved.to_pylist()
+    ] == [(12, TODAY + timedelta(days=1), 1)]
+    _equals_a_full_load(lake, data, settings, tmp_path)
+
+    # an event that changed nothing the lake holds lands nothing
+    data["events"].append(_about_type(51, 11))
+    again = apply_changes(lake, opener(data), settings)
+    assert _landed(again) == {}
+    assert again.diffs["availability"]["differing"] == 0
+
+
+def test_a_new_business_date_lands_the_new_day_and_tombstones_the_past_one(tmp_path: Path) -> None:
+    lake = Lake(tmp_path / "lake")
+    data = fixture()
+    apply_changes(lake, opener(data), WHOLE)
+    next_day = replace(WHOLE, today=TODAY + timedelta(days=1))
+    report = apply_changes(lake, opener(data), next_day)
+
+    # 3 types x 2 durations: the new last arrival date lands, the passed one is tombstoned (the
+    # root's rows count both)
+    assert _landed(report) == {"availability": 12, "availability_prices": 6, "tombstones": 6}
+    assert report.landed["availability"].batch_kind == "delta"
+    dates = set(lake.current("availability").column("arrival_date").to_pylist())
+    assert dates == {TODAY + timedelta(days=d) for d in (1, 2, 3)}
+    _equals_a_full_load(lake, data, next_day, tmp_path)
+
+
+def test_a_removed_type_loses_its_availability(tmp_path: Path) -> None:
+    lake = Lake(tmp_path / "lake")
+    data = fixture()
+    apply_changes(lake, opener(data), PER_TYPE)
+    data["accommodation_types"] = [t for t in data["accommodation_types"] if t["resourceId"] != 13]
+    data["events"].append(event(60, "ACCOMMODATION_TYPE_EVENT", 13, "DELETE"))
+    report = apply_changes(lake, opener(data), PER_TYPE)
+
+    # its 3 dates x 2 durations, nothing else
+    assert _landed(report) == {"availability": 6, "tombstones": 6}
+    assert 13 not in lake.current("availability").column("resource_id").to_pylist()
+    _equals_a_full_load(lake, data, PER_TYPE, tmp_path)
+
+
+def test_the_whole_horizon_is_guarded_like_a_full_batch(tmp_path: Path) -> None:
+    lake = Lake(tmp_path / "lake")
+    data = fixture()
+    apply_changes(lake, opener(data), WHOLE)
+    before = lake.current("availability").num_rows
+    # the service answers for one type of three while the type list is unchanged
+    data["availability_changes"] = {}
+    data["events"].append(_about_type(70, 11))
+    kept = data["accommodation_types"]
+    data["accommodation_types"] = kept[:1]  # what the availability read iterates in the fake
+    try:
+        with pytest.raises(RemovalRefused, match="'availability'"):
+            apply_changes(lake, opener(data), WHOLE)
+    finally:
+        data["accommodation_types"] = kept
+    assert lake.current("availability").num_rows == before
