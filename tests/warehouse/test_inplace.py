@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import duckdb
 
 from tests.incremental.helpers import mart_differences
 from tests.warehouse.lakefixture import Lake
-from tests.warehouse.scenarios import Batch
+from tests.warehouse.scenarios import TYPE_ID, Batch
 from warehouse.build import build_warehouse
 from warehouse.inplace import update_warehouse
 
@@ -102,6 +103,56 @@ def test_changed_reservations_are_maintained_by_key(lake: Lake, tmp_path: Path) 
         con.close()
 
 
+def _availability(day: int, units: int, price: str) -> dict[str, list[dict[str, Any]]]:
+    """One availability record (a 3-night stay from 2025-01-`day`) with one price."""
+    key = {"resource_id": TYPE_ID, "arrival_date": f"2025-01-{day:02d}", "duration": 3}
+    return {
+        "availability": [{**key, "location_id": 1, "available_units": units}],
+        "availability_prices": [
+            {**key, "rate_type_id": 1, "currency_code": "EUR", "price": Decimal(price)}
+        ],
+    }
+
+
+def test_changed_availability_is_maintained_by_arrival_date(lake: Lake, tmp_path: Path) -> None:
+    """A record of the availability index that changed (a delta of it alone, as a run lands it),
+    one that is gone (a tombstone) and one that is new reach the availability models and the rate
+    availability mart by their arrival dates, not by a whole rebuild."""
+    first = Batch()
+    for day in range(1, 13):
+        for table, rows in _availability(day, 4, "300.00").items():
+            first.tables[table] += rows
+    first.flush(lake, kind="full")
+    _first_state(lake, tmp_path)
+    change = Batch()
+    for table, rows in _availability(5, 2, "330.00").items():  # changed
+        change.tables[table] += rows
+    for table, rows in _availability(14, 4, "300.00").items():  # new
+        change.tables[table] += rows
+    gone = {"resource_id": TYPE_ID, "arrival_date": "2025-01-07", "duration": 3}
+    change.tables["availability"].append({**gone, "_is_deleted": True})
+    change.flush(lake)
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    for model in (
+        "staging.stg_availability",
+        "staging.stg_availability_prices",
+        "core.fct_availability",
+        "marts.rate_availability_daily",
+    ):
+        assert result.refreshed.get(model) == "keys", (model, result.refreshed)
+    assert "marts.revenue_daily" not in result.refreshed  # it does not read availability
+    assert _differences_from_a_whole_rebuild(tmp_path, "availability") == {}
+    con = duckdb.connect(str(result.path), read_only=True)
+    try:
+        rows = con.execute(
+            "select arrival_date::varchar, available_units, price from core.fct_availability "
+            "where arrival_date in ('2025-01-05', '2025-01-07', '2025-01-14') order by 1"
+        ).fetchall()
+    finally:
+        con.close()
+    assert rows == [("2025-01-05", 2, Decimal("330.00")), ("2025-01-14", 4, Decimal("300.00"))]
+
+
 def test_nothing_changed_rebuilds_nothing(lake: Lake, tmp_path: Path) -> None:
     path = _first_state(lake, tmp_path)
     before = _snapshot(path)
@@ -132,6 +183,7 @@ KILLED_CHILD = textwrap.dedent(
     """
     import sys, time
     from datetime import date
+from decimal import Decimal
     from pathlib import Path
     from warehouse import maintain
     from warehouse.inplace import update_warehouse

@@ -1,3 +1,4 @@
+-- incremental by arrival_date
 -- Availability index records: accommodation type x arrival date x duration.
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.

@@ -1,3 +1,4 @@
+-- incremental by arrival_date
 -- Prices per rate type of availability records (child of availability).
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.
