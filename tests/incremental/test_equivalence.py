@@ -112,6 +112,10 @@ def test_incremental_equals_full_after_72_hours(setup: Setup) -> None:
         "refresh:availability",
     )
     assert report.cursor_after == s.sandbox.world.event_high_water()
+    # the horizon moved three days: it lands as a delta of what differs, not a full batch
+    assert report.landed["availability"].batch_kind == "delta"
+    avail = report.diffs["availability"]
+    assert avail["removed"] > 0 and avail["unchanged"] > 0, avail
     _assert_equivalent(s, "after_72h")
 
 

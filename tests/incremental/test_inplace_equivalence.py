@@ -41,6 +41,11 @@ DATED = (
     "core.fct_journal_entries",
     "marts.occupancy_daily",
     "marts.revenue_daily",
+    # a run lands only the availability records that differ (assets/availability.py)
+    "staging.stg_availability",
+    "staging.stg_availability_prices",
+    "core.fct_availability",
+    "marts.rate_availability_daily",
 )
 
 
@@ -110,6 +115,10 @@ SUPPLY_KEYED = {
         "marts.revenue_daily",
         "marts.sales_daily",
         "marts.rate_availability_daily",
+        # the bookings' AVAILABILITY_EVENTs: the records of their types that differ
+        "staging.stg_availability",
+        "staging.stg_availability_prices",
+        "core.fct_availability",
     ),
     # the business date moved, and with it the operations tasks (a new repair taking a unit out
     # of order) and every reference list were re-read whole: the calendar moved, so the models
@@ -120,14 +129,18 @@ SUPPLY_KEYED = {
         "core.fct_stay_nights",
         "core.fct_unit_nights",
         "marts.revenue_daily",
+        # the whole horizon re-read: the new arrival date, the passed one, what changed
+        "staging.stg_availability",
+        "staging.stg_availability_prices",
+        "core.fct_availability",
     ),
 }
 
 
 # the lake tables each step must have landed (else the step would test nothing)
 LANDED = {
-    "same day": {"allotments", "accommodation_types", "locations", "reservations"},
-    "new day": {"operation_tasks", "reservations"},
+    "same day": {"allotments", "accommodation_types", "locations", "reservations", "availability"},
+    "new day": {"operation_tasks", "reservations", "availability"},
 }
 
 
