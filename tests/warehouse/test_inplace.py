@@ -114,10 +114,11 @@ def _availability(day: int, units: int, price: str) -> dict[str, list[dict[str, 
     }
 
 
-def test_changed_availability_is_maintained_by_arrival_date(lake: Lake, tmp_path: Path) -> None:
+def test_changed_availability_is_maintained_by_type_and_date(lake: Lake, tmp_path: Path) -> None:
     """A record of the availability index that changed (a delta of it alone, as a run lands it),
-    one that is gone (a tombstone) and one that is new reach the availability models and the rate
-    availability mart by their arrival dates, not by a whole rebuild."""
+    one that is gone (a tombstone) and one that is new reach the availability models by their
+    accommodation type and the rate availability mart by the arrival dates whose available units
+    moved, not by a whole rebuild."""
     first = Batch()
     for day in range(1, 13):
         for table, rows in _availability(day, 4, "300.00").items():

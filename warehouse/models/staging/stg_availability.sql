@@ -1,4 +1,5 @@
--- incremental by arrival_date
+-- incremental by accommodation_type_id from lake.availability: resource_id
+-- incremental narrows its inputs
 -- Availability index records: accommodation type x arrival date x duration.
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.

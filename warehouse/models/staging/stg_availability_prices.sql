@@ -1,4 +1,6 @@
--- incremental by arrival_date
+-- incremental by accommodation_type_id from lake.availability_prices: resource_id
+-- incremental by accommodation_type_id from lake.availability: resource_id
+-- incremental narrows its inputs
 -- Prices per rate type of availability records (child of availability).
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.
