@@ -2,7 +2,7 @@
 -- incremental by date_day from core.fct_stay_nights: night_date
 -- incremental by date_day from core.fct_stay_rate_nights: night_date
 -- incremental by date_day from marts.occupancy_daily: date_day
--- incremental by date_day from core.fct_availability: unnest(case when (select count(*) from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id and c.arrival_date = changed.arrival_date and c.duration = changed.duration and c.rate_type_id is not distinct from changed.rate_type_id and c.currency_code is not distinct from changed.currency_code and c.available_units is not distinct from changed.available_units) <> 2 then [changed.arrival_date] else [] end)
+-- incremental by date_day from core.fct_availability: unnest(case when changed.arrival_date in (select c.arrival_date from changed_rows as c group by c.accommodation_type_id, c.arrival_date, c.duration, c.rate_type_id, c.currency_code, c.available_units having count(*) <> 2) then [changed.arrival_date] else [] end)
 -- incremental by date_day from core.dim_dates: date_day
 -- incremental by date_day from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then (select list(distinct r.date_day) from marts.rate_availability_daily as r where r.accommodation_type_id = changed.accommodation_type_id) else [] end)
 -- incremental narrows its inputs
