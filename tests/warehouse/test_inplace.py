@@ -184,7 +184,6 @@ KILLED_CHILD = textwrap.dedent(
     """
     import sys, time
     from datetime import date
-from decimal import Decimal
     from pathlib import Path
     from warehouse import maintain
     from warehouse.inplace import update_warehouse
