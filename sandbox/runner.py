@@ -21,6 +21,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
+from sandbox.areas import AreaRefusals
 from sandbox.encode import DEFAULT_CACHE_BYTES
 from sandbox.faults import Faults
 from sandbox.protocol import World
@@ -48,6 +49,11 @@ class SandboxHandle:
     def faults(self) -> Faults:
         """Change faults in-process: `handle.faults.configure({"http_500": 0.2})`."""
         return self.app.state.service.faults
+
+    @property
+    def areas(self) -> AreaRefusals:
+        """Refuse areas to the client in-process: `handle.areas.configure({"owners": 403})`."""
+        return self.app.state.service.areas
 
     def stats(self) -> dict[str, Any]:
         """The same figures as `GET /_admin/stats`, read in-process."""
