@@ -11,7 +11,7 @@ from assets.endpoints import EndpointSpec
 from assets.extract import run_spec
 from assets.finance import record_full_reads
 from assets.land_report import LandReport
-from assets.refusal import Refusal, parent_refused, read_refused, record_refused, refusal_of
+from assets.refusal import Refusal, parent_refused, refusal_of, refusals_changed
 from assets.run import RunReport
 from assets.settings import IngestSettings, OpenClient
 from lake.state import mark_warehouse_pending, next_batch_id, write_as_of
@@ -125,18 +125,6 @@ def land_full(
         mark_warehouse_pending(lake, batch_id, report.tables | changed)
     report.seconds = time.perf_counter() - started
     return report
-
-
-def refusals_changed(
-    lake: Lake, batch_id: str, refused: dict[str, Refusal], read: Iterable[str]
-) -> set[str]:
-    """Record the refused streams after a run (`assets.refusal.record_refused`); the tables of
-    the streams whose refusal began or ended, for the warehouse to rebuild what reads them
-    (and rewrite its record of refused areas)."""
-    before = set(read_refused(lake))
-    after = record_refused(lake, batch_id, refused, read)
-    moved = before ^ set(after)
-    return {t.name for s in SPECS if s.name in moved for t in s.tables}
 
 
 def stream_notes(reports: Iterable[LandReport]) -> list[str]:

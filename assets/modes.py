@@ -41,7 +41,7 @@ from assets.clock import settle, settle_run
 from assets.endpoints import Catalogue
 from assets.fetch import run_sync
 from assets.finance import incremental_window, record_full_reads
-from assets.full import full_snapshot, refusals_changed, stream_notes
+from assets.full import full_snapshot, stream_notes
 from assets.pages import account, service_requests
 from assets.plan import (
     ChangePlan,
@@ -51,7 +51,7 @@ from assets.plan import (
     plan_changes,
     unique_events,
 )
-from assets.refusal import read_refused
+from assets.refusal import read_refused, refusals_changed
 from assets.run import ChangeRun, RunReport, pending_on_failure
 from assets.settings import IngestSettings, OpenClient
 from assets.sweep import latest_modified, sweep

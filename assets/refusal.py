@@ -115,12 +115,27 @@ def record_refused(
     return after
 
 
-def tolerating_refusal(stream: str | None = None, default: Any = None) -> Callable[[F], F]:
+def refusals_changed(
+    lake: Lake, batch_id: str, refused: Mapping[str, Refusal], read: Iterable[str]
+) -> set[str]:
+    """Record the refused streams after a run (`record_refused`); returns the tables of the
+    streams whose refusal began or ended, for the warehouse to rebuild what reads them (and
+    rewrite `meta.refused_areas`)."""
+    before = read_refused(lake)
+    after = record_refused(lake, batch_id, refused, read)
+    moved = set(before) ^ set(after)
+    return {t for r in (*before.values(), *after.values()) if r.stream in moved for t in r.tables}
+
+
+def tolerating_refusal(
+    stream: str | None = None, default: Any = None, also: tuple[str, ...] = ()
+) -> Callable[[F], F]:
     """A step of an open run (`assets.run.ChangeRun`) that reads one stream (`stream`, else
     its first argument): when the service refuses the stream's optional area, the step lands
     nothing, the refusal is recorded in the run's report, and the run goes on (`default` is
-    the step's result). A stream an earlier run was refused (`run.waiting`) is not read here:
-    it is read in full after the run."""
+    the step's result); the streams it reads per record of that one (`also`) are recorded
+    with it. A stream an earlier run was refused (`run.waiting`) is not read here: it is read
+    in full after the run."""
 
     def wrap(method: F) -> F:
         @functools.wraps(method)
@@ -136,6 +151,10 @@ def tolerating_refusal(stream: str | None = None, default: Any = None) -> Callab
                     raise
                 log.warning("refused: %s", refusal.line())
                 run.report.refused[name] = refusal
+                for child in also:
+                    spec = run.catalogue.by_name[child]
+                    if (unread := parent_refused(spec, refusal)) is not None:
+                        run.report.refused[child] = unread
                 return default() if callable(default) else default
 
         return step  # type: ignore[return-value]

@@ -407,7 +407,7 @@ class ChangeRun:
         await self._journal(window)
         await self._clearances(window)
 
-    @tolerating_refusal("journal_reports")
+    @tolerating_refusal("journal_reports", also=("journal_entries",))
     async def _journal(self, window: FinanceWindow) -> None:
         await refresh_finance(self, window, clearances=False)
 
