@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import dagster as dg
 import duckdb
 import pandas as pd
 import pyarrow as pa
@@ -35,6 +36,7 @@ from assets.refusal import read_refused
 from lake.store import Lake
 from pipelines.doctor import DoctorReport, diagnose
 from pipelines.doctor_report import print_report
+from pipelines.instance import prepare_instance
 from pipelines.runner import ServiceTarget, run_pipeline
 from pipelines.settings import Settings
 from pipelines.summary import RunSummary
@@ -67,6 +69,7 @@ class Phase:
     refused_state: set[str]  # the lake's record of refused streams
     newest_change_in_world: pd.Timestamp  # the owners' newest modifiedDate
     newest_change_in_lake: pd.Timestamp | None
+    recorded: dict[str, str]  # what Dagster recorded about the owners (metadata, checks)
 
 
 @dataclass
@@ -82,7 +85,9 @@ def _data(table: pa.Table) -> pa.Table:
     return table.select(keep).sort_by([(c, "ascending") for c in keep[:2]])
 
 
-def _run(settings: Settings, handle: SandboxHandle, mode: str) -> tuple[RunSummary, str]:
+def _run(
+    settings: Settings, handle: SandboxHandle, mode: str
+) -> tuple[RunSummary, str, dict[str, str]]:
     out = io.StringIO()
     saved = os.environ.get("DAGSTER_HOME")
     try:
@@ -93,16 +98,42 @@ def _run(settings: Settings, handle: SandboxHandle, mode: str) -> tuple[RunSumma
             console=Console(file=out, width=250),
             target=ServiceTarget.from_sandbox(handle),
         )
+        recorded = _recorded(prepare_instance(settings), summary.run_id)
     finally:  # the session's other tests never see the run's home
         if saved is None:
             os.environ.pop("DAGSTER_HOME", None)
         else:
             os.environ["DAGSTER_HOME"] = saved
-    return summary, out.getvalue()
+    return summary, out.getvalue(), recorded
+
+
+def _recorded(instance: dg.DagsterInstance, run_id: str) -> dict[str, str]:
+    """What the run's event log says about the owners: the lake table's and the mart's
+    materialisation metadata, the mart's check descriptions."""
+    found: dict[str, str] = {}
+    for entry in instance.all_logs(run_id):
+        event = entry.dagster_event
+        if event is None:
+            continue
+        data: Any = event.event_specific_data
+        if event.event_type_value == "ASSET_MATERIALIZATION":
+            key = data.materialization.asset_key.to_user_string()
+            meta = data.materialization.metadata
+            for name in ("refused_area", "what_to_do", "refused_areas"):
+                if name in meta and key in (
+                    "lake/owners",
+                    f"warehouse/{OWNER_MART.replace('.', '/')}",
+                ):
+                    found[f"{key} {name}"] = str(getattr(meta[name], "value", meta[name]))
+        elif event.event_type_value == "ASSET_CHECK_EVALUATION":
+            key = data.asset_key.to_user_string()
+            if key.endswith("owner_statement_monthly"):
+                found[f"check {data.check_name}"] = f"{data.severity.value}: {data.description}"
+    return found
 
 
 def _capture(settings: Settings, handle: SandboxHandle, mode: str) -> Phase:
-    summary, printed = _run(settings, handle, mode)
+    summary, printed, recorded = _run(settings, handle, mode)
     lake = Lake(settings.lake_dir)
     world = handle.world
     con = duckdb.connect(str(settings.warehouse_path), read_only=True)
@@ -133,6 +164,7 @@ def _capture(settings: Settings, handle: SandboxHandle, mode: str) -> Phase:
         mart=mart,
         truth=truth,
         refused_state=set(read_refused(lake)),
+        recorded=recorded,
         newest_change_in_world=max(_naive(o["modifiedDate"]) for o in owners),
         newest_change_in_lake=max(
             (_naive(v) for v in lake.current("owners").column("modified_date").to_pylist()),
@@ -200,6 +232,21 @@ def _assert_checks_say_so(phase: Phase) -> None:
     assert owner_checks, "the owners' mart has checks"
     assert all(c.outcome in ("passed", "warned") for c in owner_checks), owner_checks
     assert not phase.summary.failed_checks, phase.summary.failed_checks
+    # Dagster's record: the lake table, the mart and its checks name the area
+    recorded = phase.recorded
+    assert recorded["lake/owners refused_area"] == "owners"
+    assert "ask the service's administrator" in recorded["lake/owners what_to_do"]
+    mart = f"warehouse/{OWNER_MART.replace('.', '/')} refused_areas"
+    assert "area owners refused by the service" in recorded[mart]
+    checks = {k: v for k, v in recorded.items() if k.startswith("check ")}
+    assert checks and all(v.startswith("WARN: ") for v in checks.values()), checks
+    assert all("area owners refused by the service" in v for v in checks.values()), checks
+
+
+def _assert_nothing_refused_recorded(phase: Phase) -> None:
+    assert not any("refused" in k for k in phase.recorded), phase.recorded
+    checks = [v for k, v in phase.recorded.items() if k.startswith("check ")]
+    assert checks and all(v.startswith("ERROR: ") for v in checks), checks
 
 
 def test_a_full_run_lands_everything_but_the_refused_area(story: Story) -> None:
@@ -252,6 +299,7 @@ def test_the_area_back_is_read_and_its_mart_matches_the_truth(story: Story) -> N
     assert set(phase.owners.column("owner_id").to_pylist()) == phase.owner_ids_in_world
     assert phase.contracts.num_rows == phase.contracts_in_world
     assert phase.meta == [] and phase.refused_state == set()
+    _assert_nothing_refused_recorded(phase)
     bad = mismatches("owner_statement_monthly", phase.truth, phase.mart)
     assert not bad, "\n".join(bad[:20])
 
@@ -278,6 +326,7 @@ def test_the_area_back_again_is_read_in_full(story: Story) -> None:
     assert phase.summary.refused == {}
     assert phase.summary.tables["owners"].rows > 0  # read in full, not only what changed
     assert phase.newest_change_in_lake == phase.newest_change_in_world
+    _assert_nothing_refused_recorded(phase)
     assert set(phase.owners.column("owner_id").to_pylist()) == phase.owner_ids_in_world
     assert phase.contracts.num_rows == phase.contracts_in_world
     assert phase.meta == [] and phase.refused_state == set()
