@@ -39,6 +39,7 @@ from pipelines.doctor_report import print_report
 from pipelines.instance import prepare_instance
 from pipelines.runner import ServiceTarget, run_pipeline
 from pipelines.settings import Settings
+from pipelines.status import print_status
 from pipelines.summary import RunSummary
 from sandbox.runner import SandboxHandle, SandboxSettings, run_sandbox
 from sandbox.world.truth_owners import owner_statement
@@ -70,6 +71,7 @@ class Phase:
     newest_change_in_world: pd.Timestamp  # the owners' newest modifiedDate
     newest_change_in_lake: pd.Timestamp | None
     recorded: dict[str, str]  # what Dagster recorded about the owners (metadata, checks)
+    status: str  # what `reservoir status` prints
 
 
 @dataclass
@@ -165,12 +167,19 @@ def _capture(settings: Settings, handle: SandboxHandle, mode: str) -> Phase:
         truth=truth,
         refused_state=set(read_refused(lake)),
         recorded=recorded,
+        status=_status(settings),
         newest_change_in_world=max(_naive(o["modifiedDate"]) for o in owners),
         newest_change_in_lake=max(
             (_naive(v) for v in lake.current("owners").column("modified_date").to_pylist()),
             default=None,
         ),
     )
+
+
+def _status(settings: Settings) -> str:
+    out = io.StringIO()
+    print_status(settings, Console(file=out, width=250))
+    return " ".join(out.getvalue().split())
 
 
 def _naive(value: Any) -> pd.Timestamp:
@@ -213,6 +222,8 @@ def _assert_named(phase: Phase, what: str) -> None:
     line = phase.summary.refused["owners"]
     assert line.startswith("owners: GET /owners") and what in line, line
     assert "nothing removed" in line
+    assert "refused area: owners (owners) since batch" in phase.status
+    assert what in phase.status
     printed = " ".join(phase.printed.split())
     assert "refused: 1 stream(s) of optional areas not read (the rest landed):" in printed
     assert what in printed
@@ -244,6 +255,7 @@ def _assert_checks_say_so(phase: Phase) -> None:
 
 
 def _assert_nothing_refused_recorded(phase: Phase) -> None:
+    assert "refused area" not in phase.status
     assert not any("refused" in k for k in phase.recorded), phase.recorded
     checks = [v for k, v in phase.recorded.items() if k.startswith("check ")]
     assert checks and all(v.startswith("ERROR: ") for v in checks), checks
