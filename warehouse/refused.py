@@ -28,8 +28,9 @@ def write_refused_areas(con: duckdb.DuckDBPyConnection, lake_root: Path) -> None
         "what_to_do varchar, refused_since_batch varchar, lake_tables varchar[], "
         "models varchar[])"
     )
-    models = discover_models()
-    for item in refused_streams(Lake(lake_root)):
+    streams = refused_streams(Lake(lake_root))
+    models = discover_models() if streams else {}
+    for item in streams:
         tables = [str(t) for t in item.get("tables") or ()]
         readers = sorted(models_depending_on(set(tables), models))
         con.execute(
