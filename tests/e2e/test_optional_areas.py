@@ -37,7 +37,7 @@ from lake.store import Lake
 from pipelines.doctor import DoctorReport, diagnose
 from pipelines.doctor_report import print_report
 from pipelines.instance import prepare_instance
-from pipelines.runner import ServiceTarget, run_pipeline
+from pipelines.runner import RunError, ServiceTarget, run_pipeline
 from pipelines.settings import Settings
 from pipelines.status import print_status
 from pipelines.summary import RunSummary
@@ -344,3 +344,17 @@ def test_the_area_back_again_is_read_in_full(story: Story) -> None:
     assert phase.meta == [] and phase.refused_state == set()
     bad = mismatches("owner_statement_monthly", phase.truth, phase.mart)
     assert not bad, "\n".join(bad[:20])
+
+
+def test_a_refused_core_area_fails_the_run_and_says_what_to_ask_for(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    settings = Settings(data_dir=Path(tmp_path_factory.mktemp("core-refused")))
+    sandbox = SandboxSettings(scale="small", refused_areas={"units": 403})
+    with run_sandbox(sandbox) as handle, pytest.raises(RunError) as failed:
+        _run(settings, handle, "full")
+    message = str(failed.value)
+    assert "units: GET /units: the API user has no access (403)" in message
+    assert "the core area units: the marts cannot be built without it" in message
+    assert "grant the API user the permission for units" in message
+    assert read_refused(Lake(settings.lake_dir)) == {}  # a core stream is not "refused"
