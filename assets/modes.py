@@ -51,7 +51,7 @@ from assets.plan import (
     plan_changes,
     unique_events,
 )
-from assets.refusal import read_refused, refusals_changed
+from assets.refusal import READ_AGAIN, read_refused, refusals_changed
 from assets.run import ChangeRun, RunReport, pending_on_failure
 from assets.settings import IngestSettings, OpenClient
 from assets.sweep import latest_modified, sweep
@@ -220,7 +220,7 @@ def _read_refused_again(
         report.requests += sum(r.requests for r in landed.values())
         record_full_reads(lake, batch_id, landed, settings.business_date)
         if landed:
-            report.notes.append("read in full again after a refusal: " + ", ".join(sorted(landed)))
+            report.notes.append(READ_AGAIN + ", ".join(sorted(landed)))
     else:
         landed = {}
     return refusals_changed(lake, batch_id, report.refused, landed)

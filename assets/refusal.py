@@ -27,6 +27,8 @@ from service.streams import leaf_error
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
+READ_AGAIN = "read in full again after a refusal: "  # the run's note, then the streams
+
 __all__ = ["REFUSED_STATE", "Refusal", "read_refused", "record_refused", "refusal_of"]
 
 
@@ -149,7 +151,7 @@ def tolerating_refusal(
                 refusal = refusal_of(run.catalogue.by_name[name], exc)
                 if refusal is None:
                     raise
-                log.warning("refused: %s", refusal.line())
+                log.info("refused: %s", refusal.line())
                 run.report.refused[name] = refusal
                 for child in also:
                     spec = run.catalogue.by_name[child]

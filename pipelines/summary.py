@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from assets import progress
+from assets.refusal import READ_AGAIN
 from pipelines.settings import Settings
 
 RUN_LEVEL_ROW = "(read by no table)"  # event feed, reservation-id list, clock probe
@@ -59,6 +60,7 @@ class RunSummary:
     checks: list[CheckLine] = field(default_factory=list)
     # optional areas the service refused: stream -> what was not read, why, what to ask for
     refused: dict[str, str] = field(default_factory=dict)
+    read_again: list[str] = field(default_factory=list)  # streams back after a refusal
 
     @property
     def failed_checks(self) -> list[CheckLine]:
@@ -177,6 +179,9 @@ def summarise(
             summary.extra_requests += int(meta.get("run_requests", 0) or 0)
             if meta.get("refused"):
                 summary.refused[stream] = str(meta["refused"])
+            for note in meta.get("notes") or ():
+                if str(note).startswith(READ_AGAIN):
+                    summary.read_again.extend(str(note).removeprefix(READ_AGAIN).split(", "))
             summary.tables[key[-1]] = TableLine(
                 rows=rows,
                 quarantined=int(meta.get("quarantined_records", 0) or 0),
@@ -232,6 +237,11 @@ def print_summary(console: Console, summary: RunSummary, settings: Settings, sou
     )
     console.print(table)
     print_refused(console, summary.refused)
+    if summary.read_again:
+        console.print(
+            f"read again: {', '.join(summary.read_again)} answered again after a refusal and "
+            "were read in full (every change made meanwhile included)"
+        )
     if summary.models:
         console.print(f"warehouse: {len(summary.models)} models built")
     print_checks(console, summary.checks)

@@ -338,6 +338,8 @@ def test_the_area_back_again_is_read_in_full(story: Story) -> None:
     assert phase.summary.refused == {}
     assert phase.summary.tables["owners"].rows > 0  # read in full, not only what changed
     assert phase.newest_change_in_lake == phase.newest_change_in_world
+    assert phase.summary.read_again == ["owners"]
+    assert "read again: owners answered again after a refusal" in phase.printed
     _assert_nothing_refused_recorded(phase)
     assert set(phase.owners.column("owner_id").to_pylist()) == phase.owner_ids_in_world
     assert phase.contracts.num_rows == phase.contracts_in_world
