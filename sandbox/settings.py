@@ -46,6 +46,9 @@ class SandboxSettings:
     late_event_share: float = 0.0
     late_event_lag_seconds: float = 300.0
     profile: str = "default"  # one of PROFILES
+    # Areas the client's credentials do not cover (sandbox/areas.py): the first path segment
+    # under /service/v2 -> 403 (permission not granted) or 404 (module not enabled)
+    refused_areas: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:

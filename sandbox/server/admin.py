@@ -65,3 +65,14 @@ class AdminHandlers(ServiceBase):
             except ValueError as exc:
                 raise ApiError(400, "INVALID_FAULTS", str(exc)) from None
         return json_response(self.faults.describe())
+
+    async def admin_areas(self, request: Request) -> Response:
+        """The areas refused to the client (sandbox/areas.py); POST `{"owners": 403}` sets them
+        (`{}`: none)."""
+        if request.method == "POST":
+            body = await self._json_body(request)
+            try:
+                self.areas.configure(body)
+            except (TypeError, ValueError) as exc:
+                raise ApiError(400, "INVALID_AREAS", str(exc)) from None
+        return json_response(self.areas.describe())

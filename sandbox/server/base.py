@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.routing import Match, Route
 from starlette.types import Scope
 
+from sandbox.areas import AreaRefusals
 from sandbox.auth import Credentials, TokenStore
 from sandbox.encode import DEFAULT_CACHE_BYTES, RecordCache
 from sandbox.faults import NO_FAULTS, FaultDecision, Faults, malform
@@ -64,6 +65,7 @@ class ServiceBase:
             malformed_fraction=settings.malformed_fraction,
         )
         self.stats = Stats()
+        self.areas = AreaRefusals(getattr(settings, "refused_areas", None))
         self.cache = RecordCache(getattr(settings, "encode_cache_bytes", DEFAULT_CACHE_BYTES))
         # List pages are built in one thread of their own: they take the world's lock anyway,
         # and a cold read's encoding then reuses one thread's malloc and Arrow heaps instead of
