@@ -75,7 +75,15 @@ def _free_port() -> int:
 class Sandbox:
     """The sandbox in a child process on a free loopback port."""
 
-    def __init__(self, scale: str, latency_ms: float, seed: int, *, warm: bool = False):
+    def __init__(
+        self,
+        scale: str,
+        latency_ms: float,
+        seed: int,
+        *,
+        warm: bool = False,
+        encode_cache_mb: float | None = None,
+    ):
         self.port = _free_port()
         self.secret = secrets.token_urlsafe(24)
         self.root = f"http://127.0.0.1:{self.port}"
@@ -94,6 +102,8 @@ class Sandbox:
             str(seed),
             f"--client-secret={self.secret}",
         ] + (["--warm-cache"] if warm else [])
+        if encode_cache_mb is not None:
+            cmd.append(f"--encode-cache-mb={encode_cache_mb}")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def wait(self) -> None:
@@ -116,6 +126,13 @@ class Sandbox:
         """User + system CPU of the sandbox process so far (Linux /proc)."""
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def peak_rss_mb(self) -> float | None:
+        """The sandbox process's peak resident memory so far (Linux `VmHWM`)."""
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return None
 
     def reset(self) -> None:
         httpx.post(self.root + "/_admin/stats/reset", timeout=10)
@@ -253,11 +270,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         action="store_true",
         help="one more read that decodes every page in the reading process as it arrives",
     )
+    parser.add_argument(
+        "--encode-cache-mb",
+        type=float,
+        default=None,
+        help="the sandbox's encode cache (default: the sandbox's own default)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-dlt", action="store_true")
     args = parser.parse_args(argv)
 
-    sandbox = Sandbox(args.scale, args.latency_ms, args.seed, warm=args.warm_cache)
+    sandbox = Sandbox(
+        args.scale,
+        args.latency_ms,
+        args.seed,
+        warm=args.warm_cache,
+        encode_cache_mb=args.encode_cache_mb,
+    )
     try:
         t0 = time.perf_counter()
         sandbox.wait()
@@ -275,6 +304,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             ours["server_throttled"] = server["throttled"]
             ours["efficiency"] = efficiency(ours["requests"], args.latency_ms, ours["wall_seconds"])
             ours["overhead"] = ours["requests"] / max(1, ours["minimum_requests"]) - 1
+            ours["server_peak_rss_mb"] = sandbox.peak_rss_mb()
+            ours["server_cache"] = server.get("encodeCache")
             runs.append(ours)
         peer = None
         if not args.skip_dlt:
@@ -297,6 +328,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "page_size": args.page_size,
         "details_page_size": details,
         "warm_cache": args.warm_cache,
+        "encode_cache_mb": args.encode_cache_mb,
         "cap": CAP,
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),
