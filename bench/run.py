@@ -6,7 +6,8 @@
 Runs `reservoir run -q --mode full --scale <scale>` on an empty data directory (the sandbox in its
 own process, as the command starts it) and samples the command's process tree every
 `--interval` seconds from /proc: each process's peak RSS (`VmHWM`) and CPU seconds (user +
-system), labelled pipeline, sandbox or normaliser worker. From the run itself: the summary's rows
+system), labelled pipeline, sandbox, normaliser worker or warehouse build (a large lake's build
+runs in a child process, `pipelines/build_process.py`). From the run itself: the summary's rows
 and requests per table, and from the Dagster instance the seconds of each step (the lake's
 extraction, the warehouse build). Normaliser throughput is reservation documents per second of
 the `reservations` stream. Results: a table on stdout and JSON in bench/out/run-<scale>.json.
@@ -56,6 +57,10 @@ def _label(pid: int, root: int) -> str:
         return "?"
     if b"sandbox.process" in cmd:
         return "sandbox"
+    if b"spawn_main" in cmd:  # pipelines/build_process.py (the workers come from a forkserver)
+        return "warehouse build"
+    if b"resource_tracker" in cmd:
+        return "other"
     if b"multiprocessing" in cmd:
         return "normaliser worker"
     return "other"  # Dagster's compute-log tails and the like

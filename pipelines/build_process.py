@@ -8,7 +8,9 @@ process keeps each under 3 GB and gives the build's memory back to the system wh
 The child is spawned (never forked: the run's process has threads), imports only `warehouse`
 and `lake`, runs `warehouse.refresh.refresh_warehouse` and hands back its result (pickled
 dataclasses) or its exception, re-raised here as it was raised there. The locks it takes are
-file locks, held by the child for the duration of the build as they would be by this process.
+file locks, held by the child for the duration of the build as they would be by this process;
+the child exits when this process dies (`assets.workers.follow_parent`), leaving at most an
+unpublished `.building-*` file, as a build killed in this process would.
 A small lake is refreshed in this process: spawning costs about a second of imports, more than
 the memory is worth.
 """
@@ -21,6 +23,8 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import date
 from pathlib import Path
 from typing import Any
+
+from assets.workers import follow_parent
 
 # Lakes from this size on disk are refreshed in a child process (the lake of a large run is
 # 414 MB and its full build peaks at 2.9 GB; docs/benchmarks.md).
@@ -53,7 +57,10 @@ def _refresh(data_dir: str, as_of: date | None) -> Any:
 def refresh_in_child(data_dir: Path | str, *, as_of: date | None = None) -> Any:
     """`refresh_warehouse(data_dir, as_of=as_of)` run in a spawned child process."""
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+    # the child ends with this process however it ends (as the normaliser's workers do)
+    with ProcessPoolExecutor(
+        max_workers=1, mp_context=context, initializer=follow_parent, initargs=(os.getpid(),)
+    ) as pool:
         return pool.submit(_refresh, str(data_dir), as_of).result()
 
 
