@@ -91,13 +91,16 @@ class RecordCache:
         *,
         enabled: bool,
         encode_many: Callable[[Sequence[Record]], Sequence[bytes]] | None = None,
+        offload: Callable[[Sequence[Record]], Sequence[bytes] | None] | None = None,
     ) -> list[bytes]:
         """The JSON of each record, from the cache where present (misses are encoded and kept).
 
         `encode_many`, when given, encodes all the misses of a page in one call (a view whose
         records carry children renders them for the whole page at once; a page of frozen
         records is encoded from the columns). It gets the misses as a `LazyPage` when the page
-        is one, so it may encode them without rendering dicts."""
+        is one, so it may encode them without rendering dicts. `offload`, when given, is
+        asked first to encode the misses elsewhere (sandbox.server.encode_pool; None: here); it
+        may let the world's lock go while it waits, so the cache is only read after it."""
         if not enabled:
             if encode_many is not None:
                 return list(encode_many(records))
@@ -119,7 +122,11 @@ class RecordCache:
             if ahead is not None:
                 todo = joined(ahead)  # type: ignore[misc]
                 self.read_ahead_records += len(ahead)
-            fresh = encode_many(todo) if encode_many is not None else [encode(r) for r in todo]
+            fresh = offload(todo) if offload is not None else None
+            if fresh is None:
+                fresh = encode_many(todo) if encode_many is not None else list(map(encode, todo))
+            else:  # another page thread may have registered or dropped the variant meanwhile
+                entries = self.entries.get(variant, entries)
             self.misses += len(fresh)
             fresh_keys = [keys[i] for i in missing] + (ahead.page_keys if ahead else [])
             kept = self._keep(variant, entries, fresh_keys, fresh)
@@ -140,7 +147,11 @@ class RecordCache:
         exact = getattr(fresh, "exact", False)
         if not exact:
             fresh = [memoryview(data).tobytes() for data in fresh]
-        batch = {key: data for key, data in zip(keys, fresh, strict=True) if key is not None}
+        batch = {  # (a key another page thread added meanwhile is there already)
+            key: data
+            for key, data in zip(keys, fresh, strict=True)
+            if key is not None and key not in entries
+        }
         size = sum(map(len, batch.values()))
         if not batch or size > self.max_bytes:
             return fresh

@@ -27,8 +27,12 @@ class AdminHandlers(ServiceBase):
         )
 
     def _cache_stats(self) -> dict[str, Any]:
-        with self.world.lock:  # the page thread changes the cache under it
-            return self.cache.describe()
+        with self.world.lock:  # the page threads change the cache under it
+            pool = self.encode_pool
+            return {
+                **self.cache.describe(),
+                "pool": pool.describe() if pool is not None else None,
+            }
 
     async def admin_stats_reset(self, request: Request) -> Response:
         self.stats.reset()
