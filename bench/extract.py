@@ -83,6 +83,7 @@ class Sandbox:
         *,
         warm: bool = False,
         encode_cache_mb: float | None = None,
+        encode_workers: int = 0,
     ):
         self.port = _free_port()
         self.secret = secrets.token_urlsafe(24)
@@ -104,6 +105,8 @@ class Sandbox:
         ] + (["--warm-cache"] if warm else [])
         if encode_cache_mb is not None:
             cmd.append(f"--encode-cache-mb={encode_cache_mb}")
+        if encode_workers:
+            cmd.append(f"--encode-workers={encode_workers}")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def wait(self) -> None:
@@ -122,17 +125,36 @@ class Sandbox:
     def stats(self) -> dict[str, Any]:
         return httpx.get(self.root + "/_admin/stats", timeout=10).json()
 
-    def cpu_seconds(self) -> float:
-        """User + system CPU of the sandbox process so far (Linux /proc)."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    def _pids(self) -> list[int]:
+        """The sandbox's process and its encode workers (its live children)."""
+        own = self.proc.pid
+        try:
+            children = Path(f"/proc/{own}/task/{own}/children").read_text().split()
+        except OSError:
+            children = []
+        return [own, *map(int, children)]
 
-    def peak_rss_mb(self) -> float | None:
-        """The sandbox process's peak resident memory so far (Linux `VmHWM`)."""
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-        return None
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the sandbox's processes so far (Linux /proc)."""
+        total = 0.0
+        for pid in self._pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
+
+    def peak_rss_mb(self) -> list[float]:
+        """Peak resident memory (Linux `VmHWM`) of the sandbox's process, then of each worker."""
+        out = []
+        for pid in self._pids():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text().splitlines()
+            except OSError:
+                continue
+            out += [int(x.split()[1]) / 1024 for x in status if x.startswith("VmHWM:")]
+        return out
 
     def reset(self) -> None:
         httpx.post(self.root + "/_admin/stats/reset", timeout=10)
@@ -276,6 +298,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=None,
         help="the sandbox's encode cache (default: the sandbox's own default)",
     )
+    parser.add_argument(
+        "--encode-workers",
+        type=int,
+        default=0,
+        help="the sandbox's encode workers (sandbox/server/encode_pool.py)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-dlt", action="store_true")
     args = parser.parse_args(argv)
@@ -286,6 +314,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.seed,
         warm=args.warm_cache,
         encode_cache_mb=args.encode_cache_mb,
+        encode_workers=args.encode_workers,
     )
     try:
         t0 = time.perf_counter()
@@ -329,6 +358,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "details_page_size": details,
         "warm_cache": args.warm_cache,
         "encode_cache_mb": args.encode_cache_mb,
+        "encode_workers": args.encode_workers,
         "cap": CAP,
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),
