@@ -6,7 +6,7 @@ and before the server starts (no thread of the server exists yet): each holds th
 was then, shared copy-on-write (the world is mostly numpy and Arrow columns, which reading does
 not copy). The server still selects every page and keeps the one encode cache under the world's
 lock; only the encoding of a cold batch (a page's misses and its read-ahead) of a keyset page over
-a whole collection is sent to a worker, which rebuilds the same lazy page from the positions
+a whole collection or one parent's children (a report's journal entries) is sent to a worker, which rebuilds the same lazy page from the positions
 and keys and encodes it with the same view. While it waits, the server's page thread lets the
 world's lock go, so another page thread can select and hand out the next batch.
 
@@ -18,7 +18,8 @@ the server's process (`StalePage`), and the pool is retired for good (the server
 before). So a page is never served from a world older than the one it was selected from, and
 served bytes are those the server would encode itself (tests/sandbox/test_encode_pool.py).
 Only the default profile's views are sent (plain records and reservation details); the strict
-profile, pages of a child list (a report's journal entries) and faulted pages stay in the server.
+profile, pages of a list built per request (bills by reservation) and faulted pages stay in the
+server.
 """
 
 from __future__ import annotations
@@ -73,10 +74,14 @@ def _ready() -> int:
     return os.getpid()
 
 
-def _encode(variant: str, collection: str, positions: list[int], keys: list[Any]) -> list[bytes]:
+def _encode(
+    variant: str, collection: str, positions: list[int], keys: list[Any], parent: Any
+) -> list[bytes]:
     """In a worker: the batch's bytes, as the server's view would encode them."""
     service = _SERVICE
-    page = LazyPage(service.world.records(collection), positions, keys)
+    world = service.world
+    source = world.records(collection) if parent is None else world.child_view(collection, parent)
+    page = LazyPage(source, positions, keys)
     return list(view_of(service, variant).encode_many(page))
 
 
@@ -111,11 +116,17 @@ class EncodePool:
             return False
         return True
 
-    def encode(self, world: Any, variant: str, collection: str, page: LazyPage) -> Sequence[bytes]:
-        """The batch's bytes from a worker. Called with the world's lock held once; lets it go
-        while the worker encodes and takes it back. Raises StalePage if the world moved."""
+    def encode(
+        self, world: Any, variant: str, collection: str, page: LazyPage, parent: Any = None
+    ) -> Sequence[bytes]:
+        """The batch's bytes from a worker: `page` is a lazy page over `collection`'s records,
+        or over the children of `parent` (`World.child_view`). Called with the world's lock
+        held once; lets it go while the worker encodes and takes it back. Raises StalePage if
+        the world moved."""
         assert self._pool is not None
-        future = self._pool.submit(_encode, variant, collection, page.positions, page.page_keys)
+        future = self._pool.submit(
+            _encode, variant, collection, page.positions, page.page_keys, parent
+        )
         world.lock.release()
         try:
             try:

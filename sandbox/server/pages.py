@@ -124,10 +124,14 @@ class PageHandlers(ServiceBase):
             enabled = self.cache.sync(world)
             pool = self.encode_pool
             offload = None
+            # A worker rebuilds the page's source: the collection, or one parent's children
+            # (`World.child_view`: routes with one path parameter, the parent's key).
+            params = list(request.path_params.values())
+            parent = params[0] if len(params) == 1 and hasattr(records, "key_list") else None
             # (usable: the world is still the one the workers hold)
             if (
                 pool is not None
-                and source is None
+                and (source is None or parent is not None)
                 and offloadable(served.variant)
                 and pool.usable(world)
             ):
@@ -135,7 +139,7 @@ class PageHandlers(ServiceBase):
                 def offload(todo: Sequence[Record]) -> Sequence[bytes] | None:
                     if not isinstance(todo, LazyPage) or todo.source is not records:
                         return None
-                    return pool.encode(world, served.variant, collection, todo)
+                    return pool.encode(world, served.variant, collection, todo, parent)
 
             try:
                 parts = self.cache.encode_all(

@@ -86,8 +86,19 @@ def test_workers_serve_the_same_bytes_before_and_after_a_change(
     first = _read(pooled, pooled.world)
     assert first == _read(plain, plain.world)
     stats = httpx.get(pooled.admin_url + "/stats").json()["encodeCache"]["pool"]
-    assert stats["batches"] > 0 and stats["records"] >= len(pooled.world.keys("reservations"))
+    report = pooled.world.keys("journalreports")[0]
+    entries = len(pooled.world.child_view("journalentries", report))
+    assert stats["batches"] > 0 and entries > 0
+    assert stats["records"] >= len(pooled.world.keys("reservations")) + entries
     assert stats["retired"] is None
+    # a report's journal entries (a parent's children) are encoded by the workers too
+    other = pooled.world.keys("journalreports")[1]
+    with httpx.Client(base_url=pooled.base_url, timeout=60) as client:
+        client.headers["Authorization"] = authenticate(pooled, client)
+        path = f"/companies/journalreports/{other}/entries"
+        assert _walk(client, path, "journalEntryId", 200)
+    done = httpx.get(pooled.admin_url + "/stats").json()["encodeCache"]["pool"]["records"]
+    assert done - stats["records"] == len(pooled.world.child_view("journalentries", other)) > 0
     assert _read(pooled, pooled.world) == first  # warm: from the cache
     # the world changes: the workers' copy is old, the server encodes from now on
     for handle in pair:
