@@ -134,16 +134,20 @@ class Sandbox:
             children = []
         return [own, *map(int, children)]
 
-    def cpu_seconds(self) -> float:
-        """User + system CPU of the sandbox's processes so far (Linux /proc)."""
-        total = 0.0
+    def cpu_by_process(self) -> list[float]:
+        """User + system CPU seconds so far of the sandbox's process, then of each worker."""
+        out = []
         for pid in self._pids():
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        return total
+            out.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+        return out
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the sandbox's processes so far (Linux /proc)."""
+        return sum(self.cpu_by_process())
 
     def peak_rss_mb(self) -> list[float]:
         """Peak resident memory (Linux `VmHWM`) of the sandbox's process, then of each worker."""
@@ -197,7 +201,7 @@ async def read_with_client(
         svc.client.stats.requests = 0
         svc.client.stats.by_endpoint.clear()
         busy0 = limiter.busy_seconds
-        server_cpu0 = sandbox.cpu_seconds()
+        server_cpu0 = sandbox.cpu_by_process()
         cpu0 = time.process_time()
         started = time.perf_counter()
         async with asyncio.TaskGroup() as group:
@@ -239,7 +243,11 @@ async def read_with_client(
                     group.create_task(consume(name, getattr(svc, name)()))
         wall = time.perf_counter() - started
         client_cpu = time.process_time() - cpu0
-        server_cpu = sandbox.cpu_seconds() - server_cpu0
+        after = sandbox.cpu_by_process()
+        server_cpu = sum(after) - sum(server_cpu0)
+        by_process = after  # per process during the read, when the workers lived through it
+        if len(after) == len(server_cpu0):
+            by_process = [a - b for a, b in zip(after, server_cpu0, strict=True)]
         busy = limiter.busy_seconds - busy0
         stats = svc.stats
     requests = stats["requests"] - stats["by_endpoint"].get("/authenticate", 0)
@@ -252,6 +260,7 @@ async def read_with_client(
         "wall_seconds": wall,
         "client_cpu_seconds": client_cpu,
         "server_cpu_seconds": server_cpu,
+        "server_cpu_seconds_by_process": by_process,  # the server's, then each worker's
         "slot_utilisation": busy / (CAP * wall) if wall > 0 else 0.0,
         "page_sizes": {"default": page_size, "reservation_details": sizes["reservation_details"]},
         "bytes_received": stats.get("bytes_received"),
