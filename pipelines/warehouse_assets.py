@@ -8,7 +8,8 @@ of `warehouse.checks` are asset checks on their models.
 
 In every run mode the same asset runs: when the whole warehouse is selected it rebuilds the
 models that read the lake tables landed since the last build (`warehouse.refresh`: everything
-after a full landing or when no file exists yet, only the dependent models after a delta), and
+after a full landing or when no file exists yet, only the dependent models after a delta; in a
+child process when the lake is large, `pipelines.build_process`), and
 evaluates every selected check on the published file, rebuilt or not. A selection of some
 models builds exactly those.
 """
@@ -24,6 +25,7 @@ from typing import Any, Self
 import dagster as dg
 import duckdb
 
+from pipelines.build_process import refresh
 from pipelines.lake_metadata import lake_key
 from pipelines.partitions import (
     TENANTS,
@@ -37,7 +39,6 @@ from warehouse.catalog import column_docs
 from warehouse.checks import CHECKS, CheckResult, CheckSpec, run_check
 from warehouse.models import Model, discover_models
 from warehouse.probe import model_columns, model_schemas
-from warehouse.refresh import refresh_warehouse
 from warehouse.refused import refused_by_model
 
 KEY_PREFIX = "warehouse"
@@ -170,7 +171,7 @@ def build_warehouse_assets(
         selected = {q for q, k in keys.items() if k in context.selected_asset_keys}
         as_of = date.fromisoformat(res.as_of) if res.as_of else None
         if selected == set(models):
-            result = refresh_warehouse(res.data_dir, as_of=as_of)
+            result = refresh(res.data_dir, as_of=as_of)  # a large lake: in a child process
         else:
             result = build_warehouse(Path(res.data_dir), only=selected, as_of=as_of)
         built = result.models if result is not None else {}

@@ -176,6 +176,7 @@ def run_sandbox(
     app = create_app(world, settings)
     if settings.warm_cache:
         app.state.service.warm_cache()
+    app.state.service.start_encode_pool(settings.encode_workers)  # forks: before any thread
     sender = attach_webhooks(world, webhook_url, webhook_secret)
     sock = _bind(settings.host, settings.port)
     host, port = sock.getsockname()[:2]
@@ -224,6 +225,7 @@ def serve(
     app = create_app(world, settings)
     if settings.warm_cache:
         app.state.service.warm_cache()
+    app.state.service.start_encode_pool(settings.encode_workers)  # forks: before any thread
     sender = attach_webhooks(world, webhook_url, webhook_secret)
     sock = _bind(settings.host, settings.port)
     host, port = sock.getsockname()[:2]
@@ -262,6 +264,12 @@ def main(argv: list[str] | None = None) -> None:
         type=float,
         default=DEFAULT_CACHE_BYTES / 2**20,
         help="encoded records kept in memory (0 = no cache)",
+    )
+    parser.add_argument(
+        "--encode-workers",
+        type=int,
+        default=0,
+        help="processes that encode cold pages of the generated world (0: none)",
     )
     parser.add_argument(
         "--warm-cache", action="store_true", help="encode the pipeline's lists before serving"
@@ -320,6 +328,7 @@ def main(argv: list[str] | None = None) -> None:
         faults=faults,
         encode_cache_bytes=int(args.encode_cache_mb * 2**20),
         warm_cache=args.warm_cache,
+        encode_workers=args.encode_workers,
         late_event_share=args.late_event_share,
         late_event_lag_seconds=args.late_event_lag_seconds,
         profile=args.profile,

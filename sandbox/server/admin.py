@@ -21,7 +21,18 @@ class AdminHandlers(ServiceBase):
         return json_response({"status": "ok", "now": self.world.now.isoformat()})
 
     async def admin_stats(self, request: Request) -> Response:
-        return json_response({**self.stats.snapshot(), "faults": self.faults.describe()})
+        cache = await run_in_threadpool(self._cache_stats)
+        return json_response(
+            {**self.stats.snapshot(), "faults": self.faults.describe(), "encodeCache": cache}
+        )
+
+    def _cache_stats(self) -> dict[str, Any]:
+        with self.world.lock:  # the page threads change the cache under it
+            pool = self.encode_pool
+            return {
+                **self.cache.describe(),
+                "pool": pool.describe() if pool is not None else None,
+            }
 
     async def admin_stats_reset(self, request: Request) -> Response:
         self.stats.reset()
