@@ -1,9 +1,15 @@
+-- incremental by date_day from core.fct_unit_nights: select cast(unnest(generate_series(greatest(coalesce(runs.first_night, settings.as_of), settings.as_of), least(coalesce(runs.last_night, settings.as_of + 179), settings.as_of + 179), interval 1 day)) as date) from (select moved.unit_id, moved.night_date, max(u.night_date) filter (where u.night_date < moved.night_date) + 1 as first_night, min(u.night_date) filter (where u.night_date > moved.night_date) - 1 as last_night from (select unit_id, night_date from changed_rows group by all having count(*) <> 2 or count(distinct row(accommodation_type_id, is_available, is_out_of_order, is_sold, is_owner_hold)) <> 1) as moved left join core.fct_unit_nights as u on u.unit_id = moved.unit_id and not (u.is_available and not u.is_out_of_order and not u.is_sold and not u.is_owner_hold) group by all) as runs cross join meta.build_settings as settings
+-- incremental by date_day from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then (select list(distinct o.date_day) from marts.orphan_nights as o where o.accommodation_type_id = changed.accommodation_type_id) else [] end)
 -- Orphan nights per night x location x accommodation type, from the build's as_of over the next
 -- 180 nights within the reporting range: unsold unit nights (available, not out of order, no
 -- on-the-books stay) that no stay allowed by the type's rentability (arrival weekday, minimum
 -- length, arrival on or after as_of) could fill. A night D of a unit's free run [start, end) is
 -- fillable when some allowed arrival A with max(start, as_of) <= A <= D has
 -- A + min_duration <= end (a stay can then run from A to past D within the run).
+--
+-- Maintained by night: a unit night that changed (freed, sold, out of order, another type)
+-- changes the nights of the unit's free runs around it (the run it joined or left), within the
+-- window; the rentability rules, the calendar and the as-of date rebuild it whole.
 
 with settings as (
     select * from meta.build_settings
@@ -29,19 +35,33 @@ accommodation_types as (
     select * from core.dim_accommodation_types
 ),
 
+-- the nights a window night's status can depend on: from as_of to the window's end plus the
+-- longest minimum stay (a free run reaching that far fits every stay allowed from the window, so
+-- its nights past it change nothing; nights before as_of are never arrivals)
+horizon as (
+    select
+        as_of as first_night,
+        as_of + 180 + cast(coalesce((select max(min_duration) from rentability_sets), 0) as integer)
+            as end_night,
+    from settings
+),
+
 free_nights as (
     select
-        unit_id,
-        accommodation_type_id,
-        night_date,
-        night_date - cast(row_number() over (
-            partition by unit_id order by night_date
+        unit_nights.unit_id,
+        unit_nights.accommodation_type_id,
+        unit_nights.night_date,
+        unit_nights.night_date - cast(row_number() over (
+            partition by unit_nights.unit_id order by unit_nights.night_date
         ) as integer) as run_key,
     from unit_nights
-    where is_available
-        and not is_out_of_order
-        and not is_sold
-        and not is_owner_hold
+    cross join horizon
+    where unit_nights.is_available
+        and not unit_nights.is_out_of_order
+        and not unit_nights.is_sold
+        and not unit_nights.is_owner_hold
+        and unit_nights.night_date >= horizon.first_night
+        and unit_nights.night_date < horizon.end_night
 ),
 
 runs as (
