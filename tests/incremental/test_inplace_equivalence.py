@@ -41,6 +41,11 @@ DATED = (
     "core.fct_journal_entries",
     "marts.occupancy_daily",
     "marts.revenue_daily",
+    # by stay date (with the same-time-last-year rows 364 days on), by the nights of the free
+    # runs that changed unit nights touch, by month; whole when the as-of date moves
+    "marts.booking_pace",
+    "marts.orphan_nights",
+    "marts.ancillary_revenue_monthly",
 )
 
 
