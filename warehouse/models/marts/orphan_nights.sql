@@ -1,5 +1,9 @@
--- incremental by date_day from core.fct_unit_nights: select cast(unnest(generate_series(greatest(coalesce(runs.first_night, settings.as_of), settings.as_of), least(coalesce(runs.last_night, settings.as_of + 179), settings.as_of + 179), interval 1 day)) as date) from (select moved.unit_id, moved.night_date, max(u.night_date) filter (where u.night_date < moved.night_date) + 1 as first_night, min(u.night_date) filter (where u.night_date > moved.night_date) - 1 as last_night from (select unit_id, night_date from changed_rows where night_date >= (select as_of from meta.build_settings) and night_date < (select as_of from meta.build_settings) + 180 + cast((select coalesce(max(min_duration), 0) from staging.stg_rentability_sets) as integer) group by all having count(*) <> 2 or count(distinct row(accommodation_type_id, is_available, is_out_of_order, is_sold, is_owner_hold)) <> 1) as moved left join core.fct_unit_nights as u on u.unit_id = moved.unit_id and not (u.is_available and not u.is_out_of_order and not u.is_sold and not u.is_owner_hold) group by all) as runs cross join meta.build_settings as settings
--- incremental by date_day from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then (select list(distinct o.date_day) from marts.orphan_nights as o where o.accommodation_type_id = changed.accommodation_type_id) else [] end)
+-- incremental by accommodation_type_id from core.fct_unit_nights: select distinct changed.accommodation_type_id from changed_rows as changed inner join (select c.unit_id, c.night_date from changed_rows as c where c.night_date >= (select as_of from meta.build_settings) and c.night_date < (select as_of from meta.build_settings) + 180 + cast((select coalesce(max(min_duration), 0) from staging.stg_rentability_sets) as integer) group by all having count(*) <> 2 or count(distinct row(c.accommodation_type_id, c.is_available, c.is_out_of_order, c.is_sold, c.is_owner_hold)) <> 1) as moved on changed.unit_id = moved.unit_id and changed.night_date = moved.night_date
+-- incremental by accommodation_type_id from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then [changed.accommodation_type_id] else [] end)
+-- incremental by accommodation_type_id from staging.stg_rentability_config: resource_id
+-- incremental narrows core.fct_unit_nights: accommodation_type_id in affected_keys or (accommodation_type_id is null and exists (select 1 from affected_keys as a where a.k is null))
+-- incremental narrows core.dim_accommodation_types: accommodation_type_id in affected_keys
+-- incremental narrows staging.stg_rentability_config: resource_id in affected_keys
 -- Orphan nights per night x location x accommodation type, from the build's as_of over the next
 -- 180 nights within the reporting range: unsold unit nights (available, not out of order, no
 -- on-the-books stay) that no stay allowed by the type's rentability (arrival weekday, minimum
@@ -7,10 +11,11 @@
 -- fillable when some allowed arrival A with max(start, as_of) <= A <= D has
 -- A + min_duration <= end (a stay can then run from A to past D within the run).
 --
--- Maintained by night: a unit night that changed (freed, sold, out of order, another type)
--- changes the nights of the unit's free runs around it (the run it joined or left), within the
--- window (a change before as_of or past the horizon below changes none); the rentability rules,
--- the calendar and the as-of date rebuild it whole.
+-- Maintained by accommodation type: a unit night that changed (freed, sold, out of order, another
+-- type) within the window or the horizon below changes its type's rows (a change before as_of or
+-- past the horizon changes none), as do the type's rentability rules and location; the rentability
+-- sets, the calendar and the as-of date rebuild it whole. (By night, an hour's changes touch
+-- every night of the window: a unit's free run spans it.)
 
 with settings as (
     select * from meta.build_settings
