@@ -43,7 +43,7 @@ DATED = (
     "marts.revenue_daily",
 )
 # by key in every run within a day: by stay date (with the same-time-last-year rows 364 days
-# on), by the nights of the free runs that changed unit nights touch, by month; booking_pace
+# on), by the types of the unit nights that changed, by month; booking_pace
 # and orphan_nights read the as-of date, so a run across midnight rebuilds them whole
 SAME_DAY_KEYED = (
     "marts.booking_pace",

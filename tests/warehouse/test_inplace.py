@@ -89,7 +89,7 @@ def test_changed_reservations_are_maintained_by_key(lake: Lake, tmp_path: Path) 
         "marts.channel_mix_monthly",
         "marts.cancellations_monthly",
         "marts.booking_pace",  # by stay date, with the stay dates 364 days on (STLY)
-        "marts.orphan_nights",  # by the nights of the free runs the changed unit nights touch
+        "marts.orphan_nights",  # by the types of the unit nights that changed
         "marts.ancillary_revenue_monthly",
     ):
         assert result.refreshed.get(model) == "keys", (model, result.refreshed)
@@ -235,7 +235,7 @@ def test_a_compacted_table_is_read_whole_once(lake: Lake, tmp_path: Path) -> Non
 def test_orphan_nights_follow_the_free_runs_that_changed(lake: Lake, tmp_path: Path) -> None:
     """With a minimum stay of 3 nights arriving any day, a booking that splits a unit's free run
     leaves a 2-night gap orphaned, and a cancellation that frees nights joins runs again: the
-    refresh goes by the nights of the runs around them and equals a whole rebuild."""
+    refresh goes by the units' accommodation type and equals a whole rebuild."""
     as_of = date(2025, 1, 1)
     days = ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"]
     first = (
