@@ -42,6 +42,14 @@ DATED = (
     "marts.occupancy_daily",
     "marts.revenue_daily",
 )
+# by key in every run within a day: by stay date (with the same-time-last-year rows 364 days
+# on), by the types of the unit nights that changed, by month; booking_pace
+# and orphan_nights read the as-of date, so a run across midnight rebuilds them whole
+SAME_DAY_KEYED = (
+    "marts.booking_pace",
+    "marts.orphan_nights",
+    "marts.ancillary_revenue_monthly",
+)
 
 
 def _differences(a: Path, b: Path) -> dict[str, object]:
@@ -68,6 +76,7 @@ def test_in_place_refresh_equals_a_whole_rebuild_on_a_churned_world(tmp_path: Pa
         settings = run()
         refresh_warehouse(dir_a, as_of=settings.today)
         keyed: dict[str, int] = {}
+        same_day = 0
         for step, hours in enumerate((5, 30, 3)):
             if step == 1:
                 with sb.world.lock:
@@ -75,11 +84,16 @@ def test_in_place_refresh_equals_a_whole_rebuild_on_a_churned_world(tmp_path: Pa
                 sb.world.merge_customers(with_res[0], with_res[1])
             sb.world.churn("reservations")  # a new cart and a deleted one
             sb.world.advance(hours=hours)
+            before = settings.today
             settings = run()
             result = refresh_warehouse(dir_a, as_of=settings.today)
             assert result is not None and result.refreshed, "the run changed nothing"
             for model in (*KEYED, *DATED):
                 keyed[model] = keyed.get(model, 0) + (result.refreshed.get(model) == "keys")
+            if settings.today == before:
+                same_day += 1
+                how = {m: result.refreshed.get(m) for m in SAME_DAY_KEYED}
+                assert {m: h for m, h in how.items() if h != "keys"} == {}, step
             reference = tmp_path / f"whole-{step}"
             reference.mkdir()
             (reference / "lake").symlink_to(dir_a / "lake")
@@ -92,6 +106,7 @@ def test_in_place_refresh_equals_a_whole_rebuild_on_a_churned_world(tmp_path: Pa
     # the calendar moves in the 30 hours: the models that read the as-of date are then rebuilt
     # whole, the others by the dates whose calendar rows changed
     assert all(keyed[m] >= 1 for m in DATED), {m: keyed[m] for m in DATED}
+    assert same_day >= 1  # the 3 hours, at least, stay within a day
 
 
 # what a change of each kind must leave maintained by key (not rebuilt whole), per step below
@@ -110,6 +125,9 @@ SUPPLY_KEYED = {
         "marts.revenue_daily",
         "marts.sales_daily",
         "marts.rate_availability_daily",
+        "marts.booking_pace",
+        "marts.orphan_nights",
+        "marts.ancillary_revenue_monthly",
     ),
     # the business date moved, and with it the operations tasks (a new repair taking a unit out
     # of order) and every reference list were re-read whole: the calendar moved, so the models
@@ -120,6 +138,7 @@ SUPPLY_KEYED = {
         "core.fct_stay_nights",
         "core.fct_unit_nights",
         "marts.revenue_daily",
+        "marts.ancillary_revenue_monthly",  # by the months of the dates that changed
     ),
 }
 
