@@ -19,6 +19,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from assets import areas
 from assets.endpoints import ByIds, Catalogue, EndpointSpec, FanOut, Section
 from assets.holders import IMPLY_HOLDERS, UNIT_IMPLIES_NOT_READ, per_holder
 from lake.tables import TABLES
@@ -130,6 +131,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "/ratetypes",
         "Rate types (price lists) and the distribution channels that use them.",
         reference=True,
+        optional_area=areas.RATE_TYPES,
     ),
     _spec(
         "rate_options",
@@ -138,6 +140,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "/ratetypes/rateoptions",
         "Options of the rate types (per night or length of stay).",
         reference=True,
+        optional_area=areas.RATE_TYPES,
     ),
     # operations: no event type in the interface; small lists re-read in full and compared
     # when the business date moves and by the nightly sweep (a removed task is tombstoned)
@@ -150,6 +153,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "order (outOfOrderFrom .. outOfOrderTo, departure-style).",
         list_key="taskId",
         reference=True,
+        optional_area=areas.OPERATIONS,
     ),
     _spec(
         "periodical_tasks",
@@ -159,6 +163,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "Recurring operations tasks per location (never out of order by themselves).",
         list_key="periodicalTaskId",
         reference=True,
+        optional_area=areas.OPERATIONS,
     ),
     # allotments: ALLOTMENT_EVENT names the accommodation type, not an allotment, so an event
     # (or a new business date, or the sweep) re-reads the small list whole and compares it
@@ -172,6 +177,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         list_key="allotmentId",
         events=("ALLOTMENT_EVENT",),
         reference=True,
+        optional_area=areas.ALLOTMENTS,
     ),
     # rentability and reservability: their events name the resource, so an event (or a new
     # business date, or the sweep) re-reads the small list whole
@@ -183,6 +189,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "Rentability sets: allowed arrival weekdays and minimum / maximum stay of a rule.",
         list_key="rentabilitySetId",
         reference=True,
+        optional_area=areas.RENTABILITY,
     ),
     _spec(
         "rentability_config",
@@ -193,6 +200,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         list_key="rentabilityConfigId",
         events=("RENTABILITY_EVENT",),
         reference=True,
+        optional_area=areas.RENTABILITY,
     ),
     _spec(
         "resource_reservability",
@@ -203,6 +211,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         list_key="reservabilityId",
         events=("RESERVABILITY_EVENT",),
         reference=True,
+        optional_area=areas.RENTABILITY,
     ),
     EndpointSpec(
         "addons",
@@ -217,6 +226,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         events=("ADDON_EVENT",),
         by_ids=ByIds("/add-ons", "resourceId"),
         reference=True,
+        optional_area=areas.ADDONS,
     ),
     EndpointSpec(
         "owners",
@@ -231,6 +241,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         events=("OWNER_EVENT",),
         by_ids=ByIds("/owners", "ownerId"),
         reference=True,
+        optional_area=areas.OWNERS,
     ),
     # offers (specials): OFFER_EVENT names an offer, refetched by id with its rates (a
     # RATE_EVENT whose entityType is an offer refreshes it too, `Catalogue.entity_routes`)
@@ -247,6 +258,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         entity_events=(("RATE_EVENT", ("OFFER", "SPECIAL")),),
         by_ids=ByIds("/offers", "resourceId"),
         reference=True,
+        optional_area=areas.OFFERS,
     ),
     # additions: ADDITION_EVENT names the type or offer holding them, so an event (or a new
     # business date, or the sweep) re-reads both small lists whole and compares them
@@ -259,6 +271,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         list_key="additionId",
         events=("ADDITION_EVENT",),
         reference=True,
+        optional_area=areas.ADDITIONS,
     ),
     _spec(
         "offer_additions",
@@ -269,6 +282,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         list_key="additionId",
         events=("ADDITION_EVENT",),
         reference=True,
+        optional_area=areas.ADDITIONS,
     ),
     # implies: the interface has no list of them, only one per holder. Types, add-ons and
     # offers are few (one request each: 19 / 116 / 1,063 at small / medium / large); units are
@@ -286,6 +300,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         events=("IMPLY_EVENT",),
         holders=IMPLY_HOLDERS,
         unread_holders={"UNIT": UNIT_IMPLIES_NOT_READ},
+        optional_area=areas.IMPLIES,
     ),
     # finance
     _spec(
@@ -295,6 +310,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "/companies",
         "Companies that own the books, with their currency and country.",
         reference=True,
+        optional_area=areas.FINANCE,
     ),
     _spec(
         "journal_reports",
@@ -302,6 +318,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "journal_reports",
         "/companies/journalreports",
         "Journal reports (mutation and revenue distribution) per company and period.",
+        optional_area=areas.FINANCE,
     ),
     _spec(
         "journal_entries",
@@ -311,6 +328,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "Ledger entries of each current journal report (child of journal_reports).",
         fan_out=_per_journal_report,
         deps=("journal_reports",),
+        optional_area=areas.FINANCE,
     ),
     _spec(
         "cash_accounts",
@@ -319,6 +337,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "/cashreservations/accounts",
         "Cash registers per company and location.",
         reference=True,
+        optional_area=areas.FINANCE,
     ),
     _spec(
         "cash_clearances",
@@ -326,6 +345,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "cash_clearances",
         "/cashreservations/clearance",
         "Cash clearances: counted versus expected amounts per register and day.",
+        optional_area=areas.FINANCE,
     ),
     # reservations (customers first: a run lands what reservations refer to before them)
     _spec(
@@ -336,6 +356,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "Customers as ids and non-identifying attributes; PII only when a setting asks.",
         events=("CUSTOMER_EVENT",),
         by_ids=ByIds("/customers", "customerId", method="customers"),
+        optional_area=areas.CUSTOMERS,
     ),
     _spec(
         "customer_merges",
@@ -377,6 +398,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         events=("RATE_EVENT",),
         by_ids=ByIds("/accommodationtypes/{resourceId}/rates", "resourceId"),
         type_scoped=True,
+        optional_area=areas.PRICING,
     ),
     _spec(
         "availability",
@@ -390,6 +412,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         by_ids=ByIds("/accommodationtypes/availability", "resourceId"),
         type_scoped=True,
         window="arrival_date",
+        optional_area=areas.PRICING,
     ),
 )
 

@@ -12,6 +12,7 @@ from datetime import date
 from functools import cached_property
 from typing import Any
 
+from assets.areas import Area, what_to_do
 from lake.schema import Table
 from lake.store import Lake
 
@@ -102,6 +103,9 @@ class EndpointSpec:
     # `unread_holders`: entityType -> why that kind is deliberately not read (counted).
     holders: tuple[Holder, ...] = ()
     unread_holders: Mapping[str, str] = field(default_factory=dict)
+    # The service area the marts can do without (`assets.areas`): a 403 or 404 for it lands
+    # everything else and keeps the lake's records of it. None: core, a refusal fails the run.
+    optional_area: Area | None = None
 
     @property
     def tables(self) -> tuple[Table, ...]:
@@ -118,6 +122,19 @@ class EndpointSpec:
         by_kind = {h.kind: h for h in self.holders}
         key = self.list_key or ""
         return [holder_call(by_kind[k], i, key) for k, i in sorted(holders)]
+
+
+def refused_area(spec: EndpointSpec, status: int | None) -> tuple[str, bool, str] | None:
+    """(area, optional, what to ask for) when the service refused this stream's area with
+    `status` (403: no permission; 404 on its list: no module); None for another status. A core
+    stream's area is named by its path."""
+    if status not in (403, 404):
+        return None
+    if spec.optional_area is not None:
+        name, optional = spec.optional_area.name, True
+    else:
+        name, optional = spec.source.strip("/").split("/", 1)[0], False
+    return name, optional, what_to_do(name, status)
 
 
 @dataclass(frozen=True)

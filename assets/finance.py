@@ -107,11 +107,15 @@ def record_full_reads(lake: Lake, batch_id: str, landed: dict[str, LandReport], 
         mark_finance_read(lake, batch_id, sorted(tables), day)
 
 
-async def refresh_finance(run: FinanceRun, window: FinanceWindow) -> None:
+async def refresh_finance(
+    run: FinanceRun, window: FinanceWindow, *, journal: bool = True, clearances: bool = True
+) -> None:
     """Journal reports (all listed; entries of the new ones and those in the window) and cash
     clearances in the window; each table's read is recorded once its landing committed."""
-    await _journal(run, window.reports_since)
-    await _clearances(run, window.clearances_since)
+    if journal:
+        await _journal(run, window.reports_since)
+    if clearances:
+        await _clearances(run, window.clearances_since)
 
 
 async def _journal(run: FinanceRun, since: date | None) -> None:

@@ -11,6 +11,7 @@ from assets.endpoints import EndpointSpec
 from assets.extract import run_spec
 from assets.finance import record_full_reads
 from assets.land_report import LandReport
+from assets.refusal import Refusal, parent_refused, refusal_of, refusals_changed
 from assets.run import RunReport
 from assets.settings import IngestSettings, OpenClient
 from lake.state import mark_warehouse_pending, next_batch_id, write_as_of
@@ -26,14 +27,18 @@ def full_snapshot(
     *,
     specs: Sequence[EndpointSpec] = SPECS,
     failures: dict[str, Exception] | None = None,
+    refused: dict[str, Refusal] | None = None,
 ) -> dict[str, LandReport]:
     """The full extract (`assets.extract.run_spec` per spec), in dependency order.
 
     With `failures` given, a spec that fails is recorded there and the others go on (those that
-    read its tables are left out); without it, the first failure raises.
+    read its tables are left out); without it, the first failure raises. With `refused` given,
+    an optional area the service refuses (`assets.refusal`) is recorded there, and so are the
+    optional streams that fan out from it; nothing of them lands and the others go on.
     """
     done: set[str] = set()
     failed: set[str] = set()
+    refused_by: dict[str, Refusal] = {}  # table of a refused stream -> its refusal
     reports: dict[str, LandReport] = {}
     pending = list(specs)
     while pending:
@@ -48,6 +53,12 @@ def full_snapshot(
             raise ValueError("endpoint specs have a dependency cycle")
         for spec in ready:
             pending.remove(spec)
+            parent = next((refused_by[d] for d in spec.deps if d in refused_by), None)
+            refusal = parent_refused(spec, parent) if parent is not None else None
+            if refusal is not None and refused is not None:
+                refused[spec.name] = refusal
+                refused_by.update(dict.fromkeys(refusal.tables, refusal))
+                continue
             if failed & set(spec.deps):
                 continue
             started = time.perf_counter()
@@ -60,6 +71,12 @@ def full_snapshot(
                     open_client=open_client,
                 )
             except Exception as exc:
+                refusal = refusal_of(spec, exc) if refused is not None else None
+                if refusal is not None and refused is not None:
+                    refused[spec.name] = refusal
+                    refused_by.update(dict.fromkeys(refusal.tables, refusal))
+                    failed.update(refusal.tables)
+                    continue
                 if failures is None:
                     raise
                 failures[spec.name] = _single(exc)
@@ -90,13 +107,22 @@ def land_full(
         # The service's date (the availability horizon's first day, the run's as-of date)
         settings, report.as_of = resolve_business_date(open_client, settings)
         report.landed.update(
-            full_snapshot(lake, open_client, settings, batch_id, specs=specs, failures=failures)
+            full_snapshot(
+                lake,
+                open_client,
+                settings,
+                batch_id,
+                specs=specs,
+                failures=failures,
+                refused=report.refused,
+            )
         )
         report.requests = sum(r.requests for r in report.landed.values())
         record_full_reads(lake, batch_id, report.landed, settings.business_date)
         write_as_of(lake, batch_id, report.as_of)
         report.notes.extend(stream_notes(report.landed.values()))
-        mark_warehouse_pending(lake, batch_id, report.tables)
+        changed = refusals_changed(lake, batch_id, report.refused, report.landed)
+        mark_warehouse_pending(lake, batch_id, report.tables | changed)
     report.seconds = time.perf_counter() - started
     return report
 

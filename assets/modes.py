@@ -51,6 +51,7 @@ from assets.plan import (
     plan_changes,
     unique_events,
 )
+from assets.refusal import READ_AGAIN, read_refused, refusals_changed
 from assets.run import ChangeRun, RunReport, pending_on_failure
 from assets.settings import IngestSettings, OpenClient
 from assets.sweep import latest_modified, sweep
@@ -60,6 +61,7 @@ from lake.state import (
     Cursor,
     fresh_batch_id,
     mark_warehouse_pending,
+    next_batch_id,
     read_cursor,
     write_as_of,
     write_cursor,
@@ -121,13 +123,16 @@ def bootstrap(
     with settings.writer_lock(lake):
         hwm, hwm_date, used, settings, report.as_of = run_sync(mark)
         report.landed.update(
-            full_snapshot(lake, open_client, settings, batch_id, specs=catalogue.specs)
+            full_snapshot(
+                lake, open_client, settings, batch_id, specs=catalogue.specs, refused=report.refused
+            )
         )
         report.requests = used + sum(r.requests for r in report.landed.values())
         record_full_reads(lake, batch_id, report.landed, settings.business_date)
         report.notes.extend(stream_notes(report.landed.values()))
         write_cursor(lake, batch_id, Cursor(hwm, hwm_date, settings.business_date, batch_id))
         write_as_of(lake, batch_id, report.as_of)
+        refusals_changed(lake, batch_id, report.refused, report.landed)
         if lake.read_state(SWEEP_STATE) is None:
             lake.write_state(
                 SWEEP_STATE,
@@ -171,24 +176,54 @@ def apply_changes(
         batch_id = fresh_batch_id(lake, batch_id)
         report = RunReport(batch_id, "incremental", cursor_before=cursor.event_id)
 
-        async def main() -> Cursor:
+        async def main() -> tuple[Cursor, IngestSettings]:
             async with open_client() as service:
                 run = ChangeRun(lake, service, settings, batch_id, report, on_landed, catalogue)
                 try:
-                    return await _incremental(run, cursor)
+                    return await _incremental(run, cursor), run.settings
                 finally:
                     account(report, service)
 
         with pending_on_failure(lake, batch_id, report):
-            new_cursor = run_sync(main)
+            new_cursor, dated = run_sync(main)
         # Only now, with every table committed, may the cursor move.
         write_cursor(lake, batch_id, new_cursor)
         if report.as_of is not None:
             write_as_of(lake, batch_id, report.as_of)
         report.cursor_after = new_cursor.event_id
-        mark_warehouse_pending(lake, batch_id, report.tables)
+        changed = _read_refused_again(lake, open_client, dated, report, catalogue)
+        mark_warehouse_pending(lake, batch_id, report.tables | changed)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _read_refused_again(
+    lake: Lake,
+    open_client: OpenClient,
+    settings: IngestSettings,
+    report: RunReport,
+    catalogue: Catalogue,
+) -> set[str]:
+    """Read in full, in a batch after the run's, every stream an earlier run was refused and
+    this one was not: its events were skipped meanwhile, so only a full read is sure to bring
+    it up to date. Still refused: recorded again (one request per stream). Returns the tables
+    whose refusal began or ended (`assets.full.refusals_changed`)."""
+    waiting = [s for s in catalogue.specs if s.name in read_refused(lake)]
+    again = [s for s in waiting if s.name not in report.refused]
+    batch_id = next_batch_id(lake)
+    if again:
+        with pending_on_failure(lake, batch_id, report):
+            landed = full_snapshot(
+                lake, open_client, settings, batch_id, specs=again, refused=report.refused
+            )
+        report.landed.update(landed)
+        report.requests += sum(r.requests for r in landed.values())
+        record_full_reads(lake, batch_id, landed, settings.business_date)
+        if landed:
+            report.notes.append(READ_AGAIN + ", ".join(sorted(landed)))
+    else:
+        landed = {}
+    return refusals_changed(lake, batch_id, report.refused, landed)
 
 
 async def _incremental(run: ChangeRun, cursor: Cursor) -> Cursor:

@@ -17,6 +17,7 @@ landing lands them only when every bad child can stay at its last good version
 
 from __future__ import annotations
 
+import gc
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
@@ -104,7 +105,22 @@ class Normaliser:
         """One page (a list of dicts, or an undecoded `LazyRecords`) -> tables and quarantine.
 
         The typed read first (`assets.typed`); a page it cannot vouch for is decoded to dicts
-        and read column by column, whose converters decide what is quarantined."""
+        and read column by column, whose converters decide what is quarantined.
+
+        The cyclic GC is paused for the page (as in `service.lazy.loads`) and left as it was
+        found: a page of details keeps ~6k section lists and ~60 column tuples alive until its
+        tables are made, none of which can hold a cycle; with the GC back on after the read, a
+        collection walked them on nearly every page (12 % of the CPU: docs/benchmarks.md,
+        session 10)."""
+        if not gc.isenabled():
+            return self._normalise_page(records, extracted_at)
+        gc.disable()
+        try:
+            return self._normalise_page(records, extracted_at)
+        finally:
+            gc.enable()
+
+    def _normalise_page(self, records: Sequence[Record], extracted_at: datetime) -> Normalised:
         if len(records):
             typed = self._typed_page(records)
             if typed is not None:

@@ -23,6 +23,7 @@ from assets.holders import holder_ids
 from assets.landing import Landing, LandReport, keys_of
 from assets.pages import list_pages, service_requests
 from assets.plan import event_time
+from assets.refusal import Refusal, read_refused, tolerating_refusal
 from assets.settings import IngestSettings, Pages, Record
 from lake.state import AsOf, Cursor, mark_warehouse_pending
 from lake.store import Lake
@@ -47,6 +48,7 @@ class RunReport:
     day_rolled: bool = False
     notes: list[str] = field(default_factory=list)
     as_of: AsOf | None = None  # the run's business date and where it came from (assets.clock)
+    refused: dict[str, Refusal] = field(default_factory=dict)  # optional areas refused, by stream
 
     @property
     def tables(self) -> set[str]:
@@ -84,6 +86,7 @@ class RunReport:
             },
             "diffs": self.diffs,
             "notes": self.notes,
+            "refused": {name: r.as_dict() for name, r in self.refused.items()},
         }
 
 
@@ -123,6 +126,9 @@ class ChangeRun:
         self.batch_id, self.report, self.on_landed = batch_id, report, on_landed
         self.catalogue = catalogue
         self._landings: set[str] = set()
+        # streams refused by an earlier run: left alone here, read in full after the run
+        # (`assets.modes`), which brings every change skipped meanwhile
+        self.waiting: set[str] = set(read_refused(lake))
 
     def landing(self, spec_name: str, kind: str = "delta") -> Landing:
         # Part files are named after the batch: a second landing of the same spec in one batch
@@ -234,6 +240,7 @@ class ChangeRun:
 
     # -- keyed targets --------------------------------------------------------------------
 
+    @tolerating_refusal()
     async def refresh_keyed(
         self, name: str, refresh: set[int], delete: set[int]
     ) -> LandReport | None:
@@ -267,6 +274,7 @@ class ChangeRun:
 
     # -- type-scoped targets -----------------------------------------------------------------
 
+    @tolerating_refusal("rates")
     async def refresh_rates(self, resources: set[int], removed: set[int]) -> LandReport | None:
         """All rates of the changed types; rates that vanished from a type are tombstoned."""
         if not resources and not removed:
@@ -286,6 +294,7 @@ class ChangeRun:
                 landing.add_tombstones(keys_of(current.filter(mask), ["rate_id"]))
         return self._done("rates", landing)
 
+    @tolerating_refusal()
     async def refresh_holders(
         self, name: str, holders: set[tuple[str, int]], removed: set[tuple[str, int]]
     ) -> LandReport | None:
@@ -314,6 +323,7 @@ class ChangeRun:
                 landing.add_tombstones(keys_of(current.filter(mask), list(spec.table.key)))
         return self._done(name, landing)
 
+    @tolerating_refusal("availability")
     async def refresh_availability(
         self, resources: set[int], removed: set[int], *, whole_horizon: bool
     ) -> LandReport | None:
@@ -359,6 +369,7 @@ class ChangeRun:
 
     # -- full lists compared with the lake -------------------------------------------------------
 
+    @tolerating_refusal(default=Diff)
     async def reconcile_list(self, spec_name: str) -> Diff:
         """Re-read a small list in full; land it as a full batch only when it differs."""
         spec = self.catalogue.by_name[spec_name]
@@ -388,5 +399,15 @@ class ChangeRun:
     # -- finance (no events) ------------------------------------------------------------------
 
     async def refresh_finance(self, window: FinanceWindow) -> None:
-        """Journal reports with their entries and cash clearances in `window` (assets.finance)."""
-        await refresh_finance(self, window)
+        """Journal reports with their entries and cash clearances in `window` (assets.finance);
+        each may be refused on its own."""
+        await self._journal(window)
+        await self._clearances(window)
+
+    @tolerating_refusal("journal_reports", also=("journal_entries",))
+    async def _journal(self, window: FinanceWindow) -> None:
+        await refresh_finance(self, window, clearances=False)
+
+    @tolerating_refusal("cash_clearances")
+    async def _clearances(self, window: FinanceWindow) -> None:
+        await refresh_finance(self, window, journal=False)

@@ -23,6 +23,7 @@ from assets.fetch import by_ids, run_sync
 from assets.finance import sweep_window
 from assets.landing import keys_of
 from assets.pages import account
+from assets.refusal import refusals_changed
 from assets.run import ChangeRun, RunReport, pending_on_failure
 from assets.settings import IngestSettings, OpenClient
 from lake.state import SWEEP_STATE, fresh_batch_id, mark_warehouse_pending, write_as_of
@@ -134,6 +135,8 @@ def sweep(
             },
         )
         write_as_of(lake, batch_id, report.as_of)
-        mark_warehouse_pending(lake, batch_id, report.tables)
+        # a list refused now is read in full by the next incremental run (`assets.refusal`)
+        changed = refusals_changed(lake, batch_id, report.refused, ())
+        mark_warehouse_pending(lake, batch_id, report.tables | changed)
     report.seconds = time.perf_counter() - started
     return report

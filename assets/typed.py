@@ -22,7 +22,6 @@ dicts is encoded back to JSON first (orjson, ~1 GB/s), so every page goes throug
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -141,18 +140,7 @@ class TypedReader:
     def read(self, records: Sequence[Any]) -> TypedPage | None:
         """The page's columns, or None when the typed decoder cannot vouch for every value.
 
-        The cyclic GC is paused meanwhile (as in `service.lazy.loads`): a page makes ~15k
-        tuples of rows and columns, which would trigger collections that scan the whole heap
-        for cycles none of them can hold. The GC is left as it was found."""
-        if not gc.isenabled():
-            return self._read(records)
-        gc.disable()
-        try:
-            return self._read(records)
-        finally:
-            gc.enable()
-
-    def _read(self, records: Sequence[Any]) -> TypedPage | None:
+        Call it with the cyclic GC paused (`Normaliser.normalise` does, for the whole page)."""
         body = records.body() if isinstance(records, LazyRecords) else None
         try:
             if body is None:
@@ -181,10 +169,13 @@ class TypedReader:
             totals: list[int] = []
             for f in fields:
                 lists = root_cols[f]
-                lengths = np.fromiter((len(v) if v else 0 for v in lists), dtype=np.int64, count=n)
+                try:  # at C speed when every record has the section (an empty list or more)
+                    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=n)
+                except TypeError:  # some have none
+                    lengths = np.array([len(v) if v else 0 for v in lists], dtype=np.int64)
                 total = int(lengths.sum())
                 if total:
-                    items.extend(chain.from_iterable(v for v in lists if v))
+                    items.extend(chain.from_iterable(filter(None, lists)))
                     parents.append(np.repeat(np.arange(n, dtype=np.int64), lengths))
                 totals.append(total)
             parent_idx = np.concatenate(parents) if parents else np.zeros(0, dtype=np.int64)

@@ -75,7 +75,16 @@ def _free_port() -> int:
 class Sandbox:
     """The sandbox in a child process on a free loopback port."""
 
-    def __init__(self, scale: str, latency_ms: float, seed: int, *, warm: bool = False):
+    def __init__(
+        self,
+        scale: str,
+        latency_ms: float,
+        seed: int,
+        *,
+        warm: bool = False,
+        encode_cache_mb: float | None = None,
+        encode_workers: int = 0,
+    ):
         self.port = _free_port()
         self.secret = secrets.token_urlsafe(24)
         self.root = f"http://127.0.0.1:{self.port}"
@@ -94,6 +103,10 @@ class Sandbox:
             str(seed),
             f"--client-secret={self.secret}",
         ] + (["--warm-cache"] if warm else [])
+        if encode_cache_mb is not None:
+            cmd.append(f"--encode-cache-mb={encode_cache_mb}")
+        if encode_workers:
+            cmd.append(f"--encode-workers={encode_workers}")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def wait(self) -> None:
@@ -112,10 +125,40 @@ class Sandbox:
     def stats(self) -> dict[str, Any]:
         return httpx.get(self.root + "/_admin/stats", timeout=10).json()
 
+    def _pids(self) -> list[int]:
+        """The sandbox's process and its encode workers (its live children)."""
+        own = self.proc.pid
+        try:
+            children = Path(f"/proc/{own}/task/{own}/children").read_text().split()
+        except OSError:
+            children = []
+        return [own, *map(int, children)]
+
+    def cpu_by_process(self) -> list[float]:
+        """User + system CPU seconds so far of the sandbox's process, then of each worker."""
+        out = []
+        for pid in self._pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            out.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+        return out
+
     def cpu_seconds(self) -> float:
-        """User + system CPU of the sandbox process so far (Linux /proc)."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User + system CPU of the sandbox's processes so far (Linux /proc)."""
+        return sum(self.cpu_by_process())
+
+    def peak_rss_mb(self) -> list[float]:
+        """Peak resident memory (Linux `VmHWM`) of the sandbox's process, then of each worker."""
+        out = []
+        for pid in self._pids():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text().splitlines()
+            except OSError:
+                continue
+            out += [int(x.split()[1]) / 1024 for x in status if x.startswith("VmHWM:")]
+        return out
 
     def reset(self) -> None:
         httpx.post(self.root + "/_admin/stats/reset", timeout=10)
@@ -158,7 +201,7 @@ async def read_with_client(
         svc.client.stats.requests = 0
         svc.client.stats.by_endpoint.clear()
         busy0 = limiter.busy_seconds
-        server_cpu0 = sandbox.cpu_seconds()
+        server_cpu0 = sandbox.cpu_by_process()
         cpu0 = time.process_time()
         started = time.perf_counter()
         async with asyncio.TaskGroup() as group:
@@ -200,7 +243,11 @@ async def read_with_client(
                     group.create_task(consume(name, getattr(svc, name)()))
         wall = time.perf_counter() - started
         client_cpu = time.process_time() - cpu0
-        server_cpu = sandbox.cpu_seconds() - server_cpu0
+        after = sandbox.cpu_by_process()
+        server_cpu = sum(after) - sum(server_cpu0)
+        by_process = after  # per process during the read, when the workers lived through it
+        if len(after) == len(server_cpu0):
+            by_process = [a - b for a, b in zip(after, server_cpu0, strict=True)]
         busy = limiter.busy_seconds - busy0
         stats = svc.stats
     requests = stats["requests"] - stats["by_endpoint"].get("/authenticate", 0)
@@ -213,6 +260,7 @@ async def read_with_client(
         "wall_seconds": wall,
         "client_cpu_seconds": client_cpu,
         "server_cpu_seconds": server_cpu,
+        "server_cpu_seconds_by_process": by_process,  # the server's, then each worker's
         "slot_utilisation": busy / (CAP * wall) if wall > 0 else 0.0,
         "page_sizes": {"default": page_size, "reservation_details": sizes["reservation_details"]},
         "bytes_received": stats.get("bytes_received"),
@@ -253,11 +301,30 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         action="store_true",
         help="one more read that decodes every page in the reading process as it arrives",
     )
+    parser.add_argument(
+        "--encode-cache-mb",
+        type=float,
+        default=None,
+        help="the sandbox's encode cache (default: the sandbox's own default)",
+    )
+    parser.add_argument(
+        "--encode-workers",
+        type=int,
+        default=0,
+        help="the sandbox's encode workers (sandbox/server/encode_pool.py)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-dlt", action="store_true")
     args = parser.parse_args(argv)
 
-    sandbox = Sandbox(args.scale, args.latency_ms, args.seed, warm=args.warm_cache)
+    sandbox = Sandbox(
+        args.scale,
+        args.latency_ms,
+        args.seed,
+        warm=args.warm_cache,
+        encode_cache_mb=args.encode_cache_mb,
+        encode_workers=args.encode_workers,
+    )
     try:
         t0 = time.perf_counter()
         sandbox.wait()
@@ -275,6 +342,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             ours["server_throttled"] = server["throttled"]
             ours["efficiency"] = efficiency(ours["requests"], args.latency_ms, ours["wall_seconds"])
             ours["overhead"] = ours["requests"] / max(1, ours["minimum_requests"]) - 1
+            ours["server_peak_rss_mb"] = sandbox.peak_rss_mb()
+            ours["server_cache"] = server.get("encodeCache")
             runs.append(ours)
         peer = None
         if not args.skip_dlt:
@@ -297,6 +366,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "page_size": args.page_size,
         "details_page_size": details,
         "warm_cache": args.warm_cache,
+        "encode_cache_mb": args.encode_cache_mb,
+        "encode_workers": args.encode_workers,
         "cap": CAP,
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),

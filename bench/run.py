@@ -5,8 +5,10 @@
 
 Runs `reservoir run -q --mode full --scale <scale>` on an empty data directory (the sandbox in its
 own process, as the command starts it) and samples the command's process tree every
-`--interval` seconds from /proc: each process's peak RSS (`VmHWM`) and CPU seconds (user +
-system), labelled pipeline, sandbox or normaliser worker. From the run itself: the summary's rows
+`--interval` seconds from /proc: each process's peak RSS (`VmHWM`, and the second of the run it
+was reached, to a sample) and CPU seconds (user + system), labelled pipeline, sandbox,
+normaliser worker or warehouse build (a large lake's build runs in a child process,
+`pipelines/build_process.py`). From the run itself: the summary's rows
 and requests per table, and from the Dagster instance the seconds of each step (the lake's
 extraction, the warehouse build). Normaliser throughput is reservation documents per second of
 the `reservations` stream. Results: a table on stdout and JSON in bench/out/run-<scale>.json.
@@ -56,6 +58,10 @@ def _label(pid: int, root: int) -> str:
         return "?"
     if b"sandbox.process" in cmd:
         return "sandbox"
+    if b"spawn_main" in cmd:  # pipelines/build_process.py (the workers come from a forkserver)
+        return "warehouse build"
+    if b"resource_tracker" in cmd:
+        return "other"
     if b"multiprocessing" in cmd:
         return "normaliser worker"
     return "other"  # Dagster's compute-log tails and the like
@@ -149,7 +155,10 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             entry = seen.setdefault(pid, {"label": _label(pid, proc.pid), "first": time.time()})
             # a process that is exiting has no VmHWM any more: keep the largest seen
-            entry["peak_rss_mb"] = max(entry.get("peak_rss_mb", 0), round(sample[0] / 2**20))
+            peak = round(sample[0] / 2**20)
+            if peak > entry.get("peak_rss_mb", 0):  # when the peak was reached (to a sample)
+                entry["peak_at_s"] = round(time.perf_counter() - started, 1)
+            entry["peak_rss_mb"] = max(entry.get("peak_rss_mb", 0), peak)
             entry["cpu_s"] = max(entry.get("cpu_s", 0.0), round(sample[1], 1))
         time.sleep(args.interval)
     out, err = proc.communicate()
@@ -188,7 +197,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load average {result['load_average_start']} -> {result['load_average_end']}")
     for entry in result["processes"]:
         print(
-            f"  {entry['label']:<20} peak RSS {entry['peak_rss_mb']:>6} MB  CPU {entry['cpu_s']} s"
+            f"  {entry['label']:<20} peak RSS {entry['peak_rss_mb']:>6} MB "
+            f"(at {entry.get('peak_at_s', 0):>7.1f} s)  CPU {entry['cpu_s']} s"
         )
     print(
         f"requests {result['requests']}, lake rows {result['lake_rows']:,}, "

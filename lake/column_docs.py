@@ -166,6 +166,7 @@ TABLES: dict[str, dict[str, str]] = {
         "min_duration": "Shortest stay in nights the rate holds for (null: open).",
         "max_duration": "Longest stay in nights the rate holds for (null: open).",
         "applicable_days": "Weekdays of the nights it prices (null: every day).",
+        "remark": "The rate's free-text remark as the service sends it (not interpreted).",
     },
     "availability": {
         "resource_id": "Accommodation type (key part).",

@@ -14,6 +14,8 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from lake.parts import new_batch_id
 from lake.store import Lake
 
@@ -210,3 +212,18 @@ def mark_finance_read(lake: Lake, batch_id: str, tables: Iterable[str], day: dat
     row.update({t: day.isoformat() for t in tables})
     row.update(batch_id=batch_id, written_at=datetime.now(UTC).isoformat())
     return lake.write_state(FINANCE_STATE, batch_id, row)
+
+
+REFUSED_STATE = "refused_areas"  # streams of optional areas refused and not read since
+
+
+def refused_streams(lake: Lake) -> list[dict[str, Any]]:
+    """The streams of optional areas the service refused and no run has read in full since
+    (`assets.refusal` writes them): one dict per stream (stream, area, status, endpoint, said,
+    tables, since, what_to_do)."""
+    row = lake.read_state(REFUSED_STATE) or {}
+    return list(orjson.loads(row.get("streams") or "[]"))
+
+
+def write_refused_streams(lake: Lake, batch_id: str, streams: list[dict[str, Any]]) -> None:
+    lake.write_state(REFUSED_STATE, batch_id, {"streams": orjson.dumps(streams).decode()})

@@ -193,6 +193,7 @@ _table(
     col("maxDuration", "int"),
     col("applicableDays", "str_list"),
     col("status", "int", codes=RATE_STATUSES),
+    col("remark"),  # free text (real-service-notes, the rate model); landed, not interpreted
 )
 _table(
     "availability",

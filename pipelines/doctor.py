@@ -20,7 +20,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from assets.catalogue import SPECS
-from assets.endpoints import EndpointSpec
+from assets.endpoints import EndpointSpec, refused_area
 from pipelines.settings import Settings
 from service.api import RESERVATION_SECTIONS
 from service.errors import NotFound, ServiceError, ServiceUnavailable
@@ -74,6 +74,9 @@ class DoctorReport:
     endpoints: list[EndpointProbe] = field(default_factory=list)
     tables: list[TableOutlook] = field(default_factory=list)
     budget: dict[str, Any] = field(default_factory=dict)
+    # optional areas the credentials do not cover: area -> what was refused and what to ask for
+    # (a warning: a run lands the rest; `assets.areas`)
+    refused_areas: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -299,7 +302,16 @@ def outlooks(spec: EndpointSpec, probe: EndpointProbe) -> list[TableOutlook]:
         what = f"no {payer} lines" if partial and payer else "nothing"
         outlook = "degraded" if partial else "empty"
         put([target.table.name], outlook, f"{what}: section {section} {verdict}", True)
-    if probe.problem is not None:
+    area = refused_area(spec, probe.status) if probe.problem is not None else None
+    if area is not None:
+        name, optional, what = area
+        if optional:
+            why = f"optional area {name} refused: {probe.problem}; {what}. A run lands the rest "
+            put(tables, "not read", why + "and keeps what the lake has of it", False)
+        else:
+            why = f"core area {name} refused: {probe.problem}; {what}. The marts need it"
+            put(tables, "empty", why, True)
+    elif probe.problem is not None:
         also = f" (refused sections: {', '.join(refused)}; all are asked in one request)"
         put(tables, "empty", probe.problem + (also if refused else ""), True)
     if probe.skipped is not None:
@@ -391,5 +403,10 @@ async def _diagnose(settings: Settings, target: Any, transport: Any) -> DoctorRe
             report.endpoints = await Prober(client, today).probe_all(SPECS)
             for spec, probe in zip(SPECS, report.endpoints, strict=True):
                 report.tables.extend(outlooks(spec, probe))
+                area = refused_area(spec, probe.status) if probe.problem else None
+                if area is not None and area[1]:
+                    report.refused_areas.setdefault(
+                        area[0], f"{probe.endpoint} refused (HTTP {probe.status}); {area[2]}"
+                    )
         report.budget = budget(settings, client.stats, target.sandbox is not None)
     return report

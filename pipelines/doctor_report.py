@@ -101,9 +101,17 @@ def print_report(console: Console, report: DoctorReport) -> None:
         console.print(table)
     elif report.authenticated:
         say("lake tables:    every table can be filled")
+    for area, line in report.refused_areas.items():
+        say(f"[yellow]warning[/yellow]: optional area {escape(area)}: {escape(line)}")
     if report.budget:
         say(_budget_line(report.budget))
-    if report.ok:
+    if report.ok and report.refused_areas:
+        areas = ", ".join(report.refused_areas)
+        say(
+            f"[green]ready[/green], with warnings: the optional area(s) {escape(areas)} will not "
+            "be read; everything else works (exit code 0)"
+        )
+    elif report.ok:
         say("[green]ready[/green]: everything the pipeline needs works (exit code 0)")
     else:
         blocking = sum(1 for t in report.tables if t.blocking)

@@ -24,6 +24,7 @@ from pydantic import Field
 
 from assets import progress
 from assets.catalogue import CHILD_DESCRIPTIONS, SPECS
+from assets.endpoints import refused_area
 from assets.full import land_full
 from assets.guard import RemovalRefused
 from assets.landing import QuarantineRateExceeded
@@ -295,13 +296,22 @@ def _fail(
 ) -> None:
     """A full run whose streams partly failed: the others have landed; say which failed."""
     landed = ", ".join(sorted(report.landed)) or "none"
-    lines = [f"{name}: {exc}" for name, exc in failures.items()]
+    lines = [f"{name}: {exc}{_core_refusal(name, exc)}" for name, exc in failures.items()]
     context.log.error(f"streams landed: {landed}; failed: {'; '.join(lines)}")
     first = next(iter(failures.values()))
     raise dg.Failure(
         description="; ".join(lines),
         allow_retries=not isinstance(first, REFUSALS),
     ) from first
+
+
+def _core_refusal(stream: str, exc: Exception) -> str:
+    """What to ask for when the service refused a core stream's area (403 or 404)."""
+    spec = next((s for s in SPECS if s.name == stream), None)
+    area = refused_area(spec, getattr(exc, "status", None)) if spec is not None else None
+    if area is None:
+        return ""
+    return f" (the core area {area[0]}: the marts cannot be built without it; {area[2]})"
 
 
 def _lock_waits_logged(context: dg.AssetExecutionContext) -> progress.Listener:
@@ -348,6 +358,8 @@ def build_lake_assets() -> dg.AssetsDefinition:
             f"{report.mode} batch {report.batch_id}: {len(report.tables)} tables landed, "
             f"{report.requests} requests"
         )
+        for refusal in report.refused.values():
+            context.log.warning(f"refused area {refusal.line()}")
         yield from results(context, report, lake, selected)
 
     return _lake

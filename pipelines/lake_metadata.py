@@ -89,6 +89,14 @@ def _table_metadata(
         "seconds": round(landed.seconds, 3) if landed and root else 0.0,
         "dagster/column_schema": column_schema(table, lake.include_customer_pii),
     }
+    if (refusal := report.refused.get(spec.name)) is not None:  # an optional area refused
+        meta.update(
+            {
+                "refused_area": refusal.area,
+                "refused": refusal.line(),
+                "what_to_do": refusal.what_to_do,
+            }
+        )
     if landed and landed.files:  # a full extract's file details
         files = landed.files.get(table.name, [])
         meta.update(
@@ -170,6 +178,10 @@ def _report_metadata(report: RunReport) -> dict[str, Any]:
         "notes": dg.MetadataValue.json(report.notes),
         # the run's business date: the service's date (or an override), and where it came from
         "as_of": report.as_of.describe() if report.as_of else "",
+        # optional areas the service refused (`assets.refusal`): what was not read, and why
+        "refused_areas": dg.MetadataValue.json(
+            {name: r.as_dict() for name, r in report.refused.items()}
+        ),
     }
 
 

@@ -101,11 +101,17 @@ def service_target(
         return
     # The CLI is the sandbox's starter. Its own process keeps the world's memory and its GIL out
     # of the run's, so serving and landing use both cores (sandbox/process.py).
+    from sandbox.encode import READ_ONCE_CACHE_BYTES
     from sandbox.process import SandboxStartError, run_sandbox_process
     from sandbox.settings import SandboxSettings
 
+    # A run reads the world once: the encode cache needs room for read-ahead batches only
+    # (1 GiB would put a large world's sandbox over 3 GB; docs/benchmarks.md, session 10).
+    sandbox = SandboxSettings(
+        seed=seed, scale=scale, profile=profile, encode_cache_bytes=READ_ONCE_CACHE_BYTES
+    )
     try:
-        with run_sandbox_process(SandboxSettings(seed=seed, scale=scale, profile=profile)) as sb:
+        with run_sandbox_process(sandbox) as sb:
             yield ServiceTarget.from_sandbox(sb)
     except SandboxStartError as exc:  # only starting raises it
         raise RunError(f"{exc}; nothing was written") from None

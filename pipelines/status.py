@@ -32,6 +32,26 @@ def _cursor(settings: Settings) -> dict[str, Any] | None:
         return None
 
 
+def _refused(settings: Settings) -> list[str]:
+    """One line per optional area the service refused and no run has read since
+    (docs/areas.md): its streams, since when, and what to ask for."""
+    from lake.state import refused_streams
+    from lake.store import Lake
+
+    try:
+        streams = refused_streams(Lake(settings.lake_dir))
+    except Exception:  # an unreadable state file is reported, not fatal for status
+        return []
+    areas: dict[str, list[dict[str, Any]]] = {}
+    for item in streams:
+        areas.setdefault(str(item.get("area")), []).append(item)
+    return [
+        f"refused area: {area} ({', '.join(str(i.get('stream')) for i in items)}) since batch "
+        f"{items[0].get('since')}: {items[0].get('what_to_do')}; the lake keeps its last records"
+        for area, items in areas.items()
+    ]
+
+
 def _runs(settings: Settings) -> tuple[list[Any], int]:
     """Last runs and the requests they used today (UTC), from the instance's event log."""
     home = settings.dagster_home.resolve()
@@ -167,6 +187,8 @@ def print_status(settings: Settings, console: Console | None = None) -> None:
         )
     else:
         console.print("event cursor: none yet (the first `reservoir run` takes a full snapshot)")
+    for line in _refused(settings):
+        console.print(line, soft_wrap=True)
     records, used = _runs(settings)
     if records:
         runs = Table(title="last runs")

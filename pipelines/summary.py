@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from assets import progress
+from assets.refusal import READ_AGAIN
 from pipelines.settings import Settings
 
 RUN_LEVEL_ROW = "(read by no table)"  # event feed, reservation-id list, clock probe
@@ -57,6 +58,9 @@ class RunSummary:
 
     extra_requests: int = 0  # requests not attributed to a table (event reads, probes)
     checks: list[CheckLine] = field(default_factory=list)
+    # optional areas the service refused: stream -> what was not read, why, what to ask for
+    refused: dict[str, str] = field(default_factory=dict)
+    read_again: list[str] = field(default_factory=list)  # streams back after a refusal
 
     @property
     def failed_checks(self) -> list[CheckLine]:
@@ -173,6 +177,11 @@ def summarise(
             requests = 0 if stream in streams else int(meta.get("requests_used", 0) or 0)
             streams.add(stream)
             summary.extra_requests += int(meta.get("run_requests", 0) or 0)
+            if meta.get("refused"):
+                summary.refused[stream] = str(meta["refused"])
+            for note in meta.get("notes") or ():
+                if str(note).startswith(READ_AGAIN):
+                    summary.read_again.extend(str(note).removeprefix(READ_AGAIN).split(", "))
             summary.tables[key[-1]] = TableLine(
                 rows=rows,
                 quarantined=int(meta.get("quarantined_records", 0) or 0),
@@ -227,6 +236,12 @@ def print_summary(console: Console, summary: RunSummary, settings: Settings, sou
         str(quarantined),
     )
     console.print(table)
+    print_refused(console, summary.refused)
+    if summary.read_again:
+        console.print(
+            f"read again: {', '.join(summary.read_again)} answered again after a refusal and "
+            "were read in full (every change made meanwhile included)"
+        )
     if summary.models:
         console.print(f"warehouse: {len(summary.models)} models built")
     print_checks(console, summary.checks)
@@ -244,6 +259,17 @@ def print_summary(console: Console, summary: RunSummary, settings: Settings, sou
         f"dashboard:  reservoir dashboard   -> {(settings.data_dir / 'dashboard.html').resolve()}\n"
         f"Dagster UI: make dev   (http://127.0.0.1:3000, runs recorded in {settings.dagster_home.resolve()})"
     )
+
+
+def print_refused(console: Console, refused: dict[str, str]) -> None:
+    """The optional areas the service refused: one line per stream not read, with what to do."""
+    if not refused:
+        return
+    console.print(
+        f"refused:    {len(refused)} stream(s) of optional areas not read (the rest landed):"
+    )
+    for line in dict.fromkeys(refused[name] for name in sorted(refused)):
+        console.print(f"  {line}", soft_wrap=True)
 
 
 def print_checks(console: Console, checks: Sequence[CheckLine]) -> None:

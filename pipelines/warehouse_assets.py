@@ -8,7 +8,8 @@ of `warehouse.checks` are asset checks on their models.
 
 In every run mode the same asset runs: when the whole warehouse is selected it rebuilds the
 models that read the lake tables landed since the last build (`warehouse.refresh`: everything
-after a full landing or when no file exists yet, only the dependent models after a delta), and
+after a full landing or when no file exists yet, only the dependent models after a delta; in a
+child process when the lake is large, `pipelines.build_process`), and
 evaluates every selected check on the published file, rebuilt or not. A selection of some
 models builds exactly those.
 """
@@ -24,6 +25,7 @@ from typing import Any, Self
 import dagster as dg
 import duckdb
 
+from pipelines.build_process import refresh
 from pipelines.lake_metadata import lake_key
 from pipelines.partitions import (
     TENANTS,
@@ -34,10 +36,10 @@ from pipelines.partitions import (
 )
 from warehouse.build import build_warehouse, warehouse_path
 from warehouse.catalog import column_docs
-from warehouse.checks import CHECKS, run_check
+from warehouse.checks import CHECKS, CheckResult, CheckSpec, run_check
 from warehouse.models import Model, discover_models
 from warehouse.probe import model_columns, model_schemas
-from warehouse.refresh import refresh_warehouse
+from warehouse.refused import refused_by_model
 
 KEY_PREFIX = "warehouse"
 DEFAULT_RESOURCE_KEY = "warehouse"
@@ -102,6 +104,43 @@ def _jsonable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return json.loads(json.dumps(rows, default=str))
 
 
+def _refused(published: Path) -> dict[str, list[str]]:
+    """The refused optional areas each model reads (`warehouse.refused`); {} without a file."""
+    if not published.exists():
+        return {}
+    con = duckdb.connect(str(published), read_only=True)
+    try:
+        return refused_by_model(con)
+    finally:
+        con.close()
+
+
+def _check_result(
+    check: CheckSpec, outcome: CheckResult, key: dg.AssetKey, refused: dict[str, list[str]]
+) -> dg.AssetCheckResult:
+    """A check's result; on a model that reads a refused optional area it says so, and a
+    failure is a warning: the numbers are as complete as the credentials allow."""
+    metadata: dict[str, Any] = {
+        "failure_count": outcome.failure_count,
+        "sample": dg.MetadataValue.json(_jsonable(outcome.rows)),
+    }
+    reasons = refused.get(check.model)
+    if not reasons:
+        return dg.AssetCheckResult(
+            asset_key=key, check_name=check.name, passed=outcome.passed, metadata=metadata
+        )
+    metadata["refused_areas"] = "\n".join(reasons)
+    verdict = "passed" if outcome.passed else "failed, as a warning"
+    return dg.AssetCheckResult(
+        asset_key=key,
+        check_name=check.name,
+        passed=outcome.passed,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=f"{verdict}: {'; '.join(reasons)}",
+        metadata=metadata,
+    )
+
+
 def build_warehouse_assets(
     *, name: str = "warehouse_models", resource_key: str = DEFAULT_RESOURCE_KEY
 ) -> dg.AssetsDefinition:
@@ -132,12 +171,14 @@ def build_warehouse_assets(
         selected = {q for q, k in keys.items() if k in context.selected_asset_keys}
         as_of = date.fromisoformat(res.as_of) if res.as_of else None
         if selected == set(models):
-            result = refresh_warehouse(res.data_dir, as_of=as_of)
+            result = refresh(res.data_dir, as_of=as_of)  # a large lake: in a child process
         else:
             result = build_warehouse(Path(res.data_dir), only=selected, as_of=as_of)
         built = result.models if result is not None else {}
         if result is None:
             context.log.info("no lake table changed since the last build: models left as they are")
+        published = result.path if result is not None else warehouse_path(Path(res.data_dir))
+        refused = _refused(published)  # model -> the optional areas it reads that were refused
         for q, model in built.items():
             if q not in selected:
                 continue
@@ -149,6 +190,7 @@ def build_warehouse_assets(
                     "build_id": result.build_id,
                     "build_seconds": round(model.seconds, 3),
                     "path": str(result.path),
+                    **({"refused_areas": "\n".join(refused[q])} if q in refused else {}),
                 },
             )
         wanted = [
@@ -156,24 +198,12 @@ def build_warehouse_assets(
             for c in CHECKS.values()
             if dg.AssetCheckKey(keys[c.model], c.name) in context.selected_asset_check_keys
         ]
-        if not wanted:
-            return
-        published = result.path if result is not None else warehouse_path(Path(res.data_dir))
-        if not published.exists():
+        if not wanted or not published.exists():
             return
         con = duckdb.connect(str(published), read_only=True)
         try:
             for c in wanted:
-                outcome = run_check(con, c.name)
-                yield dg.AssetCheckResult(
-                    asset_key=keys[c.model],
-                    check_name=c.name,
-                    passed=outcome.passed,
-                    metadata={
-                        "failure_count": outcome.failure_count,
-                        "sample": dg.MetadataValue.json(_jsonable(outcome.rows)),
-                    },
-                )
+                yield _check_result(c, run_check(con, c.name), keys[c.model], refused)
         finally:
             con.close()
 

@@ -177,7 +177,10 @@ def _serve_child(fd: int, parent: int) -> None:
     server: uvicorn.Server | None = None
 
     def watch_parent() -> None:
-        stdin.read()  # returns at EOF: the parent closed the pipe or died
+        # until EOF (the parent closed the pipe or died); raw reads hold no lock of sys.stdin,
+        # which a forked encode worker closes as it starts (multiprocessing does)
+        while os.read(stdin.fileno(), 4096):
+            pass
         if server is None:
             os._exit(0)
         server.should_exit = True
@@ -189,6 +192,7 @@ def _serve_child(fd: int, parent: int) -> None:
     app = create_app(world, settings)
     if settings.warm_cache:
         app.state.service.warm_cache()
+    app.state.service.start_encode_pool(settings.encode_workers)  # forks: before the server
     server = uvicorn.Server(_config(app, settings, "warning"))
     original_startup = server.startup
 

@@ -21,6 +21,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
+from sandbox.areas import AreaRefusals
 from sandbox.encode import DEFAULT_CACHE_BYTES
 from sandbox.faults import Faults
 from sandbox.protocol import World
@@ -48,6 +49,11 @@ class SandboxHandle:
     def faults(self) -> Faults:
         """Change faults in-process: `handle.faults.configure({"http_500": 0.2})`."""
         return self.app.state.service.faults
+
+    @property
+    def areas(self) -> AreaRefusals:
+        """Refuse areas to the client in-process: `handle.areas.configure({"owners": 403})`."""
+        return self.app.state.service.areas
 
     def stats(self) -> dict[str, Any]:
         """The same figures as `GET /_admin/stats`, read in-process."""
@@ -170,6 +176,7 @@ def run_sandbox(
     app = create_app(world, settings)
     if settings.warm_cache:
         app.state.service.warm_cache()
+    app.state.service.start_encode_pool(settings.encode_workers)  # forks: before any thread
     sender = attach_webhooks(world, webhook_url, webhook_secret)
     sock = _bind(settings.host, settings.port)
     host, port = sock.getsockname()[:2]
@@ -218,6 +225,7 @@ def serve(
     app = create_app(world, settings)
     if settings.warm_cache:
         app.state.service.warm_cache()
+    app.state.service.start_encode_pool(settings.encode_workers)  # forks: before any thread
     sender = attach_webhooks(world, webhook_url, webhook_secret)
     sock = _bind(settings.host, settings.port)
     host, port = sock.getsockname()[:2]
@@ -258,6 +266,12 @@ def main(argv: list[str] | None = None) -> None:
         help="encoded records kept in memory (0 = no cache)",
     )
     parser.add_argument(
+        "--encode-workers",
+        type=int,
+        default=0,
+        help="processes that encode cold pages of the generated world (0: none)",
+    )
+    parser.add_argument(
         "--warm-cache", action="store_true", help="encode the pipeline's lists before serving"
     )
     parser.add_argument(
@@ -288,7 +302,19 @@ def main(argv: list[str] | None = None) -> None:
         metavar="NAME=RATE",
         help="opt-in fault, e.g. --fault http_503=0.05 (repeatable)",
     )
+    parser.add_argument(
+        "--refuse",
+        action="append",
+        default=[],
+        metavar="AREA=STATUS",
+        help="an area the client's credentials do not cover, e.g. --refuse owners=403 (no "
+        "permission) or --refuse companies=404 (module not enabled); repeatable",
+    )
     args = parser.parse_args(argv)
+    refused = {}
+    for item in args.refuse:
+        area, _, status = item.partition("=")
+        refused[area] = int(status or 403)
     faults = {}
     for item in args.fault:
         name, _, rate = item.partition("=")
@@ -302,9 +328,11 @@ def main(argv: list[str] | None = None) -> None:
         faults=faults,
         encode_cache_bytes=int(args.encode_cache_mb * 2**20),
         warm_cache=args.warm_cache,
+        encode_workers=args.encode_workers,
         late_event_share=args.late_event_share,
         late_event_lag_seconds=args.late_event_lag_seconds,
         profile=args.profile,
+        refused_areas=refused,
     )
     if args.client_secret:
         settings.client_secret = args.client_secret

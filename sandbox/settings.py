@@ -40,12 +40,18 @@ class SandboxSettings:
     encode_cache_bytes: int = DEFAULT_CACHE_BYTES  # encoded records kept per world generation
     encode_from_columns: bool = True  # False: render every record and encode it with orjson
     warm_cache: bool = False  # encode the pipeline's lists before serving (slower start)
+    # Processes forked after generation that encode cold pages of the generated world, until it
+    # first changes (sandbox/server/encode_pool.py); 0: all encoding in the server's process.
+    encode_workers: int = 0
     # Late-visible events (off by default): this share of the events made after generation gets
     # its eventId at change time but joins /events only once the world's clock has moved this
     # many seconds past its eventDate (sandbox/world/events.py).
     late_event_share: float = 0.0
     late_event_lag_seconds: float = 300.0
     profile: str = "default"  # one of PROFILES
+    # Areas the client's credentials do not cover (sandbox/areas.py): the first path segment
+    # under /service/v2 -> 403 (permission not granted) or 404 (module not enabled)
+    refused_areas: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:

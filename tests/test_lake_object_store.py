@@ -76,49 +76,6 @@ def _nights_mismatch(warehouse: Path, truth: pd.DataFrame) -> pd.DataFrame:
     ]
 
 
-def test_main_job_lands_the_lake_in_delta_tables_on_the_store(tmp_path: Path, aws_env: str) -> None:
-    url = f"s3://{BUCKET}/concern-a"
-    settings = Settings(data_dir=tmp_path / "data", lake_url=url)
-    with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
-        summary = run_pipeline(
-            settings,
-            mode="full",
-            quiet=True,
-            console=Console(file=open(os.devnull, "w")),  # noqa: SIM115
-            target=ServiceTarget.from_sandbox(handle),
-        )
-        truth = handle.world.ground_truth()["nights"]
-    bad = _nights_mismatch(settings.warehouse_path, truth)
-    assert bad.empty, bad.head(20).to_string()
-    assert int(truth["nights_sold"].sum()) > 1000
-
-    from deltalake import DeltaTable
-
-    remote = DeltaRemote(url)
-    stored = set(remote.tables())
-    landed = {name for name, line in summary.tables.items() if line.rows}
-    assert landed <= stored, landed - stored
-    assert "_state/source" in stored  # the run state is on the store too
-    local = Lake(settings.lake_dir)
-    for name in ("reservations", "bill_lines", "units"):
-        table = DeltaTable(remote.uri(name), storage_options=remote.options)
-        assert table.count() == summary.tables[name].rows > 0
-        # The cache holds exactly the store's current files.
-        cached = {p.name for p in local.files(name)}
-        assert cached == {u.rsplit("/", 1)[1] for u in table.file_uris()}
-
-    # A data directory started empty gets the same lake back from the store.
-    fresh = Lake(tmp_path / "fresh" / "lake", DeltaRemote(url))
-    fresh.pull()
-    for name in ("reservations", "reserved_resources", "customers", "journal_entries"):
-        assert TABLES[name].key
-        key = list(TABLES[name].key)
-        a = local.current(name).to_pandas().sort_values(key).reset_index(drop=True)
-        b = fresh.current(name).to_pandas().sort_values(key).reset_index(drop=True)
-        pd.testing.assert_frame_equal(a, b, check_dtype=False)
-    assert fresh.read_state("source") == local.read_state("source")
-
-
 def _channels(batch: str, ids: list[int], kind: str) -> Any:
     """Rows of `distribution_channels` as one batch writes them."""
     import pyarrow as pa
@@ -354,9 +311,17 @@ def test_compaction_on_the_store_is_one_overwrite_the_cache_follows(
     assert len(fresh.quarantine_files(name)) == 1
 
 
-def test_the_event_feed_applies_changes_to_the_store(tmp_path: Path, aws_env: str) -> None:
-    """`reservoir run` as a newcomer runs it (bootstrap, then the event feed) against the store:
-    after a day of changes in the sandbox, the incremental run's marts equal ground truth."""
+def test_the_main_job_lands_delta_tables_and_the_event_feed_applies_changes_to_the_store(
+    tmp_path: Path, aws_env: str
+) -> None:
+    """`reservoir run` as a newcomer runs it (bootstrap, then the event feed) against the store.
+    The bootstrap commits every landed table as a Delta table (and the run state), the cache
+    holds exactly the store's files, and a data directory started empty gets the same lake
+    back; after a day of changes in the sandbox, the incremental run's marts equal ground
+    truth. (One test for both: each landing is a whole run, most of it fixed cost; a full
+    `--mode full` run on the store is test_sigkill_during_commits_to_the_store_....)"""
+    from deltalake import DeltaTable
+
     url = f"s3://{BUCKET}/feed"
     settings = Settings(data_dir=tmp_path / "data", lake_url=url)
     quiet = Console(file=open(os.devnull, "w"))  # noqa: SIM115
@@ -364,13 +329,38 @@ def test_the_event_feed_applies_changes_to_the_store(tmp_path: Path, aws_env: st
         target = ServiceTarget.from_sandbox(handle)
         first = run_pipeline(settings, quiet=True, console=quiet, target=target)
         assert first.mode == "bootstrap"
+
+        remote = DeltaRemote(url)
+        stored = set(remote.tables())
+        landed = {name for name, line in first.tables.items() if line.rows}
+        assert landed <= stored, landed - stored
+        assert "_state/source" in stored  # the run state is on the store too
+        local = Lake(settings.lake_dir)
+        for name in ("reservations", "bill_lines", "units"):
+            table = DeltaTable(remote.uri(name), storage_options=remote.options)
+            assert table.count() == first.tables[name].rows > 0
+            # The cache holds exactly the store's current files.
+            cached = {p.name for p in local.files(name)}
+            assert cached == {u.rsplit("/", 1)[1] for u in table.file_uris()}
+        # A data directory started empty gets the same lake back from the store.
+        fresh = Lake(tmp_path / "fresh" / "lake", DeltaRemote(url))
+        fresh.pull()
+        for name in ("reservations", "reserved_resources", "customers", "journal_entries"):
+            assert TABLES[name].key
+            key = list(TABLES[name].key)
+            a = local.current(name).to_pandas().sort_values(key).reset_index(drop=True)
+            b = fresh.current(name).to_pandas().sort_values(key).reset_index(drop=True)
+            pd.testing.assert_frame_equal(a, b, check_dtype=False)
+        assert fresh.read_state("source") == local.read_state("source")
+
         handle.world.advance(hours=24)
         second = run_pipeline(settings, quiet=True, console=quiet, target=target)
         assert second.mode == "incremental"
         truth = handle.world.ground_truth()["nights"]
     bad = _nights_mismatch(settings.warehouse_path, truth)
     assert bad.empty, bad.head(20).to_string()
+    assert int(truth["nights_sold"].sum()) > 1000
     # The store holds the cursor the feed moved (an empty data directory would continue there).
-    fresh = Lake(tmp_path / "fresh" / "lake", DeltaRemote(url))
+    fresh = Lake(tmp_path / "fresh-after" / "lake", DeltaRemote(url))
     cursor = fresh.read_state("event_cursor")
     assert cursor is not None and cursor == Lake(settings.lake_dir).read_state("event_cursor")

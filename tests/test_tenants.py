@@ -1,15 +1,17 @@
-"""Tenants (RESERVOIR_TENANTS_FILE): three concerns from one tenants file, three sandboxes with
-different seeds (one serving faults), into one S3-compatible lake (moto) and one Dagster
-instance on PostgreSQL; each tenant's marts equal its sandbox's ground truth, the group
-warehouse's marts equal the sum of the tenants', and a fourth tenant whose credentials are
-wrong fails alone with its message while the others land. Then the tenants file's errors, each
-naming the file, the tenant and what to do."""
+"""Tenants (RESERVOIR_TENANTS_FILE): concerns from one tenants file, sandboxes with different
+seeds (one serving faults), into one S3-compatible lake (moto) and one Dagster instance on
+PostgreSQL; each tenant's marts equal its sandbox's ground truth, the group warehouse's marts
+equal the sum of the tenants', and a tenant whose credentials are wrong fails alone with its
+message while the others land. The default suite lands two good tenants (the smallest set in
+which a group sum adds anything) and the failing one; `make chaos` lands three good ones. Then
+the tenants file's errors, each naming the file, the tenant and what to do."""
 
 from __future__ import annotations
 
 import os
 import textwrap
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -42,20 +44,10 @@ from warehouse.group import group_columns, group_docs
 
 BUCKET = "tenants"
 FAULTS = {"http_503": 0.05, "drop": 0.05, "truncate": 0.05}
-TENANTS_TOML = """\
-[[tenant]]
-name = "north"
-sandbox_seed = 7
-
-[[tenant]]
-name = "south"
-sandbox_seed = 11
-
-[[tenant]]
-name = "coast"
-sandbox_seed = 23
-sandbox_faults = {{ http_503 = 0.05, drop = 0.05, truncate = 0.05 }}
-
+# name -> (seed, faults) of the good tenants' sandboxes: `coast` is served faults.
+GOOD = {"north": (7, {}), "south": (11, {}), "coast": (23, FAULTS)}
+# A real service (north's sandbox) and its client, with a secret that is not its own.
+WRONG_TOML = """\
 [[tenant]]
 name = "wrong"
 base_url = "{base_url}"
@@ -64,8 +56,14 @@ client_secret_env = "WRONG_TENANT_SECRET"
 scope = "{scope}"
 """
 TRUTH_MARTS = ("revenue_daily", "channel_mix_monthly")
-# The three-tenant landing is built once (module fixture): its tests stay on one xdist worker.
+# The landing is built once per tenant set (module fixture): its tests stay on one xdist worker.
 pytestmark = pytest.mark.xdist_group("tenants")
+# Each tenant's landing is a whole run (most of it Dagster's and the warehouse's fixed cost, not
+# the world's size): the default suite lands two good tenants, `make chaos` three.
+TENANT_SETS = [
+    pytest.param(("north", "coast"), id="two"),
+    pytest.param(("north", "south", "coast"), id="three", marks=pytest.mark.chaos),
+]
 
 
 @dataclass
@@ -76,19 +74,38 @@ class Landed:
     lake_url: str
     pg_url: str
 
+    @property
+    def good(self) -> tuple[str, ...]:
+        return tuple(self.handles)
 
-@pytest.fixture(scope="module")
-def landed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Landed]:
+
+def _toml(name: str) -> str:
+    seed, faults = GOOD[name]
+    text = f'[[tenant]]\nname = "{name}"\nsandbox_seed = {seed}\n'
+    if faults:
+        rates = ", ".join(f"{k} = {v}" for k, v in faults.items())
+        text += f"sandbox_faults = {{ {rates} }}\n"
+    return text + "\n"
+
+
+@pytest.fixture(scope="module", params=TENANT_SETS)
+def landed(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Landed]:
+    good: tuple[str, ...] = request.param
     tmp = tmp_path_factory.mktemp("tenants")
     saved = {k: os.environ.get(k) for k in _ENV_TOUCHED}
-    with (
-        s3_server() as endpoint,
-        postgres_cluster() as pg_url,
-        run_sandbox(SandboxSettings(seed=7, scale="small")) as north,
-        run_sandbox(SandboxSettings(seed=11, scale="small")) as south,
-        run_sandbox(SandboxSettings(seed=23, scale="small", faults=FAULTS)) as coast,
-        run_sandbox(SandboxSettings(seed=5, scale="small")) as elsewhere,
-    ):
+    with ExitStack() as stack:
+        endpoint = stack.enter_context(s3_server())
+        pg_url = stack.enter_context(postgres_cluster())
+        handles = {
+            name: stack.enter_context(
+                run_sandbox(
+                    SandboxSettings(seed=GOOD[name][0], scale="small", faults=GOOD[name][1])
+                )
+            )
+            for name in good
+        }
         make_bucket(endpoint, BUCKET)
         os.environ.update(
             {
@@ -101,15 +118,14 @@ def landed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Landed]:
         )
         try:
             path = tmp / "tenants.toml"
+            north = handles["north"]
             path.write_text(
-                TENANTS_TOML.format(
-                    base_url=elsewhere.base_url, client_id=elsewhere.client_id, scope="SBX"
-                )
+                "".join(_toml(n) for n in good)
+                + WRONG_TOML.format(base_url=north.base_url, client_id=north.client_id, scope="SBX")
             )
             tenants = load_tenants(path)
             lake_url = f"s3://{BUCKET}/group"
             base = Settings(data_dir=tmp / "data", lake_url=lake_url, dagster_pg_url=pg_url)
-            handles = {"north": north, "south": south, "coast": coast}
             # The test holds the tenants' sandboxes (their worlds are the truth); the file's
             # seeds and faults are the ones they were started with.
             for t in tenants:
@@ -152,7 +168,7 @@ def test_the_wrong_credentials_fail_alone_with_their_message(landed: Landed) -> 
     message = outcomes["wrong"].error or ""
     assert "credential" in message.lower() or "401" in message, message
     assert "not-the-secret" not in message
-    assert all(outcomes[n].ok for n in ("north", "south", "coast"))
+    assert all(outcomes[n].ok for n in landed.good)
     assert not (landed.base.data_dir / "tenant=wrong" / "warehouse.duckdb").exists()
     # The faults were served to `coast` and retried through.
     injected = landed.handles["coast"].stats()["faults"]["injected"]
@@ -182,8 +198,12 @@ def _mart(warehouse: Path, name: str) -> pd.DataFrame:
 
 @pytest.mark.sandbox
 @pytest.mark.slow
-@pytest.mark.parametrize("tenant", ["north", "south", "coast"])
-def test_each_tenants_marts_equal_its_sandboxs_truth(landed: Landed, tenant: str) -> None:
+def test_each_tenants_marts_equal_its_sandboxs_truth(landed: Landed) -> None:
+    for tenant in landed.good:
+        _assert_marts_equal_truth(landed, tenant)
+
+
+def _assert_marts_equal_truth(landed: Landed, tenant: str) -> None:
     warehouse = landed.base.data_dir / f"tenant={tenant}" / "warehouse.duckdb"
     truth = _truth(landed.handles[tenant], warehouse)
     for name in TRUTH_MARTS:
@@ -213,7 +233,7 @@ def test_every_lake_row_carries_its_tenant_on_the_store_and_in_the_cache(landed:
                 {"p": pattern},
             ).fetchall()
         )
-    assert set(counts) == {"north", "south", "coast"}
+    assert set(counts) == set(landed.good)
     outcomes = {o.tenant: o for o in landed.run.outcomes}
     for name, rows in counts.items():
         summary = outcomes[name].summary
@@ -225,7 +245,7 @@ def test_every_lake_row_carries_its_tenant_on_the_store_and_in_the_cache(landed:
     os.environ["DAGSTER_HOME"] = str(landed.base.dagster_home.resolve())
     instance = dg.DagsterInstance.get()
     assert "postgres" in type(instance.run_storage).__name__.lower()
-    for name in ("north", "south", "coast"):
+    for name in landed.good:
         runs = instance.get_run_records(filters=dg.RunsFilter(tags={TENANT_TAG: name}))
         assert len(runs) == 1 and runs[0].dagster_run.is_success, name
     assert not instance.get_run_records(filters=dg.RunsFilter(tags={TENANT_TAG: "wrong"}))
@@ -233,7 +253,7 @@ def test_every_lake_row_carries_its_tenant_on_the_store_and_in_the_cache(landed:
 
 def _sum_of_tenants(landed: Landed, sql: str) -> pd.DataFrame:
     frames = []
-    for name in ("north", "south", "coast"):
+    for name in landed.good:
         path = landed.base.data_dir / f"tenant={name}" / "warehouse.duckdb"
         with duckdb.connect(str(path), read_only=True) as con:
             frames.append(_frame(con, sql))
@@ -255,11 +275,7 @@ def _group(landed: Landed, sql: str) -> pd.DataFrame:
 @pytest.mark.sandbox
 @pytest.mark.slow
 def test_the_group_marts_equal_the_sum_of_the_tenants(landed: Landed) -> None:
-    assert landed.run.group is not None and set(landed.run.group.tenants) == {
-        "north",
-        "south",
-        "coast",
-    }
+    assert landed.run.group is not None and set(landed.run.group.tenants) == set(landed.good)
     parts = _sum_of_tenants(
         landed,
         "select date_day, sum(nights_available) as a, sum(nights_sold) as s "
@@ -308,7 +324,7 @@ def test_the_group_marts_equal_the_sum_of_the_tenants(landed: Landed) -> None:
 
     # Every row of the stacked tenant marts carries its tenant; every column is described.
     tenants = _group(landed, "select distinct tenant from tenants.revenue_daily")
-    assert set(tenants["tenant"]) == {"north", "south", "coast"}
+    assert set(tenants["tenant"]) == set(landed.good)
     with duckdb.connect(str(landed.run.group.path), read_only=True) as con:
         docs = group_docs(group_columns(con))
     undescribed = [f"{t}.{c}" for t, cols in docs.items() for c, text in cols.items() if not text]

@@ -28,6 +28,7 @@ from warehouse.lake import attach_lake, detach_lake
 from warehouse.macros import KPI_WINDOW, MACROS
 from warehouse.maintain import forget_lake_files, record_build
 from warehouse.models import LAYERS, Model, discover_models, downstream, resolve, upstream
+from warehouse.refused import write_refused_areas
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 LAKE_DIR = "lake"
@@ -171,6 +172,7 @@ def prepare(
         con.execute(macro)
     for schema in SCHEMAS:
         con.execute(f"create schema if not exists {quote_ident(schema)}")
+    write_refused_areas(con, data_dir / LAKE_DIR)  # optional areas refused (warehouse.refused)
     return lake_files
 
 

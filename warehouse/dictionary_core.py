@@ -42,6 +42,11 @@ CORE: dict[str, dict[str, str]] = {
         "currency_code": "A reporting currency of marts.revenue_daily: a location's company "
         "currency, or a currency sold or kept as cancellation compensation in the reporting range.",
     },
+    "core.dim_pace_currencies": {
+        "currency_code": "A currency of marts.booking_pace's grid: of a guest stay night on the "
+        "books or cancelled, or of a reservation whose history holds an on-the-books guest "
+        "version with nights.",
+    },
     "core.dim_distribution_channels": {
         "parent_distribution_channel_id": "Parent channel (null at the top).",
     },

@@ -156,6 +156,8 @@ def lake_inputs(model: Model) -> set[str]:
 
 
 _COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
+_AFFECTED = re.compile(r"\baffected_keys\b")
+_QUERY = re.compile(r"^select\s", re.IGNORECASE)
 
 
 def _swap(sql: str, swaps: dict[str, str]) -> str:
@@ -288,12 +290,16 @@ class Maintainer:
         selects = []
         for source, relation in sorted(changed.items()):
             expr = inc.expression(source)
-            value = f"unnest({expr})" if expr.startswith("[") else expr  # type: ignore[union-attr]
+            assert expr is not None
+            rows = f"with changed_rows as (select * from {quote_ident(relation)})"
+            if _QUERY.match(expr):  # a query over all the changed rows at once
+                selects.append(f"select * from ({rows} {expr}) as q(k)")
+                continue
+            value = f"unnest({expr})" if expr.startswith("[") else expr
             # `changed` is one changed row; `changed_rows` all of them (a diff holds the old and
             # the new version of a row: an expression can ask whether the columns it reads moved)
             selects.append(
-                f"select * from (with changed_rows as (select * from {quote_ident(relation)}) "
-                f"select {value} as k from changed_rows as changed)"
+                f"select * from ({rows} select {value} as k from changed_rows as changed)"
             )
         self.con.execute(
             f"create or replace temp table {keys} as select distinct k from "
@@ -313,9 +319,10 @@ class Maintainer:
         guard = self.con.execute(inc.guard).fetchall() if inc.guard else None
         if not inc.sources:
             sql = self._narrowed(model, match)
-        elif inc.narrow:  # each declared input read where its column holds an affected key
+        elif inc.narrow or inc.narrows:
             swaps: dict[str, str] = {}
-            for source, column in inc.sources:
+            # each declared input read where its column holds an affected key
+            for source, column in inc.sources if inc.narrow else ():
                 if not _COLUMN.match(column):
                     continue
                 on = match.replace(key, quote_ident(column))
@@ -324,6 +331,10 @@ class Maintainer:
                     lake_table = source.removeprefix("lake.")
                     current = narrowed_current_sql(lake_table, column, on)
                     swaps[f"lake_current.{lake_table}"] = f"({current})"
+            # an input read by the condition its `incremental narrows` line gives
+            for source, condition in inc.narrows:
+                on = _AFFECTED.sub(f"(select k from {keys})", condition)
+                swaps[source] = f"(select * from {source} where {on})"
             sql = _swap(model.sql, swaps)
         else:
             sql = model.sql

@@ -14,7 +14,9 @@ The first form: every input (model or lake table) that changed is mapped to the 
 column of the same name. The second names, per input, the SQL expression over that input's
 changed rows (`changed`) that gives the key values it touches (a list expression `[a, b]` gives
 several, as does `unnest(...)`; e.g. the reservations a customer merge touches, in
-`core/fct_reservations.sql`);
+`core/fct_reservations.sql`; an expression that starts with `select` is a query over all the
+changed rows at once, `changed_rows`, whose one column gives the keys: e.g. the types of the
+unit nights that changed within the window, in `marts/orphan_nights.sql`);
 an input that changed and is not named makes the model rebuild whole. The expression sees the
 changed row as `changed` and every changed row as `changed_rows`; a model rebuilt whole that a
 reader names reports as changed the rows its old and new table do not share (both versions of
@@ -28,6 +30,14 @@ refresh reads every input that has the key column for the affected keys only. Th
 filters only the model's output, unless the header adds `-- incremental narrows its inputs`: then
 each named input whose expression is a plain column is read where that column holds an affected
 key (the same promise; name an unchanged input such as `core.dim_dates: date_day` to narrow it).
+When a key's rows need an input's rows by a condition that is not "its column holds the key" (a
+date 364 days on, the nights of a stay, the reservations of a month), one line per input says it:
+
+    -- incremental narrows core.fct_stay_nights: night_date in affected_keys or night_date + 364 in affected_keys
+
+where `affected_keys` is the set of affected key values (one column, `k`); every reference to
+that input is then read through the condition. The condition must keep every row that any
+affected key's rows depend on (a whole reservation when the model looks across its versions).
 """
 
 from __future__ import annotations
@@ -48,6 +58,7 @@ _INCREMENTAL = re.compile(
 )
 _GUARD = re.compile(r"^--\s*incremental guard:\s*(.+)$")
 _NARROW = re.compile(r"^--\s*incremental narrows its inputs\s*$")
+_NARROWS = re.compile(r"^--\s*incremental narrows ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)\s*:\s*(.+)$")
 
 
 @dataclass(frozen=True)
@@ -56,12 +67,15 @@ class Incremental:
 
     `sources`: input (`layer.name` or `lake.<table>`) -> SQL expression over its changed rows
     giving the key values; empty means every input maps by the key column's own name.
+    `narrows`: input (`layer.name`) -> SQL condition on its rows that the refresh reads it by
+    (`affected_keys` in it is the affected key values, one column `k`).
     """
 
     key: str
     sources: tuple[tuple[str, str], ...] = ()
     guard: str | None = None
     narrow: bool = False
+    narrows: tuple[tuple[str, str], ...] = ()
 
     def expression(self, source: str) -> str | None:
         """The key expression over `source`'s changed rows; None if it is not a keyed input."""
@@ -93,7 +107,7 @@ def _header(sql: str) -> str:
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
-        if _INCREMENTAL.match(line) or _GUARD.match(line) or _NARROW.match(line):
+        if any(p.match(line) for p in (_INCREMENTAL, _GUARD, _NARROW, _NARROWS)):
             continue
         lines.append(line[2:].strip())
     return " ".join(x for x in lines if x)
@@ -105,6 +119,7 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
     sources: list[tuple[str, str]] = []
     guard: list[str] = []
     narrow = False
+    narrows: list[tuple[str, str]] = []
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
@@ -116,11 +131,15 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
             guard.append(found.group(1).strip())  # a long guard continues on the next line
         elif _NARROW.match(line.strip()):
             narrow = True
+        elif found := _NARROWS.match(line.strip()):
+            narrows.append((found.group(1), found.group(2).strip()))
     if not keys:
         return None
     if len(keys) > 1:
         raise ValueError(f"{where}: one incremental key per model, not {sorted(keys)}")
-    return Incremental(keys.pop(), tuple(sources), " ".join(guard) or None, narrow)
+    if narrows and not sources:
+        raise ValueError(f"{where}: `incremental narrows <input>:` needs the `from` form")
+    return Incremental(keys.pop(), tuple(sources), " ".join(guard) or None, narrow, tuple(narrows))
 
 
 def parse_model(path: Path) -> Model:

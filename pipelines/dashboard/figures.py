@@ -71,6 +71,21 @@ def shift_year(key: Any) -> Any:
     return key.replace(year=key.year + 1)
 
 
+def _last_year_line(
+    name: str, keys: list[Any], values: list[Any], colour: str, hover: str, mode: str
+) -> dict[str, Any]:
+    """The dotted comparison line of last year's figures on this year's axis."""
+    return {
+        "type": "scatter",
+        "mode": mode,
+        "name": name,
+        "x": [k.isoformat() for k in keys],
+        "y": values,
+        "line": {"color": colour, "dash": "dot"},
+        "hovertemplate": hover,
+    }
+
+
 def occupancy_months(now: Answer, ly: Answer, links: dict[str, str]) -> Figure:
     this, last = _single(now), {shift_year(k): v for k, v in _single(ly).items()}
     months = sorted(this)
@@ -84,15 +99,14 @@ def occupancy_months(now: Answer, ly: Answer, links: dict[str, str]) -> Figure:
                 "marker": {"color": PALETTE[0]},
                 "hovertemplate": "%{y:.1%}",
             },
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": "Last year",
-                "x": [m.isoformat() for m in months],
-                "y": [last.get(m) for m in months],
-                "line": {"color": LY_COLOUR, "dash": "dot"},
-                "hovertemplate": "%{y:.1%}",
-            },
+            _last_year_line(
+                "Last year",
+                months,
+                [last.get(m) for m in months],
+                LY_COLOUR,
+                "%{y:.1%}",
+                "lines+markers",
+            ),
         ],
         "layout": _layout(
             "Occupancy by month, against last year", percent=True, xaxis={"type": "date"}
@@ -119,15 +133,14 @@ def money_months(now: Answer, ly: Answer, title: str, links: dict[str, str]) -> 
             }
         )
         data.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": f"{currency} last year",
-                "x": [m.isoformat() for m in months],
-                "y": [previous.get(m) for m in months],
-                "line": {"color": colour, "dash": "dot"},
-                "hovertemplate": f"{currency} %{{y:,.2f}}",
-            }
+            _last_year_line(
+                f"{currency} last year",
+                months,
+                [previous.get(m) for m in months],
+                colour,
+                f"{currency} %{{y:,.2f}}",
+                "lines+markers",
+            )
         )
     return {
         "data": data,
@@ -149,15 +162,14 @@ def nights(occupancy: Answer, occupancy_ly: Answer, adr: Answer) -> Figure:
             "marker": {"color": PALETTE[0]},
             "hovertemplate": "%{y:.1%}",
         },
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "name": "Occupancy, same weekday last year",
-            "x": [d.isoformat() for d in days],
-            "y": [ly.get(_minus(d)) for d in days],
-            "line": {"color": LY_COLOUR, "dash": "dot"},
-            "hovertemplate": "%{y:.1%}",
-        },
+        _last_year_line(
+            "Occupancy, same weekday last year",
+            days,
+            [ly.get(_minus(d)) for d in days],
+            LY_COLOUR,
+            "%{y:.1%}",
+            "lines",
+        ),
     ]
     for i, (currency, values) in enumerate(sorted(_by_currency(adr).items())):
         data.append(
@@ -202,15 +214,14 @@ def cancellations(now: Answer, ly: Answer) -> Figure:
                 "line": {"color": PALETTE[3]},
                 "hovertemplate": "%{y:.1%}",
             },
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": "Last year",
-                "x": [m.isoformat() for m in months],
-                "y": [last.get(m) for m in months],
-                "line": {"color": LY_COLOUR, "dash": "dot"},
-                "hovertemplate": "%{y:.1%}",
-            },
+            _last_year_line(
+                "Last year",
+                months,
+                [last.get(m) for m in months],
+                LY_COLOUR,
+                "%{y:.1%}",
+                "lines+markers",
+            ),
         ],
         "layout": _layout(
             "Cancellation rate by booking month, against last year",

@@ -10,7 +10,7 @@ in-flight requests before routing and break responses on purpose):
 throttle -> latency -> faults (429/5xx) -> token check -> slow -> handler -> drop/truncate.
 Handlers do their work in the thread pool under `world.lock`, because a scan over 1.5M records
 must not stall the event loop (which would also stall every other request's latency sleep).
-List pages use a thread of their own (see `ServiceBase.__init__`).
+List pages use a thread of their own (see `ServiceBase.__init__`; one more per encode worker).
 
 Modules:
 
@@ -19,6 +19,8 @@ Modules:
 - `routes`: `Service`, the route table combining the handler groups below;
 - `base`: `ServiceBase`, the state the groups share (tokens, faults, stats, encode cache);
 - `pages`: paged lists and single records (the hot path of a full read);
+- `encode_pool`: encode workers, forked copies of the generated world that encode cold batches
+  until the world first changes (`SandboxSettings.encode_workers`);
 - `views`: endpoint-specific filters, record sources and views, `warm_cache`;
 - `handlers`: token, reservation bills/subjects/writes, availability, `/openapi.json`;
 - `admin`: `/_admin/...`;

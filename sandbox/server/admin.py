@@ -21,7 +21,18 @@ class AdminHandlers(ServiceBase):
         return json_response({"status": "ok", "now": self.world.now.isoformat()})
 
     async def admin_stats(self, request: Request) -> Response:
-        return json_response({**self.stats.snapshot(), "faults": self.faults.describe()})
+        cache = await run_in_threadpool(self._cache_stats)
+        return json_response(
+            {**self.stats.snapshot(), "faults": self.faults.describe(), "encodeCache": cache}
+        )
+
+    def _cache_stats(self) -> dict[str, Any]:
+        with self.world.lock:  # the page threads change the cache under it
+            pool = self.encode_pool
+            return {
+                **self.cache.describe(),
+                "pool": pool.describe() if pool is not None else None,
+            }
 
     async def admin_stats_reset(self, request: Request) -> Response:
         self.stats.reset()
@@ -65,3 +76,14 @@ class AdminHandlers(ServiceBase):
             except ValueError as exc:
                 raise ApiError(400, "INVALID_FAULTS", str(exc)) from None
         return json_response(self.faults.describe())
+
+    async def admin_areas(self, request: Request) -> Response:
+        """The areas refused to the client (sandbox/areas.py); POST `{"owners": 403}` sets them
+        (`{}`: none)."""
+        if request.method == "POST":
+            body = await self._json_body(request)
+            try:
+                self.areas.configure(body)
+            except (TypeError, ValueError) as exc:
+                raise ApiError(400, "INVALID_AREAS", str(exc)) from None
+        return json_response(self.areas.describe())

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.routing import Match, Route
 from starlette.types import Scope
 
+from sandbox.areas import AreaRefusals
 from sandbox.auth import Credentials, TokenStore
 from sandbox.encode import DEFAULT_CACHE_BYTES, RecordCache
 from sandbox.faults import NO_FAULTS, FaultDecision, Faults, malform
@@ -17,6 +18,7 @@ from sandbox.filters import INT, UNKNOWN, infer_types
 from sandbox.openapi import Endpoint, template
 from sandbox.protocol import COLLECTIONS, Record, World
 from sandbox.server.common import PAYER_TYPES, TEMPLATE_CACHE_SIZE, ApiError
+from sandbox.server.encode_pool import EncodePool
 from sandbox.server.encoding import View, plain_view
 from sandbox.server.stats import Stats
 
@@ -64,12 +66,14 @@ class ServiceBase:
             malformed_fraction=settings.malformed_fraction,
         )
         self.stats = Stats()
+        self.areas = AreaRefusals(getattr(settings, "refused_areas", None))
         self.cache = RecordCache(getattr(settings, "encode_cache_bytes", DEFAULT_CACHE_BYTES))
         # List pages are built in one thread of their own: they take the world's lock anyway,
         # and a cold read's encoding then reuses one thread's malloc and Arrow heaps instead of
         # growing (and page-faulting in) a heap per pool thread, which cost ~1 s of kernel time
         # per medium full read.
         self._pages = ThreadPoolExecutor(1, thread_name_prefix="sandbox-pages")
+        self.encode_pool: EncodePool | None = None  # see start_encode_pool
         # encode frozen records from the world's columns (same bytes as rendering them)
         self.from_columns = getattr(settings, "encode_from_columns", True)
         self._types: dict[str, dict[str, str]] = {}
@@ -92,9 +96,23 @@ class ServiceBase:
         self._types[collection] = types
         return types
 
+    def start_encode_pool(self, workers: int) -> EncodePool | None:
+        """Fork `workers` processes that encode cold batches of the generated world (before the
+        server starts: no server thread may exist yet; sandbox/server/encode_pool.py). The
+        strict profile shapes records in the server's process and gets none."""
+        if workers <= 0 or self.strict or self.encode_pool is not None:
+            return None
+        self.encode_pool = EncodePool(self, workers)
+        # one page thread per worker and one to select pages while they encode
+        self._pages.shutdown(wait=True)
+        self._pages = ThreadPoolExecutor(1 + workers, thread_name_prefix="sandbox-pages")
+        return self.encode_pool
+
     def close(self) -> None:
-        """Let the page thread go (the server has stopped)."""
+        """Let the page threads and the encode workers go (the server has stopped)."""
         self._pages.shutdown(wait=False)
+        if self.encode_pool is not None:
+            self.encode_pool.retire("the server stopped")
 
     def plain_view(self, collection: str) -> View:
         return plain_view(collection, from_columns=self.from_columns)

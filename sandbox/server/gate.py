@@ -91,6 +91,13 @@ class ServiceGate:
         if "token_expire" in decision:
             await _send_error(send, 401, "TOKEN_EXPIRED", "access token expired")
             return
+        # a valid token whose user may not read this area (sandbox/areas.py)
+        refused = service.areas.decide(
+            scope["path"].removeprefix(SERVICE_PREFIX), settings.client_id, settings.scope
+        )
+        if refused is not None:
+            await _send_error(send, *refused)
+            return
         if "slow" in decision:
             await asyncio.sleep(service.faults.slow_seconds)
         scope.setdefault("state", {})["faults"] = decision

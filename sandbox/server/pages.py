@@ -22,9 +22,10 @@ from sandbox.filters import (
     parse_sort,
 )
 from sandbox.protocol import COLLECTIONS, Record
-from sandbox.query import envelope, parse_paging, plan_keys, select, select_keyed
+from sandbox.query import LazyPage, envelope, parse_paging, plan_keys, select, select_keyed
 from sandbox.server.base import ServiceBase
 from sandbox.server.common import _JSON, ApiError
+from sandbox.server.encode_pool import StalePage, offloadable
 from sandbox.server.encoding import View
 
 
@@ -71,7 +72,8 @@ class PageHandlers(ServiceBase):
         """One page as JSON bytes, or None for an empty page of a 204-when-empty endpoint.
 
         Under the world's lock: select the records and take their encoded bytes (from the
-        cache, encoding the misses). Outside it: join them into the envelope.
+        cache, encoding the misses; an encode worker may encode them while the lock is let go,
+        sandbox/server/encode_pool.py). Outside it: join them into the envelope.
         """
         query = request.query_params
         page, size = parse_paging(query.get("page"), query.get("size"), self.settings.max_page_size)
@@ -120,13 +122,45 @@ class PageHandlers(ServiceBase):
                     )
                 )
             enabled = self.cache.sync(world)
-            parts = self.cache.encode_all(
-                served.variant,
-                content,
-                pk,
-                served.encode,
-                enabled=enabled,
-                encode_many=served.encode_many,
+            pool = self.encode_pool
+            offload = None
+            # A worker rebuilds the page's source: the collection, or one parent's children
+            # (`World.child_view`: routes with one path parameter, the parent's key).
+            params = list(request.path_params.values())
+            parent = params[0] if len(params) == 1 and hasattr(records, "key_list") else None
+            # (usable: the world is still the one the workers hold)
+            if (
+                pool is not None
+                and (source is None or parent is not None)
+                and offloadable(served.variant)
+                and pool.usable(world)
+            ):
+
+                def offload(todo: Sequence[Record]) -> Sequence[bytes] | None:
+                    if not isinstance(todo, LazyPage) or todo.source is not records:
+                        return None
+                    return pool.encode(world, served.variant, collection, todo, parent)
+
+            try:
+                parts = self.cache.encode_all(
+                    served.variant,
+                    content,
+                    pk,
+                    served.encode,
+                    enabled=enabled,
+                    encode_many=served.encode_many,
+                    offload=offload,
+                )
+            except StalePage:  # the world moved while a worker encoded: the pool is retired
+                parts = None
+        if parts is None:  # select again from the world as it is now, encoded here
+            return self._page_body(
+                request,
+                collection,
+                extra=extra,
+                view=view,
+                source=source,
+                no_content=no_content,
             )
         if not parts and no_content:
             return None

@@ -37,6 +37,7 @@ class Service(PageHandlers, EndpointViews, ResourceHandlers, AdminHandlers):
             Route(ADMIN_PREFIX + "/stats/reset", self.admin_stats_reset, methods=["POST"]),
             Route(ADMIN_PREFIX + "/advance", self.admin_advance, methods=["POST"]),
             Route(ADMIN_PREFIX + "/faults", self.admin_faults, methods=["GET", "POST"]),
+            Route(ADMIN_PREFIX + "/areas", self.admin_areas, methods=["GET", "POST"]),
         ]
 
     # -- route table --------------------------------------------------------------------------

@@ -1,5 +1,11 @@
 """What `reservoir run` reports: every table landed, requests counted once, KPIs, the cap kept;
-requests and seconds per table in every mode, and who holds the lake lock a run waits for."""
+requests and seconds per table in every mode, and who holds the lake lock a run waits for.
+
+One as-of clock: the modes' sandbox is served over HTTP and configured like an external service
+(the pipeline knows nothing of its world), its clock is not this machine's; after the bootstrap,
+a `reservoir sandbox advance` and an incremental run, the run summary, `reservoir status`, the
+dashboard header, the headline KPIs, the warehouse's meta and the lake's run state all show the
+same as-of date: the service's (here, where that bootstrap and run are made anyway)."""
 
 from __future__ import annotations
 
@@ -8,22 +14,28 @@ import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 import dagster as dg
+import duckdb
 import pytest
 from rich.console import Console
+from typer.testing import CliRunner
 
 from assets import progress
 from assets.modes import refresh_reservations
 from assets.settings import IngestSettings
 from assets.sweep import sweep
 from lake.locks import writer_lock
+from lake.state import read_as_of, read_cursor
 from lake.store import Lake
 from lake.tables import TABLES
+from pipelines.cli import app
+from pipelines.dashboard import build_dashboard
 from pipelines.runner import ServiceTarget, run_pipeline
 from pipelines.settings import Settings
+from pipelines.status import print_status
 from pipelines.summary import RUN_LEVEL_ROW, RunSummary
 from sandbox.runner import SandboxHandle, SandboxSettings, run_sandbox
 from tests.e2e.conftest import PipelineRun
@@ -126,14 +138,22 @@ class Served:
 
     settings: Settings
     handle: SandboxHandle
+    wall: date  # this machine's date when the sandbox started
 
     def run(self, console: Console) -> RunSummary:
-        return run_pipeline(
-            self.settings,
-            mode="auto",
-            console=console,
-            target=ServiceTarget.from_sandbox(self.handle),
+        return run_pipeline(self.settings, mode="auto", console=console, target=self.external())
+
+    def external(self) -> ServiceTarget:
+        """The served sandbox as a configured service URL: no date and no world handed over."""
+        h = self.handle
+        return ServiceTarget(h.base_url, h.client_id, h.client_secret, h.scope)
+
+    def advance(self, hours: int) -> None:
+        """`reservoir sandbox advance` against the running sandbox's admin API."""
+        result = CliRunner().invoke(
+            app, ["sandbox", "advance", "--hours", str(hours), "--url", self.handle.admin_url]
         )
+        assert result.exit_code == 0, result.output
 
     def ingest_settings(self) -> IngestSettings:
         return IngestSettings(today=self.handle.world.now.date(), horizon_days=7)
@@ -145,9 +165,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     settings = Settings(data_dir=tmp_path_factory.mktemp("modes"))
     try:
         with run_sandbox(SandboxSettings(seed=5, scale="small")) as handle:
-            first = Served(settings, handle).run(Console(file=io.StringIO()))
+            found = Served(settings, handle, datetime.now(UTC).date())
+            if handle.world.now.date() in (found.wall, found.wall - timedelta(days=1)):
+                found.advance(72)  # keep the service's date apart from this machine's
+            first = found.run(Console(file=io.StringIO()))
             assert first.mode == "bootstrap"
-            yield Served(settings, handle)
+            yield found
     finally:
         if saved is None:
             os.environ.pop("DAGSTER_HOME", None)
@@ -165,9 +188,10 @@ def _printed_row(out: str, table: str) -> list[str]:
 
 
 def test_an_incremental_run_shows_requests_and_seconds_per_table(served: Served) -> None:
-    served.handle.world.advance(24)
+    served.advance(24)
     out = io.StringIO()
     summary = served.run(Console(file=out, width=200))
+    _assert_everything_shows_the_services_date(served, summary)
     assert summary.mode == "incremental"
     reservations = summary.tables["reservations"]
     assert reservations.rows > 0  # a day of bookings and changes was refetched
@@ -185,6 +209,44 @@ def test_an_incremental_run_shows_requests_and_seconds_per_table(served: Served)
         (f"{reservations.seconds:.1f}"),
     ]
     assert _printed_row(out.getvalue(), RUN_LEVEL_ROW)[2] == str(summary.extra_requests)
+
+
+def _assert_everything_shows_the_services_date(served: Served, second: RunSummary) -> None:
+    """After the bootstrap, a day's advance and an incremental run: the service's date in the
+    summary, the lake's run state, the warehouse's meta, `reservoir status` and the dashboard."""
+    assert second.mode == "incremental"
+    service_date = served.handle.world.now.date()
+    assert service_date != served.wall
+    day = service_date.isoformat()
+    settings = served.settings
+
+    lake = Lake(settings.lake_dir)
+    recorded = read_as_of(lake)
+    assert recorded is not None and recorded.business_date == service_date
+    assert recorded.source == "the service's Date header"
+    cursor = read_cursor(lake)
+    assert cursor is not None and cursor.business_date == service_date
+
+    con = duckdb.connect(str(settings.warehouse_path), read_only=True)
+    try:
+        meta = con.execute("select as_of, as_of_source from meta.build_settings").fetchone()
+        pace = con.execute("select max(as_of_date) from marts.booking_pace").fetchone()
+    finally:
+        con.close()
+    assert meta == (service_date, "the service's Date header")
+    assert pace == (service_date,)
+
+    assert second.as_of is not None and second.as_of.startswith(f"{day} (the service's Date")
+    assert f"occupancy, last 30 nights to {day}" in [name for name, _ in second.kpis]
+
+    out = io.StringIO()
+    print_status(settings, Console(file=out, width=200))
+    assert f"as of: {day} (the service's Date header" in out.getvalue()
+
+    page = build_dashboard(settings.warehouse_path, settings.data_dir / "dashboard.html")
+    text = page.read_text()
+    assert f'As of <time datetime="{day}">' in text
+    assert f"<title>Reservoir dashboard · {day}</title>" in text
 
 
 def test_a_run_waiting_for_the_lake_lock_says_who_holds_it(served: Served) -> None:

@@ -407,8 +407,34 @@ def test_a_cold_page_reads_ahead_and_the_next_pages_hit() -> None:
         stats = cache.describe()
         assert stats["readAhead"] >= 900 and stats["hits"] >= 900
         assert stats["misses"] <= 2 * 1000
-        # a cache without room reads nothing ahead
-        cache.max_bytes = cache.nbytes + 1
+        # a cache without room for a batch reads nothing ahead
+        cache.max_bytes = 1000
         before = cache.read_ahead_records
         _walk(client, "/customers", "customerId", 10, pages=2)
         assert cache.read_ahead_records == before
+
+
+def test_a_read_larger_than_the_cache_keeps_reading_ahead() -> None:
+    """A full read of a world larger than the cache drops the oldest batches: its memory
+    stays within the budget and its later pages still come from read-ahead batches."""
+    world = World(seed=3, scale="small")
+    settings = SandboxSettings(seed=3, scale="small", encode_cache_bytes=3_000_000)
+    with (
+        run_sandbox(settings, world=world) as handle,
+        httpx.Client(base_url=handle.base_url, timeout=30) as client,
+    ):
+        client.headers["Authorization"] = authenticate(handle, client)
+        cache = handle.app.state.service.cache
+        pages = _walk(client, "/reservations/details", "reservationId", 50)
+        stats = cache.describe()
+        served = sum(len(orjson.loads(page)["content"]) for page in pages)
+        assert served == len(world.keys("reservations")) > 1000
+        assert stats["evicted"] > 0 and 0 < stats["bytes"] <= 3_000_000
+        assert stats["bytes"] == sum(len(b) for e in cache.entries.values() for b in e.values())
+        # most records came from a batch read ahead of their page, up to the last pages
+        assert stats["hits"] > served / 2
+        assert cache.read_ahead_records > served / 2
+        last = orjson.loads(pages[-2])["content"][-1]["reservationId"]
+        assert any(last in entries for entries in cache.entries.values())
+        # and a second read serves the same bytes
+        assert _walk(client, "/reservations/details", "reservationId", 50) == pages

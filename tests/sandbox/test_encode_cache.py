@@ -73,6 +73,28 @@ def test_cache_off_without_generation_or_budget() -> None:
     assert small.entries == {} and small.nbytes == 0
 
 
+def test_a_full_cache_drops_its_oldest_batches() -> None:
+    records = [{"id": i, "v": "x" * 90} for i in range(60)]
+    size = len(orjson.dumps(records[0]))
+    cache = RecordCache(max_bytes=10 * size)
+    assert cache.sync(_Gen())
+    for start in range(0, 60, 4):  # pages of 4 records
+        page = records[start : start + 4]
+        got = cache.encode_all("c", page, "id", orjson.dumps, enabled=True)
+        assert got == [orjson.dumps(r) for r in page]
+        assert cache.nbytes <= cache.max_bytes
+        assert cache.nbytes == sum(map(len, cache.entries["c"].values()))
+        assert set(cache.entries["c"]) >= {r["id"] for r in page}
+    assert set(cache.entries["c"]) == set(range(52, 60))  # the last two pages
+    assert cache.describe()["evicted"] == 52
+    # a batch larger than the whole budget is served, not kept
+    big = [{"id": 100 + i, "v": "x" * 90} for i in range(11)]
+    assert cache.encode_all("d", big, "id", orjson.dumps, enabled=True) == list(
+        map(orjson.dumps, big)
+    )
+    assert "d" not in cache.entries and set(cache.entries["c"]) == set(range(52, 60))
+
+
 def test_keyset_unions_match_a_scan() -> None:
     rng = random.Random(3)
     keys = sorted(rng.sample(range(1, 5000), 700))

@@ -5,6 +5,7 @@ or the parent killed outright."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -185,9 +186,8 @@ def test_reservoir_run_serves_its_sandbox_from_a_child_and_ctrl_c_stops_both(
             os.kill(child, signal.SIGKILL)
 
 
-@pytest.mark.slow
-def test_reservoir_run_completes_with_its_sandbox_in_a_child(tmp_path: Path) -> None:
-    """The README's first command: lands, builds, prints the summary, leaves no process."""
+def _run_to_the_end(tmp_path: Path) -> tuple[int, str, str, set[int]]:
+    """`reservoir run -q` in `tmp_path` to its end: exit code, output and its sandbox children."""
     run = _reservoir_run(tmp_path)
     children: set[int] = set()
     try:
@@ -200,7 +200,25 @@ def test_reservoir_run_completes_with_its_sandbox_in_a_child(tmp_path: Path) -> 
     finally:
         if run.poll() is None:
             run.kill()
-    assert run.returncode == 0, err[-2000:]
+    return run.returncode, out, err, children
+
+
+@pytest.mark.slow
+def test_reservoir_run_completes_with_its_sandbox_in_a_child(tmp_path: Path) -> None:
+    """The README's first command: lands, builds, prints the summary with its checks, leaves no
+    process. Then a check broken on purpose (a second copy of a committed lake file duplicates
+    the keys of its batch): the next run names it and exits non-zero."""
+    code, out, err, children = _run_to_the_end(tmp_path)
+    assert code == 0, err[-2000:]
     assert "the embedded sandbox (seed 7, scale small)" in out
+    assert "checks:" in out and "0 failed" in out
     assert len(children) == 1
+    assert not any(_alive(pid) for pid in children)
+
+    folder = tmp_path / "data" / "lake" / "units"
+    original = sorted(folder.glob("*.parquet"))[-1]
+    shutil.copy(original, original.with_name(original.name.replace("-00000", "-00001")))
+    code, out, err, children = _run_to_the_end(tmp_path)
+    assert code != 0
+    assert "failed: lake/units unique_keys" in out + err, (out + err)[-2000:]
     assert not any(_alive(pid) for pid in children)

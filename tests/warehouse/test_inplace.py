@@ -89,10 +89,12 @@ def test_changed_reservations_are_maintained_by_key(lake: Lake, tmp_path: Path) 
         "marts.revenue_daily",
         "marts.channel_mix_monthly",
         "marts.cancellations_monthly",
+        "marts.booking_pace",  # by stay date, with the stay dates 364 days on (STLY)
+        "marts.orphan_nights",  # by the types of the unit nights that changed
+        "marts.ancillary_revenue_monthly",
     ):
         assert result.refreshed.get(model) == "keys", (model, result.refreshed)
     assert "core.dim_units" not in result.refreshed  # nothing it reads changed
-    assert result.refreshed["marts.booking_pace"] == "whole"  # declares no key
     assert _differences_from_a_whole_rebuild(data_dir, "reference") == {}
     con = duckdb.connect(str(result.path), read_only=True)
     try:
@@ -280,3 +282,57 @@ def test_a_compacted_table_is_read_whole_once(lake: Lake, tmp_path: Path) -> Non
     assert result.refreshed["core.fct_reservation_versions"] == "whole"
     assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
     assert update_warehouse(tmp_path, as_of=AS_OF).refreshed == {}  # recorded again
+
+
+def test_orphan_nights_follow_the_free_runs_that_changed(lake: Lake, tmp_path: Path) -> None:
+    """With a minimum stay of 3 nights arriving any day, a booking that splits a unit's free run
+    leaves a 2-night gap orphaned, and a cancellation that frees nights joins runs again: the
+    refresh goes by the units' accommodation type and equals a whole rebuild."""
+    as_of = date(2025, 1, 1)
+    days = ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"]
+    first = (
+        Batch()
+        .reference(units=2)
+        .reservation(1, "2025-01-05", "2025-01-10", unit_id=1000)
+        .reservation(2, "2025-01-20", "2025-01-24", unit_id=1001)
+    )
+    first.tables["rentability_sets"].append(
+        {"rentability_set_id": 1, "name": "3+", "arrival_days": days, "min_duration": 3}
+    )
+    first.tables["rentability_config"].append(
+        {
+            "rentability_config_id": 1,
+            "resource_id": 10,
+            "rentability_set_id": 1,
+            "start_date": "2024-12-01",
+            "end_date": "2025-12-31",
+        }
+    )
+    first.flush(lake, kind="full")
+    build_warehouse(tmp_path, as_of=as_of)
+    # the first unit booked from the 12th to the 14th: the 10th and 11th between two stays are
+    # orphans; the second unit's stay cancelled: its nights free again
+    (
+        Batch()
+        .reservation(3, "2025-01-12", "2025-01-14", unit_id=1000)
+        .reservation(
+            2, "2025-01-20", "2025-01-24", unit_id=1001, status=-12, cancelled="2025-01-01"
+        )
+        .flush(lake)
+    )
+    result = update_warehouse(tmp_path, as_of=as_of)
+    assert result.refreshed["marts.orphan_nights"] == "keys", result.refreshed
+    con = duckdb.connect(str(result.path), read_only=True)
+    try:
+        orphans = con.execute(
+            "select date_day, orphan_nights from marts.orphan_nights "
+            "where orphan_nights > 0 and date_day < date '2025-02-01' order by 1"
+        ).fetchall()
+    finally:
+        con.close()
+    assert [(d.isoformat(), n) for d, n in orphans] == [("2025-01-10", 1), ("2025-01-11", 1)]
+    reference = tmp_path.with_name(f"{tmp_path.name}-whole")
+    reference.mkdir()
+    (reference / "lake").symlink_to(tmp_path / "lake")
+    whole = build_warehouse(reference, as_of=as_of)
+    assert mart_differences(tmp_path / "warehouse.duckdb", whole.path, "marts") == {}

@@ -161,3 +161,94 @@ def test_a_single_version_gives_todays_rule(lake, query, tmp_path: Path) -> None
         "where otb_nights <> otb_nights_by_current_status "
         "or otb_room_revenue <> otb_room_revenue_by_current_status"
     ) == [(0,)]
+
+
+def test_a_refresh_in_place_goes_by_stay_date_and_equals_a_whole_rebuild(
+    lake, query, tmp_path: Path
+) -> None:
+    """The second batch confirms one booking, declines another and cancels a stay of last year:
+    the refresh in place goes by stay date (the nights of those reservations, and 364 days on
+    for the same-time-last-year rows: the cancelled stay's night is the STLY of a stay date no
+    other change touches) and gives every row, the path-dependent columns included, as a whole
+    rebuild of the same lake does."""
+    from tests.incremental.helpers import mart_differences
+    from warehouse.inplace import update_warehouse
+
+    as_of = date(2025, 3, 1)
+    first = Batch().reference(units=5)
+    _version(
+        first,
+        1,
+        "2025-03-09",
+        status=11,
+        booked="2025-01-10T09:00:00",
+        modified="2025-01-10T09:00:00",
+    )
+    _version(
+        first,
+        2,
+        "2025-03-09",
+        status=12,
+        booked="2025-01-05T09:00:00",
+        modified="2025-01-05T09:00:00",
+    )
+    # last year's stay on 2024-03-07, 364 days before 2025-03-06, which nobody books this year
+    first.reservation(
+        4, "2024-03-07", "2024-03-08", status=21, booked="2023-12-01T09:00:00", unit_id=1004
+    )
+    first.tables["reservations"][-1]["modified_date"] = "2023-12-01T09:00:00"
+    first.flush(lake, kind="full")
+    build_warehouse(tmp_path, as_of=as_of)
+
+    def stly(stay_date: str, as_of_date: str) -> list[tuple[int, ...]]:
+        return query(
+            "select stly_otb_nights, pace_nights from marts.booking_pace "
+            "where stay_date = cast($1 as date) and as_of_date = cast($2 as date)",
+            [stay_date, as_of_date],
+        )
+
+    assert stly("2025-03-06", "2025-02-22") == [(1, -1)]  # last year 4 was on the books
+    assert stly(STAY, "2025-02-22") == [(0, 1)]  # 2 on the books, 1 only held
+
+    second = Batch()
+    _version(
+        second,
+        1,
+        "2025-03-09",
+        status=12,
+        booked="2025-01-10T09:00:00",
+        modified="2025-02-01T12:00:00",
+    )
+    _version(
+        second,
+        2,
+        "2025-03-09",
+        status=-10,
+        booked="2025-01-05T09:00:00",
+        modified="2025-02-01T12:00:00",
+    )
+    second.reservation(
+        4,
+        "2024-03-07",
+        "2024-03-08",
+        status=-12,
+        booked="2023-12-01T09:00:00",
+        cancelled="2024-01-02T09:00:00",
+        unit_id=1004,
+    )
+    second.tables["reservations"][-1]["modified_date"] = "2024-01-02T09:00:00"
+    second.flush(lake, kind="delta")
+    result = update_warehouse(tmp_path, as_of=as_of)
+    assert result.refreshed["marts.booking_pace"] == "keys", result.refreshed
+
+    # last year as of 2024-02-24 (and 2024-01-27), 4 was cancelled since 2024-01-02
+    assert stly("2025-03-06", "2025-02-22") == [(0, 0)]
+    assert stly("2025-03-06", "2025-01-25") == [(0, 0)]
+    # as of 2025-02-22: 1 confirmed, 2 declined (history); as of 2025-01-25: 2 on the books
+    assert stly(STAY, "2025-02-22") == [(0, 1)]
+    assert stly(STAY, "2025-01-25") == [(0, 1)]
+    reference = tmp_path.with_name(f"{tmp_path.name}-whole")
+    reference.mkdir()
+    (reference / "lake").symlink_to(tmp_path / "lake")
+    whole = build_warehouse(reference, as_of=as_of)
+    assert mart_differences(tmp_path / "warehouse.duckdb", whole.path, "marts") == {}

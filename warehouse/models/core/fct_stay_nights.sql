@@ -24,20 +24,22 @@ reservation_nights as (
     where departure_date > arrival_date
 ),
 
+-- plain sums of case expressions: the same totals as filtered sums (coalesced to 0), at less
+-- CPU over every allocated line (docs/benchmarks.md, session 10)
 night_money as (
     select
         reservation_id,
         night_date,
-        coalesce(sum(cents) filter (where revenue_class = 'room'), 0) as room_cents,
-        coalesce(sum(cents) filter (where revenue_class = 'extra'), 0) as extra_cents,
-        coalesce(sum(cents) filter (where revenue_class = 'tax'), 0) as tax_cents,
-        coalesce(sum(cents) filter (where revenue_class = 'cancellation'), 0)
+        sum(case when revenue_class = 'room' then cents else 0 end) as room_cents,
+        sum(case when revenue_class = 'extra' then cents else 0 end) as extra_cents,
+        sum(case when revenue_class = 'tax' then cents else 0 end) as tax_cents,
+        sum(case when revenue_class = 'cancellation' then cents else 0 end)
             as cancellation_cents,
-        coalesce(sum(cents) filter (where revenue_class = 'other'), 0) as other_cents,
-        coalesce(sum(cents) filter (where line_class = 'commission'), 0) as commission_cents,
-        coalesce(sum(net_cents) filter (where revenue_class = 'room'), 0) as room_net_cents,
-        coalesce(sum(net_cents) filter (where revenue_class = 'extra'), 0) as extra_net_cents,
-        coalesce(sum(net_cents) filter (where line_class = 'commission'), 0)
+        sum(case when revenue_class = 'other' then cents else 0 end) as other_cents,
+        sum(case when line_class = 'commission' then cents else 0 end) as commission_cents,
+        sum(case when revenue_class = 'room' then net_cents else 0 end) as room_net_cents,
+        sum(case when revenue_class = 'extra' then net_cents else 0 end) as extra_net_cents,
+        sum(case when line_class = 'commission' then net_cents else 0 end)
             as commission_net_cents,
     from allocated
     group by reservation_id, night_date

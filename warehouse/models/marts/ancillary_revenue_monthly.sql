@@ -1,3 +1,13 @@
+-- incremental by month_start from core.fct_stay_nights: cast(date_trunc('month', night_date) as date)
+-- incremental by month_start from core.fct_bill_line_nights: cast(date_trunc('month', night_date) as date)
+-- incremental by month_start from core.fct_unit_nights: cast(date_trunc('month', night_date) as date)
+-- incremental by month_start from core.fct_bill_lines: unnest((select list(distinct cast(date_trunc('month', s.night_date) as date)) from core.fct_stay_nights as s where s.reservation_id = changed.reservation_id))
+-- incremental by month_start from core.dim_dates: month_start
+-- incremental narrows core.fct_stay_nights: cast(date_trunc('month', night_date) as date) in affected_keys
+-- incremental narrows core.fct_bill_line_nights: cast(date_trunc('month', night_date) as date) in affected_keys
+-- incremental narrows core.fct_unit_nights: cast(date_trunc('month', night_date) as date) in affected_keys
+-- incremental narrows core.fct_bill_lines: reservation_id in (select s.reservation_id from core.fct_stay_nights as s where cast(date_trunc('month', s.night_date) as date) in affected_keys)
+-- incremental narrows core.dim_dates: month_start in affected_keys
 -- Ancillary (extras) revenue per month x location x currency x add-on category: the extra bill
 -- lines of on-the-books guest stays allocated to the month's nights (core.fct_bill_line_nights),
 -- broken down by the add-on's category (UNCATEGORISED when the line's resource is not a known

@@ -1,3 +1,10 @@
+-- incremental by stay_date from core.fct_stay_nights: [night_date, night_date + 364]
+-- incremental by stay_date from core.fct_reservation_versions: cast(unnest(list_concat(generate_series(changed.arrival_date, changed.departure_date - 1, interval 1 day), generate_series(changed.arrival_date + 364, changed.departure_date + 363, interval 1 day), (select list(cast(s.night_date as timestamp)) || list(cast(s.night_date + 364 as timestamp)) from core.fct_stay_nights as s where s.reservation_id = changed.reservation_id))) as date)
+-- incremental by stay_date from core.fct_reservations: cast(unnest((select flatten(list(list_concat(generate_series(v.arrival_date, v.departure_date - 1, interval 1 day), generate_series(v.arrival_date + 364, v.departure_date + 363, interval 1 day)))) from core.fct_reservation_versions as v where v.reservation_id = changed.reservation_id)) as date)
+-- incremental by stay_date from core.dim_dates: date_day
+-- incremental narrows core.fct_stay_nights: night_date in affected_keys or night_date + 364 in affected_keys
+-- incremental narrows core.fct_reservation_versions: reservation_id in (select v.reservation_id from core.fct_reservation_versions as v inner join (select k as d from affected_keys union all select k - 364 from affected_keys) as a on a.d >= v.arrival_date and a.d < v.departure_date union select s.reservation_id from core.fct_stay_nights as s where s.night_date in affected_keys or s.night_date + 364 in affected_keys)
+-- incremental narrows core.dim_dates: date_day in affected_keys
 -- Booking pace per stay date x as-of date x currency: on-the-books nights and room revenue of
 -- guest stays as of weekly snapshots (the build's as_of and the 52 weeks before it) for stay
 -- dates from the snapshot to 365 days after it within the reporting range; pickup vs the
@@ -30,6 +37,11 @@ reservations as (
 
 versions as (
     select * from core.fct_reservation_versions
+),
+
+-- the currencies of current_candidates and history_candidates over every stay date
+currencies as (
+    select * from core.dim_pace_currencies
 ),
 
 -- 106 weekly snapshots: 53 reported, plus the ones pickup and STLY look back to
@@ -184,11 +196,6 @@ otb as (
         and hist.currency_code is not distinct from cur.currency_code
 ),
 
-currencies as (
-    select distinct currency_code from current_candidates
-    union
-    select distinct currency_code from history_candidates
-),
 
 grid as (
     select

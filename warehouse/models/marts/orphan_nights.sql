@@ -1,9 +1,21 @@
+-- incremental by accommodation_type_id from core.fct_unit_nights: select distinct changed.accommodation_type_id from changed_rows as changed inner join (select c.unit_id, c.night_date from changed_rows as c where c.night_date >= (select as_of from meta.build_settings) and c.night_date < (select as_of from meta.build_settings) + 180 + cast((select coalesce(max(min_duration), 0) from staging.stg_rentability_sets) as integer) group by all having count(*) <> 2 or count(distinct row(c.accommodation_type_id, c.is_available, c.is_out_of_order, c.is_sold, c.is_owner_hold)) <> 1) as moved on changed.unit_id = moved.unit_id and changed.night_date = moved.night_date
+-- incremental by accommodation_type_id from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then [changed.accommodation_type_id] else [] end)
+-- incremental by accommodation_type_id from staging.stg_rentability_config: resource_id
+-- incremental narrows core.fct_unit_nights: accommodation_type_id in affected_keys or (accommodation_type_id is null and exists (select 1 from affected_keys as a where a.k is null))
+-- incremental narrows core.dim_accommodation_types: accommodation_type_id in affected_keys
+-- incremental narrows staging.stg_rentability_config: resource_id in affected_keys
 -- Orphan nights per night x location x accommodation type, from the build's as_of over the next
 -- 180 nights within the reporting range: unsold unit nights (available, not out of order, no
 -- on-the-books stay) that no stay allowed by the type's rentability (arrival weekday, minimum
 -- length, arrival on or after as_of) could fill. A night D of a unit's free run [start, end) is
 -- fillable when some allowed arrival A with max(start, as_of) <= A <= D has
 -- A + min_duration <= end (a stay can then run from A to past D within the run).
+--
+-- Maintained by accommodation type: a unit night that changed (freed, sold, out of order, another
+-- type) within the window or the horizon below changes its type's rows (a change before as_of or
+-- past the horizon changes none), as do the type's rentability rules and location; the rentability
+-- sets, the calendar and the as-of date rebuild it whole. (By night, an hour's changes touch
+-- every night of the window: a unit's free run spans it.)
 
 with settings as (
     select * from meta.build_settings
@@ -29,19 +41,33 @@ accommodation_types as (
     select * from core.dim_accommodation_types
 ),
 
+-- the nights a window night's status can depend on: from as_of to the window's end plus the
+-- longest minimum stay (a free run reaching that far fits every stay allowed from the window, so
+-- its nights past it change nothing; nights before as_of are never arrivals)
+horizon as (
+    select
+        as_of as first_night,
+        as_of + 180 + cast(coalesce((select max(min_duration) from rentability_sets), 0) as integer)
+            as end_night,
+    from settings
+),
+
 free_nights as (
     select
-        unit_id,
-        accommodation_type_id,
-        night_date,
-        night_date - cast(row_number() over (
-            partition by unit_id order by night_date
+        unit_nights.unit_id,
+        unit_nights.accommodation_type_id,
+        unit_nights.night_date,
+        unit_nights.night_date - cast(row_number() over (
+            partition by unit_nights.unit_id order by unit_nights.night_date
         ) as integer) as run_key,
     from unit_nights
-    where is_available
-        and not is_out_of_order
-        and not is_sold
-        and not is_owner_hold
+    cross join horizon
+    where unit_nights.is_available
+        and not unit_nights.is_out_of_order
+        and not unit_nights.is_sold
+        and not unit_nights.is_owner_hold
+        and unit_nights.night_date >= horizon.first_night
+        and unit_nights.night_date < horizon.end_night
 ),
 
 runs as (
