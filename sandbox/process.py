@@ -14,12 +14,10 @@ stops it; on Linux it also asks for SIGTERM when the parent dies (`PR_SET_PDEATH
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -30,12 +28,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox.lifeline import die_with
 from sandbox.settings import SandboxSettings
 
 STARTUP_TIMEOUT = 900.0  # a large world takes ~20 s alone and minutes on a busy machine
 SHUTDOWN_TIMEOUT = 10.0
 READY = "ready"
-_PR_SET_PDEATHSIG = 1
 
 
 class SandboxStartError(RuntimeError):
@@ -65,16 +63,6 @@ class SandboxProcess:
                 if line.startswith("VmHWM:"):
                     return int(line.split()[1]) * 1024
         return None
-
-
-def _die_with(parent: int) -> None:
-    """In the child: ask Linux for SIGTERM when the parent dies (no-op elsewhere), and leave
-    at once if it already has."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:
-        os._exit(0)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -166,7 +154,7 @@ def run_sandbox_process(
 
 def _serve_child(fd: int, parent: int) -> None:
     """The child: settings from stdin, serve on the inherited socket until stdin closes."""
-    _die_with(parent)
+    die_with(parent)
     import uvicorn
 
     from sandbox.runner import _config, default_world, profiled

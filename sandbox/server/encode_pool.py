@@ -65,9 +65,9 @@ def view_of(service: Any, variant: str) -> Any:
 
 
 def _start(parent: int) -> None:
-    from sandbox.process import _die_with
+    from sandbox.lifeline import die_with
 
-    _die_with(parent)
+    die_with(parent)
 
 
 def _ready() -> int:
