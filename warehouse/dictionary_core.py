@@ -136,6 +136,11 @@ CORE: dict[str, dict[str, str]] = {
         "nights": "departure_date - arrival_date.",
         "observed_at": "When the lake read this version.",
         "is_current": "The latest version, not deleted, and the one staging keeps.",
+        "effective_from": "When this version takes effect for booking pace: valid_from, but "
+        "never before the cancellation it records (cancelled_at of a cancelled version).",
+        "effective_to": "When the next version takes effect (null for the latest): this "
+        "version is the one in force at the end of each day from effective_from to the day "
+        "before effective_to.",
     },
     "core.fct_reservations": {
         "status_name": "Name of status_code (CANCELLED, DEFINITIVE, ...).",

@@ -16,33 +16,9 @@ versions as (
     select * from core.fct_reservation_versions
 ),
 
--- as in marts.booking_pace: a version takes effect at its modifiedDate, never before the
--- cancellation it records, and holds until the next one takes effect
-effective_versions as (
-    select
-        reservation_id,
-        version_number,
-        is_on_the_books,
-        is_guest_stay,
-        arrival_date,
-        departure_date,
-        greatest(valid_from, case when status_code in (-12, -13) then cancelled_at end)
-            as effective_from,
-    from versions
-),
-
-timed_versions as (
-    select
-        *,
-        lead(effective_from) over (
-            partition by reservation_id order by version_number
-        ) as effective_to,
-    from effective_versions
-),
-
 held as (
     select distinct reservation_id
-    from timed_versions
+    from versions
     where is_on_the_books
         and is_guest_stay
         and departure_date > arrival_date

@@ -94,15 +94,28 @@ numbered as (
     from versions
 ),
 
+-- when a version takes effect for pace (marts.booking_pace): at its modifiedDate, never before
+-- the cancellation it records; it holds until the next version takes effect
+effective as (
+    select
+        *,
+        greatest(valid_from, case when status_code in (-12, -13) then cancelled_at end)
+            as effective_from,
+    from numbered
+),
+
 final as (
     select
-        numbered.*,
-        numbered.valid_to is null
-        and not numbered.is_deleted
+        effective.*,
+        lead(effective.effective_from) over (
+            partition by effective.reservation_id order by effective.version_number
+        ) as effective_to,
+        effective.valid_to is null
+        and not effective.is_deleted
         and current_reservations.reservation_id is not null as is_current,
-    from numbered
+    from effective
     left join current_reservations
-        on numbered.reservation_id = current_reservations.reservation_id
+        on effective.reservation_id = current_reservations.reservation_id
 )
 
 select * from final

@@ -53,28 +53,12 @@ snapshots as (
     cross join range(0, 106) as weeks(k)
 ),
 
--- a version takes effect at its modifiedDate, never before the cancellation it records
-effective_versions as (
-    select
-        reservation_id,
-        version_number,
-        is_on_the_books,
-        is_guest_stay,
-        arrival_date,
-        departure_date,
-        greatest(valid_from, case when status_code in (-12, -13) then cancelled_at end)
-            as effective_from,
-    from versions
-),
-
+-- a version holds from effective_from to effective_to (core.fct_reservation_versions)
 timed_versions as (
     select
         *,
-        lead(effective_from) over (
-            partition by reservation_id order by version_number
-        ) as effective_to,
         min(effective_from) over (partition by reservation_id) as history_starts_at,
-    from effective_versions
+    from versions
 ),
 
 -- the as-of dates at whose end each version was the one in force
