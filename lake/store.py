@@ -218,8 +218,11 @@ class Lake:
                 {"files": [str(f) for f in files], "since": since},
             ).fetchall()
 
-    def duplicate_keys(self, table: str) -> int:
-        """Keys with more than one row in their latest batch: the current state is ambiguous."""
+    def duplicate_keys(self, table: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
+        """Keys with more than one row in their latest batch: the current state is ambiguous.
+
+        `con` (from `connect()`) serves a run's checks of every table: opening DuckDB costs
+        more than counting a small table's keys."""
         spec = TABLES[table]
         files = self.files(table)
         if not files:
@@ -235,8 +238,8 @@ select count(*) from (
         and r._batch_id = l.b
     group by all having count(*) > 1
 )"""
-        with connect() as con:
-            row = con.execute(sql, {"files": [str(f) for f in files]}).fetchone()
+        with contextlib.nullcontext(con) if con is not None else connect() as reader:
+            row = reader.execute(sql, {"files": [str(f) for f in files]}).fetchone()
         return int(row[0]) if row else 0
 
     # -- state -----------------------------------------------------------------------------

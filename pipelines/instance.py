@@ -4,6 +4,7 @@ written from the settings, with its storage in SQLite files there or on PostgreS
 
 from __future__ import annotations
 
+import json
 import os
 
 import dagster as dg
@@ -50,13 +51,27 @@ storage:
     postgres_url:
       env: {DAGSTER_PG_ENV}
 """
+# The SQLite event log in Dagster's default place (`history/runs/` under the home), through a
+# storage that keeps its connections open (`pipelines.sqlite_events`: a run's bookkeeping costs
+# a fraction of the CPU). Anything that loads this instance (`dagster dev`, the daemon) imports
+# `pipelines`, as it does for the code location.
+SQLITE_EVENTS_YAML = """\
+event_log_storage:
+  module: pipelines.sqlite_events
+  class: PooledSqliteEventLogStorage
+  config:
+    base_dir: {base_dir}
+"""
 # Files written by earlier versions, before the mark: rewritten too.
 LEGACY_MARK = "# Written by `reservoir run` when missing."
 
 
 def dagster_yaml(settings: Settings) -> str:
     """The instance configuration these settings ask for."""
-    return DAGSTER_YAML + (POSTGRES_STORAGE_YAML if settings.dagster_pg_url else "")
+    if settings.dagster_pg_url:
+        return DAGSTER_YAML + POSTGRES_STORAGE_YAML
+    events = settings.dagster_home.resolve() / "history" / "runs"
+    return DAGSTER_YAML + SQLITE_EVENTS_YAML.format(base_dir=json.dumps(f"{events}{os.sep}"))
 
 
 def prepare_instance(settings: Settings) -> dg.DagsterInstance:

@@ -352,7 +352,7 @@ def run_pipeline(
             )
         if not result.success:
             raise RunError(_failure_message(result))
-        summary = summarise(result, instance, run_mode, time.monotonic() - started)
+        summary = summarise(result, run_mode, time.monotonic() - started)
         summary.as_of = current_as_of(settings.warehouse_path, settings.lake_dir)
         summary.kpis = headline_kpis(settings.warehouse_path, target.today)
         source = target.base_url
