@@ -139,9 +139,7 @@ def build_warehouse(
             publish(building, target)
         except BaseException:
             con.close()
-            for leftover in (building, building.with_name(building.name + ".wal")):
-                with contextlib.suppress(FileNotFoundError):
-                    leftover.unlink()
+            discard(building)
             raise
     return BuildResult(
         path=target,
@@ -295,6 +293,13 @@ def publish(building: Path, target: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         stale_wal.unlink()
     os.replace(building, target)
+
+
+def discard(building: Path) -> None:
+    """Remove an unfinished file and its WAL: the published one stays as it was."""
+    for leftover in (building, building.with_name(building.name + ".wal")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
 
 
 def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:

@@ -11,7 +11,6 @@ left out and named in `meta.tenants`.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from lake.sql import quote_ident, quote_literal
-from warehouse.build import new_build_id, publish
+from warehouse.build import discard, new_build_id, publish
 from warehouse.catalog import column_docs
 from warehouse.dictionary_group import GROUP_MARTS, TENANT
 from warehouse.macros import MACROS
@@ -81,9 +80,7 @@ def build_group(data_dir: Path, warehouses: Mapping[str, Path]) -> GroupResult:
         publish(building, target)
     except BaseException:
         con.close()
-        for leftover in (building, building.with_name(building.name + ".wal")):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
+        discard(building)
         raise
     return GroupResult(
         path=target,

@@ -14,7 +14,6 @@ the end, as builds do, so that reader keeps its consistent old version.
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import time
 from datetime import date
@@ -34,6 +33,7 @@ from warehouse.build import (
     apply_comments,
     build_warehouse,
     describe_model,
+    discard,
     new_build_id,
     prepare,
     publish,
@@ -129,9 +129,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
         except BaseException:
             con.close()  # the transaction is not committed: the file keeps its old version
             if building is not None:
-                for leftover in (building, building.with_name(building.name + ".wal")):
-                    with contextlib.suppress(FileNotFoundError):
-                        leftover.unlink()
+                discard(building)
             raise
     return BuildResult(
         path=target,
