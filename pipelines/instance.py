@@ -43,13 +43,17 @@ concurrency:
           applyLimitPerUniqueValue: true
         limit: 1
 """
-# Runs, event log and schedules on PostgreSQL (dagster-postgres). The URL is read from the
-# environment when the instance loads, so its password is never written to this file.
+# Runs, event log and schedules on PostgreSQL (dagster-postgres), through a storage that keeps
+# its connections open (`pipelines.pg_storage`). The URL is read from the environment when the
+# instance loads, so its password is never written to this file.
 POSTGRES_STORAGE_YAML = f"""\
 storage:
-  postgres:
-    postgres_url:
-      env: {DAGSTER_PG_ENV}
+  custom:
+    module: pipelines.pg_storage
+    class: PooledPostgresStorage
+    config:
+      postgres_url:
+        env: {DAGSTER_PG_ENV}
 """
 # The SQLite event log in Dagster's default place (`history/runs/` under the home), through a
 # storage that keeps its connections open (`pipelines.sqlite_events`: a run's bookkeeping costs

@@ -8,7 +8,7 @@ one (closing the last one checkpoints the WAL). That was the largest part of a s
 (docs/benchmarks.md, "Session 10: a run's Dagster overhead"). Here an engine per database file
 keeps one pooled connection (the index and the few run files in use), and the existence of a
 dynamic partition (asked ~430 times a run, for the one tenant) is remembered for a few seconds.
-PostgreSQL (RESERVOIR_DAGSTER_PG_URL) pools its connections already and is left as it is.
+PostgreSQL (RESERVOIR_DAGSTER_PG_URL) gets the same from `pipelines.pg_storage`.
 """
 
 from __future__ import annotations

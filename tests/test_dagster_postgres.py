@@ -38,6 +38,12 @@ def _fetch(url: str, sql: str) -> list[tuple]:
         engine.dispose()
 
 
+def _sessions(url: str) -> int:
+    """Connections the server has accepted since it started (PostgreSQL 14+)."""
+    ((count,),) = _fetch(url, "select sum(sessions) from pg_stat_database")
+    return int(count)
+
+
 def test_a_non_postgres_url_is_refused_with_what_to_do(tmp_path: Path) -> None:
     env = {"RESERVOIR_DATA_DIR": str(tmp_path), "RESERVOIR_DAGSTER_PG_URL": "sqlite:///x.db"}
     with pytest.raises(SettingsError, match=r"must be a PostgreSQL URL.*unset it"):
@@ -66,6 +72,7 @@ def test_main_job_records_runs_materializations_and_checks_in_postgres(
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "not-used"))
     settings = Settings.from_env()
     assert pg_url not in repr(settings)  # the URL may hold a password
+    sessions_before = _sessions(pg_url)
     with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
         summary = run_pipeline(
             settings,
@@ -78,6 +85,10 @@ def test_main_job_records_runs_materializations_and_checks_in_postgres(
 
     config = (settings.dagster_home / "dagster.yaml").read_text()
     assert "env: RESERVOIR_DAGSTER_PG_URL" in config and pg_url not in config
+    # The instance keeps its connections open (pipelines.pg_storage): a run asks PostgreSQL
+    # about 5,000 transactions; with a connection per statement it opened about 3,000 sessions.
+    sessions = _sessions(pg_url) - sessions_before
+    assert "PooledPostgresStorage" in config and 0 < sessions < 300, sessions
     # Nothing of the instance's storage went to SQLite files beside it.
     assert not list(settings.dagster_home.rglob("*.db"))
 
