@@ -28,7 +28,10 @@ from sandbox.runner import SandboxSettings, run_sandbox
 from tests.postgres_server import postgres_cluster
 
 # An operator's own dagster.yaml (no managed mark): the CLI leaves it as it is.
-STOCK_YAML = "telemetry:\n  enabled: false\n" + f"storage:\n  postgres:\n    postgres_url:\n      env: {DAGSTER_PG_ENV}\n"
+STOCK_YAML = (
+    "telemetry:\n  enabled: false\n"
+    + f"storage:\n  postgres:\n    postgres_url:\n      env: {DAGSTER_PG_ENV}\n"
+)
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
