@@ -146,6 +146,11 @@ def col(source: str, kind: str = "str", **kw: object) -> Column:
     return Column(source, kind, **kw)  # type: ignore[arg-type]
 
 
+def id_col(source: str, **kw: object) -> Column:
+    """An id column (`kind="id"`): the key of a record or a link to another."""
+    return col(source, "id", **kw)
+
+
 @dataclass(frozen=True)
 class Table:
     """A lake table. Child tables name their parent and the columns linking to its key."""
@@ -167,3 +172,8 @@ class Table:
     def known_fields(self) -> frozenset[str]:
         """Top-level wire fields this table understands (landed, PII or ignored)."""
         return frozenset(c.source.split(".")[0] for c in self.columns) | frozenset(self.ignored)
+
+
+def table(name: str, key: tuple[str, ...], *columns: Column, **kw: object) -> Table:
+    """A `Table` written as its name, key and columns, then its other fields."""
+    return Table(name, tuple(columns), key, **kw)  # type: ignore[arg-type]

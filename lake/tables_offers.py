@@ -7,20 +7,16 @@ Only the key is required, as for every table of `lake.tables`.
 
 from __future__ import annotations
 
-from lake.schema import RATE_QUANTIFIERS, RATE_STATUSES, Column, Table, col
-
-
-def _id(source: str, **kw: object) -> Column:
-    return col(source, "id", **kw)
+from lake.schema import RATE_QUANTIFIERS, RATE_STATUSES, Table, col, id_col
 
 
 def _additions(name: str) -> Table:
     return Table(
         name,
         (
-            _id("additionId", required=True),
-            _id("resourceId"),
-            _id("addonResourceId"),
+            id_col("additionId", required=True),
+            id_col("resourceId"),
+            id_col("addonResourceId"),
             col("addonCode"),
             col("mandatory", "bool"),
             col("maxQuantity", "int"),
@@ -37,7 +33,7 @@ OFFER_TABLES: tuple[Table, ...] = (
     Table(
         "offers",
         (
-            _id("resourceId", required=True),
+            id_col("resourceId", required=True),
             col("code"),
             col("name"),
             col("type"),
@@ -57,9 +53,9 @@ OFFER_TABLES: tuple[Table, ...] = (
     Table(
         "offer_rates",
         (
-            _id("rateId", required=True),
-            _id("resourceId", required=True),
-            _id("rateTypeId"),
+            id_col("rateId", required=True),
+            id_col("resourceId", required=True),
+            id_col("rateTypeId"),
             col("rateTypeIds", "int_list"),
             col("value", "money"),
             col("quantifier", codes=RATE_QUANTIFIERS),
@@ -89,9 +85,9 @@ OFFER_TABLES: tuple[Table, ...] = (
         "implies",
         (
             col("holderKind", required=True),
-            _id("holderId", required=True),
-            _id("implyId", required=True),
-            _id("impliedResourceId"),
+            id_col("holderId", required=True),
+            id_col("implyId", required=True),
+            id_col("impliedResourceId"),
             col("impliedCode"),
             col("quantity", "int"),
             col("validFrom", "date"),

@@ -7,12 +7,7 @@ Only the key is required, as for every table of `lake.tables`.
 
 from __future__ import annotations
 
-from lake.schema import Column, Table, col
-
-
-def _id(source: str, **kw: object) -> Column:
-    return col(source, "id", **kw)
-
+from lake.schema import Table, col, id_col
 
 SUPPLY_TABLES: tuple[Table, ...] = (
     # Operations (docs/contracts.md: the sandbox's shape, the interface shows none): tasks with the
@@ -20,11 +15,11 @@ SUPPLY_TABLES: tuple[Table, ...] = (
     Table(
         "operation_tasks",
         (
-            _id("taskId", required=True),
-            _id("issueIncidentId"),
-            _id("locationId"),
-            _id("resourceId"),
-            _id("unitId"),
+            id_col("taskId", required=True),
+            id_col("issueIncidentId"),
+            id_col("locationId"),
+            id_col("resourceId"),
+            id_col("unitId"),
             col("taskType"),
             col("description"),
             col("status"),
@@ -39,8 +34,8 @@ SUPPLY_TABLES: tuple[Table, ...] = (
     Table(
         "periodical_tasks",
         (
-            _id("periodicalTaskId", required=True),
-            _id("locationId"),
+            id_col("periodicalTaskId", required=True),
+            id_col("locationId"),
             col("taskType"),
             col("description"),
             col("intervalDays", "int"),
@@ -54,9 +49,9 @@ SUPPLY_TABLES: tuple[Table, ...] = (
     Table(
         "allotments",
         (
-            _id("allotmentId", required=True),
-            _id("resourceId"),
-            _id("distributionChannelId"),
+            id_col("allotmentId", required=True),
+            id_col("resourceId"),
+            id_col("distributionChannelId"),
             col("startDate", "date"),
             col("endDate", "date"),
             col("quantity", "int"),
@@ -71,7 +66,7 @@ SUPPLY_TABLES: tuple[Table, ...] = (
     Table(
         "rentability_sets",
         (
-            _id("rentabilitySetId", required=True),
+            id_col("rentabilitySetId", required=True),
             col("name"),
             col("arrivalDays", "str_list"),
             col("minDuration", "int"),
@@ -82,11 +77,11 @@ SUPPLY_TABLES: tuple[Table, ...] = (
     Table(
         "rentability_config",
         (
-            _id("rentabilityConfigId", required=True),
-            _id("resourceId"),
+            id_col("rentabilityConfigId", required=True),
+            id_col("resourceId"),
             col("resourceType"),
-            _id("distributionChannelId"),
-            _id("rentabilitySetId"),
+            id_col("distributionChannelId"),
+            id_col("rentabilitySetId"),
             col("startDate", "date"),  # arrivals from this date ...
             col("endDate", "date"),  # ... to the day before this one
             col("modifiedDate", "datetime"),
@@ -96,8 +91,8 @@ SUPPLY_TABLES: tuple[Table, ...] = (
     Table(
         "resource_reservability",
         (
-            _id("reservabilityId", required=True),
-            _id("resourceId"),
+            id_col("reservabilityId", required=True),
+            id_col("resourceId"),
             col("resourceType"),
             col("reservable", "bool"),
             col("reservableOnInternet", "bool"),
