@@ -8,60 +8,44 @@ how its records are refetched by id, and whether it is a reference list that is 
 and compared when the business date moves and by the nightly sweep.
 
 Everything else reads it: the lake asset (`pipelines.lake_assets`), the full extract, the event
-plan and the landings (`assets.plan`, `assets.run`, `assets.modes`). Adding an endpoint is one entry here plus
-its table in `lake/tables.py` (tests/assets/test_catalogue.py adds a toy one). The vocabulary of
-an entry (`EndpointSpec`, `Section`, `ByIds`, `FanOut`) and what the engine derives from the
-entries (`Catalogue`) are in `assets.endpoints`.
+plan and the landings (`assets.plan`, `assets.run`, `assets.modes`). Adding an endpoint is one
+entry here plus its table in the `lake/tables_<area>.py` of its area (tests/assets/test_catalogue.py
+adds a toy one). The vocabulary of an entry (`EndpointSpec`, `Section`, `ByIds`, `FanOut`) and
+what the engine derives from the entries (`Catalogue`) are in `assets.endpoints`; the fan-out
+functions in `assets.fanout`.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from assets import areas
-from assets.endpoints import ByIds, Catalogue, EndpointSpec, FanOut, Section
+from assets.areas import Area
+from assets.endpoints import ByIds, Catalogue, EndpointSpec, Section
+from assets.fanout import (
+    after_merge_cursor,
+    arrival_windows,
+    is_customer_merge,
+    per_accommodation_type,
+    per_journal_report,
+)
 from assets.holders import IMPLY_HOLDERS, UNIT_IMPLIES_NOT_READ, per_holder
 from lake.tables import TABLES
-
-AVAILABILITY_WINDOW_DAYS = 31  # the availability endpoint refuses more arrival dates per call
-
-
-def _per_accommodation_type(ctx: FanOut) -> list[dict[str, Any]]:
-    return [{"resource_id": i} for i in ctx.lake.current_ids("accommodation_types", "resource_id")]
-
-
-def _per_journal_report(ctx: FanOut) -> list[dict[str, Any]]:
-    ids = ctx.lake.current_ids("journal_reports", "journal_report_id")
-    return [{"report_id": i} for i in ids]
-
-
-def _arrival_windows(ctx: FanOut) -> list[dict[str, Any]]:
-    """The horizon in windows of at most 31 arrival dates (the endpoint's limit)."""
-    if ctx.today is None:
-        raise RuntimeError("internal error: the availability horizon needs the business date")
-    calls = []
-    start, end = ctx.today, ctx.today + timedelta(days=max(ctx.horizon_days, 1) - 1)
-    while start <= end:
-        stop = min(start + timedelta(days=AVAILABILITY_WINDOW_DAYS - 1), end)
-        calls.append({"arrival_from": start, "arrival_to": stop})
-        start = stop + timedelta(days=1)
-    return calls
-
-
-def _after_cursor(ctx: FanOut) -> list[dict[str, Any]]:
-    state = ctx.lake.read_state("cursor_customer_merges") or {}
-    return [{"after_event_id": int(state.get("cursor") or 0)}]
-
-
-def _is_customer_merge(event: dict[str, Any]) -> bool:
-    return event.get("entityAction") == "MERGE" and event.get("eventType") == "CUSTOMER_EVENT"
 
 
 def _spec(
     name: str, group: str, method: str | None, source: str, description: str, **kw: Any
 ) -> EndpointSpec:
     return EndpointSpec(name, group, method, source, TABLES[name], description, **kw)
+
+
+def _area_list(
+    name: str, group: str, source: str, description: str, *, key: str, area: Area, **kw: Any
+) -> EndpointSpec:
+    """An optional area's list, read by the generic keyset list of its path by the wire field
+    `key`, re-read in full and compared when the business date moves and by the nightly sweep."""
+    kw.update(list_key=key, reference=True, optional_area=area)
+    return _spec(name, group, None, source, description, **kw)
 
 
 T = TABLES
@@ -144,145 +128,121 @@ SPECS: tuple[EndpointSpec, ...] = (
     ),
     # operations: no event type in the interface; small lists re-read in full and compared
     # when the business date moves and by the nightly sweep (a removed task is tombstoned)
-    _spec(
+    _area_list(
         "operation_tasks",
         "operations",
-        None,
         "/operations/tasks",
         "Operations tasks with their issue/incident and the nights they take a unit out of "
         "order (outOfOrderFrom .. outOfOrderTo, departure-style).",
-        list_key="taskId",
-        reference=True,
-        optional_area=areas.OPERATIONS,
+        key="taskId",
+        area=areas.OPERATIONS,
     ),
-    _spec(
+    _area_list(
         "periodical_tasks",
         "operations",
-        None,
         "/operations/periodicalTasks",
         "Recurring operations tasks per location (never out of order by themselves).",
-        list_key="periodicalTaskId",
-        reference=True,
-        optional_area=areas.OPERATIONS,
+        key="periodicalTaskId",
+        area=areas.OPERATIONS,
     ),
     # allotments: ALLOTMENT_EVENT names the accommodation type, not an allotment, so an event
     # (or a new business date, or the sweep) re-reads the small list whole and compares it
-    _spec(
+    _area_list(
         "allotments",
         "supply",
-        None,
         "/allotments",
         "Allotments: units of an accommodation type held for a channel per stay period "
         "(startDate .. endDate, departure-style) until releaseDays before each night.",
-        list_key="allotmentId",
+        key="allotmentId",
+        area=areas.ALLOTMENTS,
         events=("ALLOTMENT_EVENT",),
-        reference=True,
-        optional_area=areas.ALLOTMENTS,
     ),
     # rentability and reservability: their events name the resource, so an event (or a new
     # business date, or the sweep) re-reads the small list whole
-    _spec(
+    _area_list(
         "rentability_sets",
         "supply",
-        None,
         "/rentability/sets",
         "Rentability sets: allowed arrival weekdays and minimum / maximum stay of a rule.",
-        list_key="rentabilitySetId",
-        reference=True,
-        optional_area=areas.RENTABILITY,
+        key="rentabilitySetId",
+        area=areas.RENTABILITY,
     ),
-    _spec(
+    _area_list(
         "rentability_config",
         "supply",
-        None,
         "/rentability/config",
         "Which rentability set holds for a resource's arrivals per period (and channel).",
-        list_key="rentabilityConfigId",
+        key="rentabilityConfigId",
+        area=areas.RENTABILITY,
         events=("RENTABILITY_EVENT",),
-        reference=True,
-        optional_area=areas.RENTABILITY,
     ),
-    _spec(
+    _area_list(
         "resource_reservability",
         "supply",
-        None,
         "/resourcereservability",
         "Whether each resource can be reserved (at all, on the internet).",
-        list_key="reservabilityId",
+        key="reservabilityId",
+        area=areas.RENTABILITY,
         events=("RESERVABILITY_EVENT",),
-        reference=True,
-        optional_area=areas.RENTABILITY,
     ),
-    EndpointSpec(
+    _area_list(
         "addons",
         "reference",
-        None,  # the keyset list of /add-ons by resourceId
         "/add-ons",
-        TABLES["addons"],
         "Add-ons (extras and products) with their category; prices per currency (child "
         "table). They break the EXTRA bill lines down by product and category.",
+        key="resourceId",
+        area=areas.ADDONS,
         sections=(Section("prices", T["addon_prices"]),),
-        list_key="resourceId",
         events=("ADDON_EVENT",),
         by_ids=ByIds("/add-ons", "resourceId"),
-        reference=True,
-        optional_area=areas.ADDONS,
     ),
-    EndpointSpec(
+    _area_list(
         "owners",
         "reference",
-        None,  # the keyset list of /owners by ownerId
         "/owners",
-        TABLES["owners"],
         "Owners of privately owned units (ids, country, language; no name or contact) with "
         "their contracts: unit, revenue-share percentage and period (child table).",
+        key="ownerId",
+        area=areas.OWNERS,
         sections=(Section("contracts", T["owner_contracts"]),),
-        list_key="ownerId",
         events=("OWNER_EVENT",),
         by_ids=ByIds("/owners", "ownerId"),
-        reference=True,
-        optional_area=areas.OWNERS,
     ),
     # offers (specials): OFFER_EVENT names an offer, refetched by id with its rates (a
     # RATE_EVENT whose entityType is an offer refreshes it too, `Catalogue.entity_routes`)
-    _spec(
+    _area_list(
         "offers",
         "pricing",
-        None,
         "/offers",
         "Offers (specials): the discount on the rent, who may book it and when; their rates "
         "(child table). Discount bill lines name their offer by resourceId.",
+        key="resourceId",
+        area=areas.OFFERS,
         sections=(Section("rates", T["offer_rates"]),),
-        list_key="resourceId",
         events=("OFFER_EVENT",),
         entity_events=(("RATE_EVENT", ("OFFER", "SPECIAL")),),
         by_ids=ByIds("/offers", "resourceId"),
-        reference=True,
-        optional_area=areas.OFFERS,
     ),
     # additions: ADDITION_EVENT names the type or offer holding them, so an event (or a new
     # business date, or the sweep) re-reads both small lists whole and compares them
-    _spec(
+    _area_list(
         "accommodation_type_additions",
         "reference",
-        None,
         "/accommodationtypes/additions",
         "Additions: the add-ons a guest may add to a stay of each accommodation type.",
-        list_key="additionId",
+        key="additionId",
+        area=areas.ADDITIONS,
         events=("ADDITION_EVENT",),
-        reference=True,
-        optional_area=areas.ADDITIONS,
     ),
-    _spec(
+    _area_list(
         "offer_additions",
         "pricing",
-        None,
         "/offers/additions",
         "Additions of each offer: the add-ons a guest may add when booking it.",
-        list_key="additionId",
+        key="additionId",
+        area=areas.ADDITIONS,
         events=("ADDITION_EVENT",),
-        reference=True,
-        optional_area=areas.ADDITIONS,
     ),
     # implies: the interface has no list of them, only one per holder. Types, add-ons and
     # offers are few (one request each: 19 / 116 / 1,063 at small / medium / large); units are
@@ -326,7 +286,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "journal_entries",
         "/companies/journalreports/{journalReportId}/entries",
         "Ledger entries of each current journal report (child of journal_reports).",
-        fan_out=_per_journal_report,
+        fan_out=per_journal_report,
         deps=("journal_reports",),
         optional_area=areas.FINANCE,
     ),
@@ -364,9 +324,9 @@ SPECS: tuple[EndpointSpec, ...] = (
         "events",
         "/events",
         "Customer merges (old id -> surviving id) read from MERGE events of the event feed.",
-        fan_out=_after_cursor,
+        fan_out=after_merge_cursor,
         batch_kind="delta",
-        record_filter=_is_customer_merge,
+        record_filter=is_customer_merge,
         cursor_field="eventId",
     ),
     _spec(
@@ -393,7 +353,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "/accommodationtypes/{resourceId}/rates",
         "Rates per accommodation type and rate type: OVERRIDE / ABSOLUTE / RELATIVE values "
         "with their nights, arrival, booking-date and length-of-stay windows.",
-        fan_out=_per_accommodation_type,
+        fan_out=per_accommodation_type,
         deps=("accommodation_types",),
         events=("RATE_EVENT",),
         by_ids=ByIds("/accommodationtypes/{resourceId}/rates", "resourceId"),
@@ -407,7 +367,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         "/accommodationtypes/availability",
         "Remaining units and stay prices per type, arrival date and duration over the horizon.",
         sections=(Section("prices", T["availability_prices"]),),
-        fan_out=_arrival_windows,
+        fan_out=arrival_windows,
         events=("AVAILABILITY_EVENT",),
         by_ids=ByIds("/accommodationtypes/availability", "resourceId"),
         type_scoped=True,
@@ -430,10 +390,6 @@ CHILD_DESCRIPTIONS: dict[str, str] = {
     "owner_contracts": "Contracts of each owner: unit, revenue-share percentage, period.",
     "offer_rates": "Rates of each offer: the discount per rate type and the booking window.",
 }
-
-
-def specs_for(group: str) -> tuple[EndpointSpec, ...]:
-    return tuple(s for s in SPECS if s.group == group)
 
 
 CATALOGUE = Catalogue(SPECS)

@@ -153,7 +153,7 @@ class ReservationService:
         """Availability records for arrivals in [from, to], in calls of at most 31 arrival days."""
         if arrival_to < arrival_from:
             raise ValueError("arrival_to is before arrival_from")
-        windows = list(_windows(arrival_from, arrival_to, DEFAULT_AVAILABILITY_WINDOW_DAYS))
+        windows = list(date_windows(arrival_from, arrival_to, DEFAULT_AVAILABILITY_WINDOW_DAYS))
         calls: list[dict[str, Any]] = []
         for start, end in windows:
             for duration in durations or (None,):
@@ -340,7 +340,8 @@ class ReservationService:
         return max(32, self.config.max_url_length - used)
 
 
-def _windows(start: date, end: date, days: int) -> Iterable[tuple[date, date]]:
+def date_windows(start: date, end: date, days: int) -> Iterable[tuple[date, date]]:
+    """`start` .. `end` (both included) in consecutive windows of at most `days` dates."""
     current = start
     while current <= end:
         last = min(end, current + timedelta(days=days - 1))
