@@ -12,7 +12,7 @@ from assets.extract import run_spec
 from assets.finance import record_full_reads
 from assets.land_report import LandReport
 from assets.refusal import Refusal, parent_refused, refusal_of, refusals_changed
-from assets.run import RunReport
+from assets.run_report import RunReport
 from assets.settings import IngestSettings, OpenClient
 from lake.state import mark_warehouse_pending, next_batch_id, write_as_of
 from lake.store import Lake

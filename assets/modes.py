@@ -52,7 +52,8 @@ from assets.plan import (
     unique_events,
 )
 from assets.refusal import READ_AGAIN, read_refused, refusals_changed
-from assets.run import ChangeRun, RunReport, pending_on_failure
+from assets.run import ChangeRun
+from assets.run_report import RunReport, pending_on_failure
 from assets.settings import IngestSettings, OpenClient
 from assets.sweep import latest_modified, sweep
 from lake.state import (

@@ -144,7 +144,7 @@ def service_notes(service: Any) -> list[str]:
 
 
 def account(report: Any, service: Any) -> None:
-    """A run report (`assets.run.RunReport`) takes the facade's requests and notes."""
+    """A run report (`assets.run_report.RunReport`) takes the facade's requests and notes."""
     report.requests = service_requests(service)
     report.notes.extend(service_notes(service))
 

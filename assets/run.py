@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -23,86 +21,14 @@ from assets.holders import holder_ids
 from assets.landing import Landing, LandReport, keys_of
 from assets.pages import list_pages, service_requests
 from assets.plan import event_time
-from assets.refusal import Refusal, read_refused, tolerating_refusal
+from assets.refusal import read_refused, tolerating_refusal
+from assets.run_report import RunReport
 from assets.settings import IngestSettings, Pages, Record
-from lake.state import AsOf, Cursor, mark_warehouse_pending
+from lake.state import Cursor
 from lake.store import Lake
 from service.errors import BadRequest
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class RunReport:
-    """What a run did, for logs, Dagster metadata and the benchmark."""
-
-    batch_id: str
-    mode: str
-    plan: dict[str, Any] = field(default_factory=dict)
-    landed: dict[str, LandReport] = field(default_factory=dict)
-    diffs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    cursor_before: int | None = None
-    cursor_after: int | None = None
-    requests: int = 0
-    seconds: float = 0.0
-    day_rolled: bool = False
-    notes: list[str] = field(default_factory=list)
-    as_of: AsOf | None = None  # the run's business date and where it came from (assets.clock)
-    refused: dict[str, Refusal] = field(default_factory=dict)  # optional areas refused, by stream
-
-    @property
-    def tables(self) -> set[str]:
-        """Lake tables that received rows (including tombstones)."""
-        out: set[str] = set()
-        for rep in self.landed.values():
-            if rep.skipped:
-                continue
-            out.update(name for name, rows in rep.rows.items() if rows)
-        return out
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "batch_id": self.batch_id,
-            "mode": self.mode,
-            "cursor_before": self.cursor_before,
-            "cursor_after": self.cursor_after,
-            "requests": self.requests,
-            "seconds": round(self.seconds, 3),
-            "day_rolled": self.day_rolled,
-            "as_of": self.as_of.business_date.isoformat() if self.as_of else None,
-            "as_of_source": self.as_of.source if self.as_of else None,
-            "plan": self.plan,
-            "tables": sorted(self.tables),
-            "rows": {
-                k: {
-                    "rows": v.rows,
-                    "tombstones": v.tombstones,
-                    "records": v.records,
-                    "quarantined": v.quarantined,
-                    "kind": v.batch_kind,
-                }
-                for k, v in self.landed.items()
-                if not v.skipped
-            },
-            "diffs": self.diffs,
-            "notes": self.notes,
-            "refused": {name: r.as_dict() for name, r in self.refused.items()},
-        }
-
-
-@contextlib.contextmanager
-def pending_on_failure(lake: Lake, batch_id: str, report: RunReport) -> Iterator[None]:
-    """If the run fails, still mark the tables it committed before failing as pending: they are
-    in the lake, and a rerun may find nothing left to land for them (the sweep's diff, a
-    reconciled list), so nothing else would get their models rebuilt."""
-    try:
-        yield
-    except BaseException:
-        try:
-            mark_warehouse_pending(lake, batch_id, report.tables)
-        except Exception:  # never hide the run's own error behind this one
-            log.exception("could not mark the tables landed before the failure as pending")
-        raise
 
 
 class ChangeRun:

@@ -24,7 +24,8 @@ from assets.finance import sweep_window
 from assets.landing import keys_of
 from assets.pages import account
 from assets.refusal import refusals_changed
-from assets.run import ChangeRun, RunReport, pending_on_failure
+from assets.run import ChangeRun
+from assets.run_report import RunReport, pending_on_failure
 from assets.settings import IngestSettings, OpenClient
 from lake.state import SWEEP_STATE, fresh_batch_id, mark_warehouse_pending, write_as_of
 from lake.store import Lake

@@ -30,7 +30,7 @@ from assets.guard import RemovalRefused
 from assets.landing import QuarantineRateExceeded
 from assets.modes import apply_changes, refresh_reservations, sweep
 from assets.reconcile import DEFAULT_MAX_REMOVED_SHARE
-from assets.run import RunReport
+from assets.run_report import RunReport
 from assets.settings import (
     DEFAULT_EVENT_OVERLAP,
     DEFAULT_EVERY_DAYS,

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from assets.catalogue import SPECS
 from assets.endpoints import EndpointSpec
 from assets.land_report import LandReport
-from assets.run import RunReport
+from assets.run_report import RunReport
 from lake.column_docs import lake_column_docs
 from lake.schema import Table
 from lake.store import connect

@@ -17,7 +17,7 @@ import pytest
 from assets.catalogue import CATALOGUE
 from assets.full import land_full
 from assets.modes import apply_changes, refresh_reservations, sweep
-from assets.run import RunReport
+from assets.run_report import RunReport
 from assets.settings import IngestSettings
 from lake.store import Lake
 from tests.assets.fake_service import FakeService, default_fixture, reservation

@@ -20,7 +20,7 @@ from assets import workers
 from assets.full import land_full
 from assets.landing import Landing, LandReport
 from assets.modes import apply_changes, refresh_reservations, sweep
-from assets.run import RunReport
+from assets.run_report import RunReport
 from assets.settings import IngestSettings
 from lake.store import Lake
 from tests.incremental.fakes import changed_reservation, event, fixture

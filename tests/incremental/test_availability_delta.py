@@ -15,7 +15,7 @@ import pytest
 
 from assets.guard import RemovalRefused
 from assets.modes import apply_changes
-from assets.run import RunReport
+from assets.run_report import RunReport
 from assets.settings import IngestSettings
 from lake.store import Lake
 from tests.incremental.fakes import event, fixture, opener

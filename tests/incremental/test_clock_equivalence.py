@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from assets.modes import apply_changes
-from assets.run import RunReport
+from assets.run_report import RunReport
 from assets.settings import IngestSettings
 from lake.state import read_as_of
 from lake.store import Lake

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from assets.modes import apply_changes
-from assets.run import RunReport
+from assets.run_report import RunReport
 from assets.settings import IngestSettings
 from lake.state import read_cursor
 from lake.store import Lake

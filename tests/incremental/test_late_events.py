@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from assets.modes import apply_changes
-from assets.run import RunReport
+from assets.run_report import RunReport
 from assets.settings import IngestSettings
 from lake.store import Lake
 from tests.incremental.helpers import lake_differences, mart_differences, sandbox_opener
