@@ -15,7 +15,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from pipelines.doctor import DoctorReport, EndpointProbe
+from pipelines.doctor import DoctorReport
+from pipelines.doctor_probe import EndpointProbe
 
 
 def as_json(report: DoctorReport) -> str:
