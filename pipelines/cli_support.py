@@ -1,7 +1,10 @@
-"""What every command of the CLI shares: the one-line error and the settings read when a
-command runs (`pipelines.cli` and the commands defined beside their feature use them)."""
+"""What every command of the CLI shares: the one-line error, the settings read when a command
+runs and the warehouse a command reads (`pipelines.cli` and the commands defined beside their
+feature use them)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
@@ -19,3 +22,10 @@ def load_settings() -> Settings:
         return Settings.from_env()
     except SettingsError as exc:
         raise fail(str(exc)) from None
+
+
+def built_warehouse(settings: Settings) -> Path:
+    """The warehouse file a command reads; a one-line error when no run has built it yet."""
+    if not settings.warehouse_path.exists():
+        raise fail(f"no warehouse at {settings.warehouse_path}; run `reservoir run` first.")
+    return settings.warehouse_path

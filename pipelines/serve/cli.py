@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pipelines.cli_support import fail, load_settings
+from pipelines.cli_support import built_warehouse, fail, load_settings
 
 
 def serve_command(
@@ -20,10 +20,7 @@ def serve_command(
     """Serve the dashboard (filters, drill-down) and the metrics feed (/api), read-only."""
     from pipelines.serve.commands import serve
 
-    settings = load_settings()
-    if not settings.warehouse_path.exists():
-        raise fail(f"no warehouse at {settings.warehouse_path}; run `reservoir run` first.")
-    serve(settings.warehouse_path, host=host, port=port)
+    serve(built_warehouse(load_settings()), host=host, port=port)
 
 
 def export_command(
