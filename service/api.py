@@ -18,9 +18,10 @@ from service.client import ServiceClient
 from service.config import DEFAULT_AVAILABILITY_WINDOW_DAYS, ServiceConfig
 from service.errors import BadRequest, NotFound
 from service.filters import F, batch_ids, format_value
-from service.paging import Record, stream
+from service.page import Record
 from service.responses import clean_params
 from service.sections import DetailSections
+from service.streams import stream
 from service.throttle import ConcurrencyLimiter
 
 Pages = AsyncIterator[Sequence[Record]]  # lists, or `LazyRecords` decoded on first use

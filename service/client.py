@@ -26,7 +26,8 @@ from service.clock import ServiceClock
 from service.config import ServiceConfig
 from service.errors import TEST_REFRESH_HINT, AuthenticationError, ServiceUnavailable
 from service.gctune import relax_gc, restore_gc
-from service.paging import Page, iter_keyset, iter_pages
+from service.page import Page
+from service.paging import iter_keyset, iter_pages
 from service.responses import (
     TRANSIENT_ERRORS,
     QueryParams,

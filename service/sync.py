@@ -19,7 +19,7 @@ import httpx
 
 from service.api import ReservationService
 from service.config import ServiceConfig
-from service.paging import Record
+from service.page import Record
 from service.throttle import ConcurrencyLimiter
 
 T = TypeVar("T")

@@ -37,7 +37,7 @@ from assets.workers import NormaliseWorkerDied, NormaliseWorkerError
 from lake.store import Lake
 from service.errors import ServiceError
 from service.lazy import LazyRecords, skim
-from service.paging import Page
+from service.page import Page
 from tests.assets.fake_service import reservation
 
 BATCH = "20260101T000000Z-0000beef"

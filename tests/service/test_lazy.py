@@ -11,7 +11,7 @@ import pytest
 
 from service.errors import ServiceError
 from service.lazy import LazyRecords, skim
-from service.paging import Page
+from service.page import Page
 from service.sync import run
 from tests.service.fakes import FakeService, fail_times, records
 from tests.service.helpers import client_for

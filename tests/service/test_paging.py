@@ -7,7 +7,7 @@ from collections import Counter
 import httpx
 import pytest
 
-from service.paging import Page
+from service.page import Page
 from service.ranges import Gap, pack_gaps, split_range, union_filters
 from service.sync import run
 from tests.service.fakes import FakeService, records

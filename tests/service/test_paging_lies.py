@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from service.errors import ServiceError
-from service.paging import Page, iter_keyset, iter_pages
+from service.page import Page
+from service.paging import iter_keyset, iter_pages
 
 RECORDS = [{"id": i, "name": f"r{i}"} for i in range(1, 1001)]
 Lie = Callable[[int, int], int]  # (true total, records on this page) -> total reported
