@@ -26,17 +26,6 @@ dates as (
     select * from core.dim_dates
 ),
 
-sold_nights as (
-    select
-        stay_nights.*,
-        dates.month_start,
-    from stay_nights
-    inner join dates
-        on stay_nights.night_date = dates.date_day
-    where stay_nights.is_sold
-        and dates.is_in_reporting_range
-),
-
 discount_lines as (
     select
         bill_line_id,
@@ -56,19 +45,46 @@ takers as (
     from discount_lines
 ),
 
-discounts as (
+-- the sold nights of those reservations only (every night this mart reads is one of them): a
+-- few percent of the stay nights, read before any join
+sold_nights as materialized (
     select
-        sold_nights.month_start,
+        stay_nights.*,
+        dates.month_start,
+    from stay_nights
+    inner join dates
+        on stay_nights.night_date = dates.date_day
+    where stay_nights.is_sold
+        and dates.is_in_reporting_range
+        and stay_nights.reservation_id in (select reservation_id from takers)
+),
+
+-- the nights of the discount lines (item lines: the bill line's class), before the join with
+-- the stay nights
+discount_nights as materialized (
+    select
+        line_nights.reservation_id,
+        line_nights.night_date,
+        line_nights.cents,
+        line_nights.net_cents,
         discount_lines.offer_id,
-        sold_nights.currency_code,
-        -sum(line_nights.cents) as discount_cents,
-        -sum(line_nights.net_cents) as discount_net_cents,
     from line_nights
     inner join discount_lines
         on line_nights.bill_line_id = discount_lines.bill_line_id
+    where line_nights.line_class = 'item'
+),
+
+discounts as (
+    select
+        sold_nights.month_start,
+        discount_nights.offer_id,
+        sold_nights.currency_code,
+        -sum(discount_nights.cents) as discount_cents,
+        -sum(discount_nights.net_cents) as discount_net_cents,
+    from discount_nights
     inner join sold_nights
-        on line_nights.reservation_id = sold_nights.reservation_id
-        and line_nights.night_date = sold_nights.night_date
+        on discount_nights.reservation_id = sold_nights.reservation_id
+        and discount_nights.night_date = sold_nights.night_date
     group by all
 ),
 

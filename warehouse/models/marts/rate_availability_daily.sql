@@ -6,6 +6,7 @@
 -- incremental by date_day from core.dim_dates: date_day
 -- incremental by date_day from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then (select list(distinct r.date_day) from marts.rate_availability_daily as r where r.accommodation_type_id = changed.accommodation_type_id) else [] end)
 -- incremental narrows its inputs
+-- incremental narrows core.fct_availability: arrival_date in affected_keys
 -- List price vs realised ADR per night x accommodation type x rate type x currency: the list
 -- price of the night's reference stay (core.fct_rate_nights) and the average list price of the
 -- nights sold, each priced as a night of its own stay (core.fct_stay_rate_nights), with the
