@@ -1,13 +1,19 @@
--- incremental by stay_date from core.fct_stay_nights: night_date
--- incremental by stay_date from core.dim_dates: date_day
--- incremental by stay_date from staging.stg_allotments: cast(unnest(generate_series(changed.start_date, changed.end_date - 1, interval 1 day)) as date)
--- incremental by stay_date from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then (select list(distinct p.stay_date) from marts.allotment_pickup as p where p.accommodation_type_id = changed.accommodation_type_id) else [] end)
--- incremental narrows its inputs
+-- incremental by accommodation_type_id from core.fct_stay_nights: unnest(case when changed.is_stay_night and changed.is_guest_stay and exists (select 1 from staging.stg_allotments as a where a.distribution_channel_id = changed.distribution_channel_id and a.accommodation_type_id = changed.accommodation_type_id and changed.night_date >= a.start_date and changed.night_date < a.end_date) then [changed.accommodation_type_id] else [] end)
+-- incremental by accommodation_type_id from staging.stg_allotments: accommodation_type_id
+-- incremental by accommodation_type_id from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then [changed.accommodation_type_id] else [] end)
+-- incremental narrows core.fct_stay_nights: accommodation_type_id in affected_keys
+-- incremental narrows staging.stg_allotments: accommodation_type_id in affected_keys or (accommodation_type_id is null and exists (select 1 from affected_keys as a where a.k is null))
+-- incremental narrows core.dim_accommodation_types: accommodation_type_id in affected_keys
 -- Allotment pickup per as-of date x stay date x location x accommodation type x channel: the
 -- units held for the channel (the allotments' quantity), how many its guests picked up (their
 -- on-the-books stay nights booked by the as-of date, or by the release date once it passed; at
 -- most the quantity), what was released unsold on the release date (stay date - release_days)
 -- and what is still held. Snapshots: the build's as_of and the 12 weeks before it.
+-- Maintained by accommodation type: a type's rows read its allotments and its stays alone, and an
+-- hour's stays reach few types through a channel's allotment (by stay date they reached half the
+-- dates). A changed stay night counts only where an allotment of its channel and type covers it
+-- (old and new versions of a changed allotment key its type themselves); a moved calendar or
+-- as-of date rebuilds it whole.
 
 with settings as (
     select * from meta.build_settings
