@@ -1,10 +1,14 @@
 -- incremental by date_day from core.fct_stay_nights: night_date
 -- incremental by date_day from core.fct_unit_nights: night_date
 -- incremental by date_day from core.dim_dates: date_day
--- incremental by date_day from marts.allotment_pickup: stay_date
+-- incremental by date_day from marts.allotment_pickup: select stay_date from changed_rows where as_of_date = (select as_of from meta.build_settings) group by as_of_date, stay_date, location_id, accommodation_type_id, distribution_channel_id having count(*) <> 2 or count(distinct row(still_held_nights)) <> 1
 -- incremental by date_day from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.accommodation_type_code)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then (select list(distinct o.date_day) from marts.occupancy_daily as o where o.accommodation_type_id = changed.accommodation_type_id) else [] end)
 -- incremental by date_day from core.dim_locations: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_code)) <> 1 from changed_rows as c where c.location_id = changed.location_id) then (select list(distinct o.date_day) from marts.occupancy_daily as o where o.location_id = changed.location_id) else [] end)
 -- incremental narrows its inputs
+-- incremental narrows marts.allotment_pickup: stay_date in affected_keys
+-- (an allotment pickup row keys its stay date only when it is of the as-of snapshot and its
+-- still-held nights moved: that mart goes by accommodation type, so its changed rows span every
+-- stay date of a type)
 -- Occupancy per night x location x accommodation type over the reporting range: supply nights
 -- (units available), nights sold (on-the-books guest stays), owner / hold nights, occupancy and
 -- available occupancy as defined in metrics.md; beside them the supply that cannot be sold
