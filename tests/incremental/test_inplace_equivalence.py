@@ -47,6 +47,8 @@ DATED = (
     "staging.stg_availability_prices",
     "core.fct_availability",
     "marts.rate_availability_daily",
+    # by customer: the customers a run lands (a merge, a new guest)
+    "staging.stg_customers",
 )
 # by key in every run within a day: by stay date (with the same-time-last-year rows 364 days
 # on), by the types of the unit nights that changed, by month; booking_pace
