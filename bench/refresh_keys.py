@@ -27,8 +27,9 @@ from pathlib import Path
 import duckdb
 
 from lake.sql import quote_ident
+from warehouse.changes import model_version
 from warehouse.macros import MACROS
-from warehouse.maintain import Maintainer, model_version
+from warehouse.maintain import Maintainer
 from warehouse.models import discover_models
 
 CHANGED = (

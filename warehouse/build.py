@@ -24,9 +24,9 @@ from lake.store import Lake
 from lake.tenancy import DEFAULT_TENANT, tenant_of
 from warehouse import asof
 from warehouse.catalog import column_docs
+from warehouse.changes import forget_lake_files, record_build
 from warehouse.lake import attach_lake, detach_lake
 from warehouse.macros import KPI_WINDOW, MACROS
-from warehouse.maintain import forget_lake_files, record_build
 from warehouse.models import LAYERS, Model, discover_models, downstream, resolve, upstream
 from warehouse.refused import write_refused_areas
 
@@ -129,7 +129,7 @@ def build_warehouse(
             record_build(con, data_dir / LAKE_DIR, [models[q] for q in results])
             if incremental:
                 # The models left out did not read the lake's newest files: the next refresh
-                # cannot tell what they miss, and rebuilds whole (warehouse.maintain).
+                # cannot tell what they miss, and rebuilds whole (warehouse.changes).
                 forget_lake_files(con)
             con.execute("commit")
 
