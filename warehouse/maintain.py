@@ -12,6 +12,9 @@ A refresh compares the lake and the code with what the published file records
   (`delta_readers`), the rebuild compares the new table with the old instead: its changed rows
   are the rows only one of them has (the old and the new version of each changed row), so a
   supply list or a dimension that changed in a few rows changes its readers in those keys only;
+- a model of sums (`-- incremental sums over <input> by ...`) whose one changed input is that
+  input, by key, adds the sums over the input's new rows and subtracts those over its old rows
+  (`warehouse.additive`): a by-key change keeps the rows it removed apart from those it inserted;
 - a model that is missing, or whose SQL (or the macros) changed, is rebuilt whole.
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from lake.sql import quote_ident
+from warehouse.additive import add_sums
 from warehouse.changes import FULL, lake_inputs, model_version
 from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
@@ -75,12 +79,14 @@ def delta_readers(models: dict[str, Model]) -> dict[str, tuple[bool, tuple[Model
 
 @dataclass
 class Outcome:
-    """What maintaining one model did: how (`keys`, `whole`, `unchanged`), and its state."""
+    """What maintaining one model did: how (`keys`, `sums`, `whole`, `unchanged`), and its
+    state."""
 
     how: str
     state: str | None  # None: unchanged for its readers; FULL; else a temp table of its changes
     keys: int = 0
     seconds: float = 0.0
+    parts: tuple[str, str] | None = None  # of a change by key: its removed rows, its new rows
 
 
 @dataclass
@@ -96,6 +102,8 @@ class Maintainer:
     # whole rebuilds that report their changed rows -> (lineage out of the diff, who names it)
     diffed: dict[str, tuple[bool, tuple[Model, ...]]] = field(default_factory=dict)
     states: dict[str, str | None] = field(default_factory=dict)
+    # models changed by key -> the temp tables of the rows they removed and of those inserted
+    parts: dict[str, tuple[str, str]] = field(default_factory=dict)
     temps: list[str] = field(default_factory=list)
 
     def changed_inputs(self, model: Model) -> dict[str, str]:
@@ -118,6 +126,17 @@ class Maintainer:
         if fresh and not changed:
             self.states[q] = None
             return Outcome("unchanged", None)
+        sums = model.sums
+        if (
+            fresh
+            and sums is not None
+            and set(changed) == {sums.source}
+            and sums.source in self.parts
+        ):
+            outcome = self._added(model)
+            outcome.seconds = time.perf_counter() - t0
+            self._keep(q, outcome)
+            return outcome
         inc = model.incremental
         if (
             fresh
@@ -130,15 +149,33 @@ class Maintainer:
             outcome = self._by_keys(model, changed)
             if outcome is not None:
                 outcome.seconds = time.perf_counter() - t0
-                self.states[q] = outcome.state
+                self._keep(q, outcome)
                 return outcome
         if fresh and self._diff_helps(q) and self._rows(model) <= DIFF_MAX_ROWS:
             outcome = self._whole_diffed(model)
         else:
             outcome = self._whole(model, compare=fresh and self.readers.get(q, 0) > 0)
         outcome.seconds = time.perf_counter() - t0
-        self.states[q] = outcome.state
+        self._keep(q, outcome)
         return outcome
+
+    def _keep(self, q: str, outcome: Outcome) -> None:
+        self.states[q] = outcome.state
+        if outcome.parts is not None and outcome.state is not None:
+            self.parts[q] = outcome.parts
+
+    def _added(self, model: Model) -> Outcome:
+        """A model of sums over the one input that changed by key (`warehouse.additive`)."""
+        assert model.sums is not None
+        removed, added = self.parts[model.sums.source]
+        old = _swap(model.sql, {model.sums.source: quote_ident(removed)})
+        new = _swap(model.sql, {model.sums.source: quote_ident(added)})
+        done = add_sums(self.con, model, old, new)
+        self.temps += [
+            quote_ident(t) for t in (f"_sums_{model.layer}_{model.name}", done.removed, done.added)
+        ]
+        self.temps.append(quote_ident(f"_changed_{model.layer}_{model.name}"))
+        return Outcome("sums", done.changed, keys=done.keys, parts=(done.removed, done.added))
 
     def _maps(self, inc: Incremental, source: str, relation: str) -> bool:
         """Whether the changed rows of `source` map to the key: the form with sources names
@@ -171,6 +208,7 @@ class Maintainer:
         assert inc is not None
         base = f"{model.layer}_{model.name}"
         keys, delta = quote_ident(f"_keys_{base}"), quote_ident(f"_changed_{base}")
+        removed, added = quote_ident(f"_removed_{base}"), quote_ident(f"_added_{base}")
         selects = []
         for source, relation in sorted(changed.items()):
             expr = inc.expression(source)
@@ -189,7 +227,7 @@ class Maintainer:
             f"create or replace temp table {keys} as select distinct k from "
             f"({' union all '.join(selects)})"
         )
-        self.temps += [keys, delta]
+        self.temps += [keys, delta, removed, added]
         (count,) = self.con.execute(f"select count(*) from {keys}").fetchone() or (0,)
         if count == 0:
             return Outcome("keys", None)
@@ -223,14 +261,21 @@ class Maintainer:
         else:
             sql = model.sql
         self.con.execute(
-            f"create or replace temp table {delta} as select * from {table} where {match}"
+            f"create or replace temp table {removed} as select * from {table} where {match}"
         )
         self.con.execute(f"delete from {table} where {match}")
         self.con.execute(f"insert into {table} by name select * from ({sql}) where {match}")
-        self.con.execute(f"insert into {delta} select * from {table} where {match}")
+        self.con.execute(
+            f"create or replace temp table {added} as select * from {table} where {match}"
+        )
+        self.con.execute(
+            f"create or replace temp table {delta} as "
+            f"select * from {removed} union all select * from {added}"
+        )
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
-        return Outcome("keys", f"_changed_{base}", keys=int(count))
+        parts = (f"_removed_{base}", f"_added_{base}")
+        return Outcome("keys", f"_changed_{base}", keys=int(count), parts=parts)
 
     def _narrowed(self, model: Model, match: str) -> str:
         """The model's SQL with every input that has the key column read for the affected keys
