@@ -16,26 +16,41 @@ spans as (
     select * from core.fct_pace_night_spans
 ),
 
-snapshots as (
-    select cast(settings.as_of - cast(7 * weeks.k as integer) as date) as as_of_date,
-    from settings
-    cross join range(0, 106) as weeks(k)
+-- the snapshots each night counts in, as weeks back (as-of date = as_of - 7 x weeks_back, 0 to
+-- 105): those within its as-of span and from 372 days before the night to the night itself
+-- (a list per night: a range join of every night with every snapshot costs twice the CPU)
+bounds as (
+    select
+        spans.*,
+        settings.as_of,
+        settings.as_of - greatest(spans.first_as_of_date, spans.night_date - 372) as days_to_first,
+        settings.as_of - least(spans.last_as_of_date, spans.night_date) as days_to_last,
+    from spans
+    cross join settings
+),
+
+weeks as (
+    select
+        *,
+        unnest(range(
+            greatest(0, cast(ceil(days_to_last / 7) as bigint)),
+            least(105, cast(floor(days_to_first / 7) as bigint)) + 1
+        )) as weeks_back,
+    from bounds
+    where days_to_last <= days_to_first
 ),
 
 counted as (
     select
-        snapshots.as_of_date,
-        spans.night_date as stay_date,
-        spans.currency_code,
-        spans.room_revenue,
-        spans.is_from_history,
-        not spans.is_from_history and snapshots.as_of_date < spans.history_start_date
+        cast(as_of - cast(7 * weeks_back as integer) as date) as as_of_date,
+        night_date as stay_date,
+        currency_code,
+        room_revenue,
+        is_from_history,
+        not is_from_history
+            and cast(as_of - cast(7 * weeks_back as integer) as date) < history_start_date
             as is_before_history,
-    from snapshots
-    inner join spans
-        on spans.night_date between snapshots.as_of_date and snapshots.as_of_date + 372
-        and snapshots.as_of_date >= spans.first_as_of_date
-        and snapshots.as_of_date <= spans.last_as_of_date
+    from weeks
 ),
 
 final as (
