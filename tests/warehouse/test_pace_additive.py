@@ -42,7 +42,7 @@ def _cells(path: Path, where: str) -> list[tuple[Any, ...]]:
         con.close()
 
 
-def test_the_cells_follow_moved_cancelled_added_and_recurrencied_stays(
+def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
     lake: Lake, tmp_path: Path
 ) -> None:
     first = Batch().reference(units=8)
@@ -129,3 +129,46 @@ def test_the_sums_form_is_parsed_and_declared_by_the_cells() -> None:
     )
     assert cells.incremental is None
     assert models["core.fct_pace_night_spans"].incremental is not None
+
+
+def test_adding_what_changed_equals_the_sums_of_the_new_rows(tmp_path: Path) -> None:
+    """The engine alone on a model of sums over a table: a group whose rows all go is removed, a
+    new group is added, a null key is a key like any other, and money stays exact."""
+    from warehouse.additive import add_sums
+
+    con = duckdb.connect()
+    con.execute("create schema core")
+    con.execute("create table core.src (id integer, g varchar, v decimal(18, 2))")
+    con.execute(
+        "insert into core.src values (1, 'a', 1.10), (2, 'a', 2.20), (3, 'b', 0.01), "
+        "(4, null, 5.00), (5, null, 0.02)"
+    )
+    sql = (
+        "select g, count(*) as n, cast(sum(v) as decimal(38, 2)) as total "
+        "from core.src group by all"
+    )
+    model = Model(
+        layer="core",
+        name="sums",
+        path=tmp_path / "sums.sql",
+        sql=sql,
+        description="",
+        deps=frozenset({"core.src"}),
+        lake_tables=frozenset(),
+        sums=Sums("core.src", ("g",)),
+    )
+    con.execute(f"create table core.sums as {sql}")
+    # 3 (all of b) and 5 go, 1 changes its amount, 6 starts group c, 7 joins the null group
+    con.execute("create temp table removed as select * from core.src where id in (1, 3, 5)")
+    con.execute("delete from core.src where id in (1, 3, 5)")
+    con.execute("insert into core.src values (1, 'a', 1.15), (6, 'c', 9.99), (7, null, 0.30)")
+    con.execute("create temp table added as select * from core.src where id in (1, 6, 7)")
+    done = add_sums(
+        con, model, sql.replace("core.src", "removed"), sql.replace("core.src", "added")
+    )
+    assert done.keys == 4  # a, b, c and null moved
+    got = con.execute("select * from core.sums order by all").fetchall()
+    assert got == con.execute(f"{sql} order by all").fetchall()
+    assert [g for g, _, _ in got] == ["a", "c", None]
+    # its changed rows: the old and the new version of every row it touched (b's old only)
+    assert con.execute(f"select count(*) from {done.changed}").fetchone() == (3 + 3,)
