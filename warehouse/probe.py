@@ -14,6 +14,7 @@ import duckdb
 from lake.sql import quote_ident
 from warehouse import asof
 from warehouse.build import SCHEMAS, write_settings
+from warehouse.columns import table_columns
 from warehouse.lake import attach_lake
 from warehouse.macros import MACROS
 from warehouse.models import discover_models
@@ -33,17 +34,12 @@ def model_schemas() -> dict[str, tuple[tuple[str, str], ...]]:
         for schema in SCHEMAS:
             con.execute(f"create schema if not exists {quote_ident(schema)}")
         write_settings(con, "probe", asof.WarehouseAsOf(None, asof.NO_RUN_STATE), None)
-        out: dict[str, tuple[tuple[str, str], ...]] = {}
-        for q, model in discover_models().items():
+        models = discover_models()
+        for model in models.values():
             name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
             con.execute(f"create table {name} as select * from (\n{model.sql}\n) limit 0")
-            rows = con.execute(
-                "select column_name, data_type from information_schema.columns "
-                "where table_schema = $1 and table_name = $2 order by ordinal_position",
-                [model.layer, model.name],
-            ).fetchall()
-            out[q] = tuple((c, t) for c, t in rows)
-        return out
+        columns = table_columns(con)  # one query: each costs the same whatever it asks
+        return {q: columns.get(q, ()) for q in models}
     finally:
         con.close()
 
