@@ -358,9 +358,7 @@ class Maintainer:
         assert inc is not None
         columns = table_columns(self.con)  # one query for every input
         narrowed = [
-            dep
-            for dep in sorted(model.deps)
-            if any(c == inc.key for c, _ in columns.get(dep, ()))
+            dep for dep in sorted(model.deps) if any(c == inc.key for c, _ in columns.get(dep, ()))
         ]
         swaps = {d: f"(select * from {d} where {match})" for d in narrowed}
         for table in model.lake_tables:
