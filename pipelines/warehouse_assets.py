@@ -182,9 +182,10 @@ def build_warehouse_assets(
         for q, model in built.items():
             if q not in selected:
                 continue
-            yield dg.MaterializeResult(
-                asset_key=keys[q],
-                metadata={
+            # On the materialization only: as the result's metadata it would also ride on its
+            # step output event, stored and serialised twice.
+            context.add_asset_metadata(
+                {
                     "dagster/row_count": model.row_count,
                     "dagster/column_schema": column_schema(q, model.columns, model_columns()),
                     "build_id": result.build_id,
@@ -192,7 +193,9 @@ def build_warehouse_assets(
                     "path": str(result.path),
                     **({"refused_areas": "\n".join(refused[q])} if q in refused else {}),
                 },
+                asset_key=keys[q],
             )
+            yield dg.MaterializeResult(asset_key=keys[q])
         wanted = [
             c
             for c in CHECKS.values()
