@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import duckdb
 import pyarrow as pa
 import pytest
 
 from lake.compaction import compact
 from lake.parts import new_batch_id
 from lake.schema import TIMESTAMP
-from lake.store import Lake
+from lake.store import Lake, connect
 from lake.tables import TABLES
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -157,3 +158,23 @@ def test_state_newest_wins(lake: Lake) -> None:
 def test_empty_table_has_typed_schema(lake: Lake) -> None:
     empty = lake.current("rates")
     assert empty.num_rows == 0 and empty.schema.field("_extracted_at").type == TIMESTAMP
+
+
+def test_reader_connections_are_independent() -> None:
+    """`lake.store.connect` hands out cursors of one in-memory database: each has its own
+    registered tables and temp tables, in UTC, and closing one leaves the others working."""
+    with connect() as a, connect() as b:
+        a.register("wanted", pa.table({"x": [1, 2]}))
+        a.execute("create temp table seen as select 1 as n")
+        b.execute("create temp table seen as select 2 as n")
+        assert a.execute("select n from seen").fetchall() == [(1,)]
+        assert b.execute("select n from seen").fetchall() == [(2,)]
+        with pytest.raises(duckdb.CatalogException):
+            b.execute("select * from wanted")
+        a.close()
+        assert b.execute("select current_setting('TimeZone')").fetchone() in {
+            ("UTC",),
+            ("Etc/UTC",),
+        }
+    with connect() as c, pytest.raises(duckdb.CatalogException):  # a later reader sees none
+        c.execute("select * from seen")
