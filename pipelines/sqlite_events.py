@@ -121,6 +121,11 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
             self._tables_seen.add(table_name)
         return found
 
+    def has_asset_key_col(self, column_name: str) -> bool:
+        if column_name in self._asset_key_cols_seen:  # without opening a connection
+            return True
+        return super().has_asset_key_col(column_name)
+
     def _has_asset_key_col_on_connection(self, conn: Connection, column_name: str) -> bool:
         """A column of `asset_keys` once found stays (migrations add them): asked for every
         asset event stored (~470 a small run), each time inspecting the table."""
