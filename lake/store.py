@@ -38,6 +38,15 @@ _reader: tuple[int, duckdb.DuckDBPyConnection] | None = None  # (pid, this proce
 _reader_lock = threading.Lock()
 
 
+def _forget_reader() -> None:
+    """In a forked child: the parent's database and lock are not this process's."""
+    global _reader, _reader_lock
+    _reader, _reader_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_reader)
+
+
 def connect() -> duckdb.DuckDBPyConnection:
     """A DuckDB connection in UTC, for reading lake files; the caller closes it.
 
