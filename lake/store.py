@@ -38,9 +38,16 @@ _reader: tuple[int, duckdb.DuckDBPyConnection] | None = None  # (pid, this proce
 _reader_lock = threading.Lock()
 
 
+_inherited: list[object] = []
+
+
 def _forget_reader() -> None:
-    """In a forked child: the parent's database and lock are not this process's."""
+    """In a forked child: the parent's database and lock are not this process's. The parent's
+    database is kept referenced, never closed here: closing it would stop threads this process
+    does not have (a crash)."""
     global _reader, _reader_lock
+    if _reader is not None:
+        _inherited.append(_reader)
     _reader, _reader_lock = None, threading.Lock()
 
 
@@ -57,6 +64,8 @@ def connect() -> duckdb.DuckDBPyConnection:
     global _reader
     with _reader_lock:
         if _reader is None or _reader[0] != os.getpid():
+            if _reader is not None:
+                _inherited.append(_reader)  # another process's (see `_forget_reader`)
             _reader = (os.getpid(), duckdb.connect())
         con = _reader[1].cursor()
     con.execute("set TimeZone = 'UTC'")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from datetime import UTC, datetime, timedelta
 
 import duckdb
@@ -178,3 +181,31 @@ def test_reader_connections_are_independent() -> None:
         }
     with connect() as c, pytest.raises(duckdb.CatalogException):  # a later reader sees none
         c.execute("select * from seen")
+
+
+def test_a_forked_child_reads_the_lake_with_a_database_of_its_own() -> None:
+    """A child forked after the parent read the lake opens its own reader database (the
+    parent's, closed there, would crash it) and the parent's keeps working."""
+    with connect() as con:
+        assert con.execute("select 1").fetchone() == (1,)
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 only when its read works
+        ok = False
+        try:
+            with connect() as con:
+                ok = con.execute("select 2").fetchone() == (2,)
+        finally:
+            os._exit(0 if ok else 1)
+    status = None
+    for _ in range(600):  # a child stuck closing the parent's database is killed, not awaited
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child never finished its read")
+    assert os.waitstatus_to_exitcode(status) == 0
+    with connect() as con:
+        assert con.execute("select 3").fetchone() == (3,)
