@@ -31,6 +31,7 @@ import duckdb
 from lake.sql import quote_ident
 from warehouse.additive import add_sums
 from warehouse.changes import FULL, lake_inputs, model_version
+from warehouse.columns import table_columns
 from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
 from warehouse.models import Incremental, Model
@@ -284,17 +285,10 @@ class Maintainer:
         through the CTEs a model reads twice (it materialises them whole)."""
         inc = model.incremental
         assert inc is not None
-        narrowed: list[str] = []
-        for dep in sorted(model.deps):
-            layer, name = dep.split(".")
-            (has,) = self.con.execute(
-                "select count(*) from information_schema.columns "
-                "where table_catalog = current_database() and table_schema = $1 "
-                "and table_name = $2 and column_name = $3",
-                [layer, name, inc.key],
-            ).fetchone() or (0,)
-            if has:
-                narrowed.append(dep)
+        columns = table_columns(self.con)  # one query for every input
+        narrowed = [
+            dep for dep in sorted(model.deps) if any(c == inc.key for c, _ in columns.get(dep, ()))
+        ]
         swaps = {d: f"(select * from {d} where {match})" for d in narrowed}
         for table in model.lake_tables:
             if inc.key in TABLES[table].all_columns:
