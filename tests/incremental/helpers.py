@@ -34,16 +34,23 @@ def _data(table: pa.Table) -> pa.Table:
     return table.select([c for c in table.schema.names if not c.startswith("_")])
 
 
-def table_differences(a: pa.Table, b: pa.Table, sample: int = 3) -> dict[str, object] | None:
-    """None when both hold the same multiset of rows; else counts and a few rows of each side."""
-    con = duckdb.connect()
+def table_differences(
+    a: pa.Table, b: pa.Table, sample: int = 3, con: duckdb.DuckDBPyConnection | None = None
+) -> dict[str, object] | None:
+    """None when both hold the same multiset of rows; else counts and a few rows of each side.
+    `con`: an in-memory connection to compare on (a new one costs ~15 ms)."""
+    own = con is None
+    con = duckdb.connect() if con is None else con
     try:
         con.register("a", a)
         con.register("b", b)
         only_a = con.sql("select * from a except all select * from b").to_arrow_table()
         only_b = con.sql("select * from b except all select * from a").to_arrow_table()
     finally:
-        con.close()
+        con.unregister("a")
+        con.unregister("b")
+        if own:
+            con.close()
     if only_a.num_rows == 0 and only_b.num_rows == 0:
         return None
     return {
@@ -58,10 +65,11 @@ def table_differences(a: pa.Table, b: pa.Table, sample: int = 3) -> dict[str, ob
 def lake_differences(a: Lake, b: Lake) -> dict[str, object]:
     """Per lake table: how the current states (without lineage columns) differ."""
     out: dict[str, object] = {}
-    for name in TABLES:
-        diff = table_differences(_data(a.current(name)), _data(b.current(name)))
-        if diff is not None:
-            out[name] = diff
+    with duckdb.connect() as con:
+        for name in TABLES:
+            diff = table_differences(_data(a.current(name)), _data(b.current(name)), con=con)
+            if diff is not None:
+                out[name] = diff
     return out
 
 
