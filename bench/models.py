@@ -195,8 +195,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"{row['models']:>8}"
         )
     by_key = sorted(q for q, how in result["refresh"]["refreshed"].items() if how == "keys")
+    summed = sorted(q for q, how in result["refresh"]["refreshed"].items() if how == "sums")
     whole = sorted(q for q, how in result["refresh"]["refreshed"].items() if how == "whole")
-    print(f"in place by key: {', '.join(by_key)}\nrebuilt whole: {', '.join(whole)}")
+    print(f"in place by key: {', '.join(by_key)}\nby sums: {', '.join(summed)}")
+    print(f"rebuilt whole: {', '.join(whole)}")
     print(f"slowest models of the refresh: {result['refresh']['slowest']}")
     print(f"results: {out}")
     return result

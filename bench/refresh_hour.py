@@ -11,7 +11,7 @@ data dir (before its refresh) is `hour`. It then refreshes, advances to the last
 lands and refreshes, advances one hour across midnight and lands it: a copy is `day`.
 `refresh` copies such a state and refreshes the copy in this process (`refresh_warehouse`, in
 place); it prints the CPU seconds of the refresh (user + system, `resource.getrusage`), its wall
-seconds and, per model rebuilt, how (by key or whole) and its seconds. The world is seeded, so
+seconds and, per model rebuilt, how (by key, by sums or whole) and its seconds. The world is seeded, so
 the states of two checkouts compare (run `prepare` in each: the file must be built by the SQL
 that refreshes it, or every changed model is rebuilt whole).
 """
@@ -79,7 +79,7 @@ def refresh(state: Path) -> None:
     hows = list(result.refreshed.values())
     print(
         f"refresh: {wall:.2f} s wall, {cpu:.2f} CPU s; {hows.count('keys')} models by key, "
-        f"{hows.count('whole')} whole"
+        f"{hows.count('sums')} by sums, {hows.count('whole')} whole"
     )
     for seconds, q in sorted(((m.seconds, q) for q, m in result.models.items()), reverse=True):
         print(f"  {seconds:7.2f}  {result.refreshed.get(q, ''):6}  {q}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,10 +34,40 @@ from lake.schema import QUARANTINE_SCHEMA, Table
 from lake.sql import current_state_sql, quote_ident, recent_tombstones_sql
 from lake.tables import TABLES
 
+_reader: tuple[int, duckdb.DuckDBPyConnection] | None = None  # (pid, this process's database)
+_reader_lock = threading.Lock()
+
+
+_inherited: list[object] = []
+
+
+def _forget_reader() -> None:
+    """In a forked child: the parent's database and lock are not this process's. The parent's
+    database is kept referenced, never closed here: closing it would stop threads this process
+    does not have (a crash)."""
+    global _reader, _reader_lock
+    if _reader is not None:
+        _inherited.append(_reader)
+    _reader, _reader_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_reader)
+
 
 def connect() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection in UTC, for reading lake files."""
-    con = duckdb.connect()
+    """A DuckDB connection in UTC, for reading lake files; the caller closes it.
+
+    A connection (a cursor) of one in-memory database per process: opening a database costs
+    ~15 ms of CPU, a cursor ~0.3 ms, and a small run opened ~20. Each cursor has its own
+    registered tables, temp tables and settings, as a database of its own had; nothing here
+    writes to the shared database's catalog. A forked child opens its own."""
+    global _reader
+    with _reader_lock:
+        if _reader is None or _reader[0] != os.getpid():
+            if _reader is not None:
+                _inherited.append(_reader)  # another process's (see `_forget_reader`)
+            _reader = (os.getpid(), duckdb.connect())
+        con = _reader[1].cursor()
     con.execute("set TimeZone = 'UTC'")
     return con
 

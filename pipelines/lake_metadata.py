@@ -179,7 +179,10 @@ def _results(
             if first:  # run-level facts once, on the first table
                 meta.update(_report_metadata(report))
                 first, run_requests = False, 0
-            yield dg.MaterializeResult(asset_key=key, metadata=meta, check_results=checks)
+            # On the materialization only: as the result's metadata it would also ride on
+            # its step output event, stored and serialised twice.
+            context.add_asset_metadata(meta, asset_key=key)
+            yield dg.MaterializeResult(asset_key=key, check_results=checks)
 
 
 def _report_metadata(report: RunReport) -> dict[str, Any]:

@@ -42,6 +42,8 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         self._engines: OrderedDict[str, sa.Engine] = OrderedDict()
         self._partitions_seen: dict[tuple[str, str], float] = {}
         self._tables_seen: set[str] = set()
+        self._asset_key_cols_seen: set[str] = set()
+        self._indexes_seen: set[str] = set()
         super().__init__(base_dir, inst_data)
 
     @classmethod
@@ -86,11 +88,24 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
                 engine.dispose()
             self._engines.clear()
 
-    def wipe(self) -> None:
-        self._close_engines()  # the run files are deleted: no connection may hold them
+    def _forget(self) -> None:
         self._partitions_seen.clear()
         self._tables_seen.clear()
+        self._asset_key_cols_seen.clear()
+        self._indexes_seen.clear()
+
+    def wipe(self) -> None:
+        self._close_engines()  # the run files are deleted: no connection may hold them
+        self._forget()
         super().wipe()
+
+    def reindex_events(self, print_fn: Any = None, force: bool = False) -> None:
+        self._indexes_seen.clear()  # a forced reindex redoes the data migrations
+        super().reindex_events(print_fn, force)
+
+    def reindex_assets(self, print_fn: Any = None, force: bool = False) -> None:
+        self._indexes_seen.clear()
+        super().reindex_assets(print_fn, force)
 
     def dispose(self) -> None:
         self._close_engines()
@@ -104,6 +119,31 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         found = super().has_table(table_name)
         if found:
             self._tables_seen.add(table_name)
+        return found
+
+    def has_asset_key_col(self, column_name: str) -> bool:
+        if column_name in self._asset_key_cols_seen:  # without opening a connection
+            return True
+        return super().has_asset_key_col(column_name)
+
+    def _has_asset_key_col_on_connection(self, conn: Connection, column_name: str) -> bool:
+        """A column of `asset_keys` once found stays (migrations add them): asked for every
+        asset event stored (~470 a small run), each time inspecting the table."""
+        if column_name in self._asset_key_cols_seen:
+            return True
+        found = super()._has_asset_key_col_on_connection(conn, column_name)
+        if found:
+            self._asset_key_cols_seen.add(column_name)
+        return found
+
+    def has_secondary_index(self, name: str) -> bool:
+        """A data migration once completed stays completed (until a wipe or a forced reindex):
+        asked ~120 times a small run, a query each."""
+        if name in self._indexes_seen:
+            return True
+        found = super().has_secondary_index(name)
+        if found:
+            self._indexes_seen.add(name)
         return found
 
     def has_dynamic_partition(self, partitions_def_name: str, partition_key: str) -> bool:

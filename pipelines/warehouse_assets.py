@@ -34,7 +34,7 @@ from pipelines.partitions import (
     run_partition,
     settings_for_partition,
 )
-from warehouse.build import build_warehouse, warehouse_path
+from warehouse.build import BuildResult, build_warehouse, warehouse_path
 from warehouse.catalog import column_docs
 from warehouse.checks import CHECKS, CheckResult, CheckSpec, run_check
 from warehouse.models import Model, discover_models
@@ -104,17 +104,6 @@ def _jsonable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return json.loads(json.dumps(rows, default=str))
 
 
-def _refused(published: Path) -> dict[str, list[str]]:
-    """The refused optional areas each model reads (`warehouse.refused`); {} without a file."""
-    if not published.exists():
-        return {}
-    con = duckdb.connect(str(published), read_only=True)
-    try:
-        return refused_by_model(con)
-    finally:
-        con.close()
-
-
 def _check_result(
     check: CheckSpec, outcome: CheckResult, key: dg.AssetKey, refused: dict[str, list[str]]
 ) -> dg.AssetCheckResult:
@@ -139,6 +128,43 @@ def _check_result(
         description=f"{verdict}: {'; '.join(reasons)}",
         metadata=metadata,
     )
+
+
+def _results(
+    context: dg.AssetExecutionContext,
+    keys: dict[str, dg.AssetKey],
+    selected: set[str],
+    result: BuildResult | None,
+    con: duckdb.DuckDBPyConnection | None,
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    """The selected models' materializations, then the selected checks run on `con` (the
+    published file); with no file, no check runs."""
+    refused = refused_by_model(con) if con is not None else {}  # model -> refused areas it reads
+    known = model_columns()
+    built = result.models if result is not None else {}
+    for q, model in built.items():
+        if q not in selected:
+            continue
+        assert result is not None
+        # On the materialization only: as the result's metadata it would also ride on its
+        # step output event, stored and serialised twice.
+        context.add_asset_metadata(
+            {
+                "dagster/row_count": model.row_count,
+                "dagster/column_schema": column_schema(q, model.columns, known),
+                "build_id": result.build_id,
+                "build_seconds": round(model.seconds, 3),
+                "path": str(result.path),
+                **({"refused_areas": "\n".join(refused[q])} if q in refused else {}),
+            },
+            asset_key=keys[q],
+        )
+        yield dg.MaterializeResult(asset_key=keys[q])
+    if con is None:
+        return
+    for c in CHECKS.values():
+        if dg.AssetCheckKey(keys[c.model], c.name) in context.selected_asset_check_keys:
+            yield _check_result(c, run_check(con, c.name), keys[c.model], refused)
 
 
 def build_warehouse_assets(
@@ -174,37 +200,15 @@ def build_warehouse_assets(
             result = refresh(res.data_dir, as_of=as_of)  # a large lake: in a child process
         else:
             result = build_warehouse(Path(res.data_dir), only=selected, as_of=as_of)
-        built = result.models if result is not None else {}
         if result is None:
             context.log.info("no lake table changed since the last build: models left as they are")
         published = result.path if result is not None else warehouse_path(Path(res.data_dir))
-        refused = _refused(published)  # model -> the optional areas it reads that were refused
-        for q, model in built.items():
-            if q not in selected:
-                continue
-            yield dg.MaterializeResult(
-                asset_key=keys[q],
-                metadata={
-                    "dagster/row_count": model.row_count,
-                    "dagster/column_schema": column_schema(q, model.columns, model_columns()),
-                    "build_id": result.build_id,
-                    "build_seconds": round(model.seconds, 3),
-                    "path": str(result.path),
-                    **({"refused_areas": "\n".join(refused[q])} if q in refused else {}),
-                },
-            )
-        wanted = [
-            c
-            for c in CHECKS.values()
-            if dg.AssetCheckKey(keys[c.model], c.name) in context.selected_asset_check_keys
-        ]
-        if not wanted or not published.exists():
-            return
-        con = duckdb.connect(str(published), read_only=True)
+        # one read-only connection for the refused areas and the checks; none without a file
+        con = duckdb.connect(str(published), read_only=True) if published.exists() else None
         try:
-            for c in wanted:
-                yield _check_result(c, run_check(con, c.name), keys[c.model], refused)
+            yield from _results(context, keys, selected, result, con)
         finally:
-            con.close()
+            if con is not None:
+                con.close()
 
     return _warehouse

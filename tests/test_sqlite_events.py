@@ -97,3 +97,28 @@ def test_wipe_closes_and_deletes_the_run_files(instance: dg.DagsterInstance) -> 
     assert not run_file.exists()
     assert not storage.get_logs_for_run(result.run_id)
     assert instance.get_latest_materialization_event(dg.AssetKey("upstream")) is None
+
+
+def test_remembered_schema_answers_are_dagsters_and_follow_a_wipe(
+    instance: dg.DagsterInstance, tmp_path: Path
+) -> None:
+    """The asset_keys columns and completed data migrations, once found, are not asked again;
+    what they answer is what Dagster's own storage answers, and a wipe forgets them."""
+    ensure_partitions(instance, ["default"])
+    assert dg.materialize([_pair], instance=instance, partition_key="default").success
+    storage = instance.event_log_storage
+    stock = sqlite_events.SqliteEventLogStorage(storage._base_dir)  # type: ignore[attr-defined]
+    assert storage._asset_key_cols_seen  # type: ignore[attr-defined]
+    for column in storage._asset_key_cols_seen:  # type: ignore[attr-defined]
+        assert stock.has_asset_key_col(column)
+    for name in storage._indexes_seen:  # type: ignore[attr-defined]
+        assert stock.has_secondary_index(name)
+    assert storage.has_asset_key_index_cols() == stock.has_asset_key_index_cols()
+    stock.dispose()
+    storage.wipe()
+    assert not storage._asset_key_cols_seen and not storage._indexes_seen  # type: ignore[attr-defined]
+    # the storage still records runs after the wipe (which deleted the partitions too)
+    ensure_partitions(instance, ["default"])
+    again = dg.materialize([_pair], instance=instance, partition_key="default")
+    latest = instance.get_latest_materialization_event(dg.AssetKey("downstream"))
+    assert latest is not None and latest.run_id == again.run_id

@@ -24,9 +24,10 @@ from lake.store import Lake
 from lake.tenancy import DEFAULT_TENANT, tenant_of
 from warehouse import asof
 from warehouse.catalog import column_docs
+from warehouse.changes import forget_lake_files, record_build
+from warehouse.columns import table_columns
 from warehouse.lake import attach_lake, detach_lake
 from warehouse.macros import KPI_WINDOW, MACROS
-from warehouse.maintain import forget_lake_files, record_build
 from warehouse.models import LAYERS, Model, discover_models, downstream, resolve, upstream
 from warehouse.refused import write_refused_areas
 
@@ -120,16 +121,15 @@ def build_warehouse(
                 _select(con, models, only, settings_moved=moved) if incremental else set(models)
             )
             con.execute("begin transaction")  # one commit for all models: no per-model sync
-            for q, model in models.items():
-                if q in selected:
-                    results[q] = _build_model(con, model)
+            seconds = {q: _build_model(con, m) for q, m in models.items() if q in selected}
+            results = describe_models(con, models, seconds)
             apply_comments(con, [models[q] for q in results])
             if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):
                 con.execute(KPI_WINDOW)
             record_build(con, data_dir / LAKE_DIR, [models[q] for q in results])
             if incremental:
                 # The models left out did not read the lake's newest files: the next refresh
-                # cannot tell what they miss, and rebuilds whole (warehouse.maintain).
+                # cannot tell what they miss, and rebuilds whole (warehouse.changes).
                 forget_lake_files(con)
             con.execute("commit")
 
@@ -241,29 +241,32 @@ def _select(
     return wanted | missing
 
 
-def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> ModelResult:
+def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> float:
+    """Build one model's table; returns the seconds it took."""
     t0 = time.perf_counter()
     name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
     con.execute(f"create or replace table {name} as\n{model.sql}")
-    return describe_model(con, model, time.perf_counter() - t0)
+    return time.perf_counter() - t0
 
 
-def describe_model(con: duckdb.DuckDBPyConnection, model: Model, seconds: float) -> ModelResult:
-    """Rows and columns of a built model's table."""
-    name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
-    (count,) = con.execute(f"select count(*) from {name}").fetchone() or (0,)
-    cols = con.execute(
-        "select column_name, data_type from information_schema.columns "
-        "where table_catalog = current_database() and table_schema = $1 and table_name = $2 "
-        "order by ordinal_position",
-        [model.layer, model.name],
-    ).fetchall()
-    return ModelResult(
-        name=model.qualified,
-        row_count=int(count),
-        seconds=seconds,
-        columns=tuple((c, t) for c, t in cols),
-    )
+def describe_models(
+    con: duckdb.DuckDBPyConnection, models: dict[str, Model], seconds: dict[str, float]
+) -> dict[str, ModelResult]:
+    """Rows and columns of the built models `seconds` names (qualified name -> build seconds),
+    in that order."""
+    columns = table_columns(con)
+    out: dict[str, ModelResult] = {}
+    for q, took in seconds.items():
+        model = models[q]
+        name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        (count,) = con.execute(f"select count(*) from {name}").fetchone() or (0,)
+        out[q] = ModelResult(
+            name=model.qualified,
+            row_count=int(count),
+            seconds=took,
+            columns=columns.get(f"{model.layer}.{model.name}", ()),
+        )
+    return out
 
 
 def apply_comments(con: duckdb.DuckDBPyConnection, models: list[Model]) -> None:

@@ -8,6 +8,7 @@ here; an entry here wins over the inherited text where the meaning changes.
 from __future__ import annotations
 
 _MONEY = "DECIMAL(18,2), in the row's currency_code"
+_MONEY38 = "DECIMAL(38,2) (an exact sum), in the row's currency_code"
 _CENTS = "allocated to nights in integer cents (the line's own period, else its reserved "
 _CENTS += "resource's, else the accommodation's)"
 _ON_THE_BOOKS = (
@@ -45,7 +46,37 @@ CORE: dict[str, dict[str, str]] = {
     "core.dim_pace_currencies": {
         "currency_code": "A currency of marts.booking_pace's grid: of a guest stay night on the "
         "books or cancelled, or of a reservation whose history holds an on-the-books guest "
-        "version with nights.",
+        "version with nights (a currency of core.fct_pace_night_spans).",
+    },
+    "core.fct_pace_night_spans": {
+        "room_revenue": "Today's allocation of the reservation's room revenue to this night "
+        "(0 for a night of a past version that the reservation no longer holds).",
+        "is_from_history": "True: a night of an on-the-books guest version, counted as of the "
+        "dates at whose end that version was in force. False: a guest stay night on the books "
+        "or cancelled today, counted by today's status.",
+        "first_as_of_date": "First as-of date at which the night counts: the version's "
+        "effective_from date, or (today's status) the booking date.",
+        "last_as_of_date": "Last as-of date at which the night counts, inclusive: the day "
+        "before the version's effective_to (the next version's start), or (today's status) the day before the "
+        "cancellation; 9999-12-31 while open; null: never (cancelled without a date).",
+        "history_start_date": "First day of the reservation's recorded history (its first "
+        "version's effective_from); today's status judges only as-of dates before it. "
+        "9999-12-31 without a recorded version.",
+    },
+    "core.fct_pace_on_the_books": {
+        "as_of_date": "Weekly snapshot: the build's as_of and the 105 weeks before it (those "
+        "marts.booking_pace reports, and those its pickup and STLY look back to).",
+        "stay_date": "Night counted, from the snapshot to 372 days after it.",
+        "currency_code": "Currency of the reservations counted (ISO 4217).",
+        "nights_from_history": "Nights of on-the-books guest versions in force at the end of "
+        "the as-of date.",
+        "room_revenue_from_history": f"Today's room revenue of those nights; {_MONEY38}.",
+        "nights_by_current_status": "Guest stay nights counted by today's status: booked on or "
+        "before the as-of date and on the books now, or cancelled after it.",
+        "room_revenue_by_current_status": f"Room revenue of those nights; {_MONEY38}.",
+        "nights_before_history": "Of nights_by_current_status, those of reservations whose "
+        "recorded history starts after the as-of date.",
+        "room_revenue_before_history": f"Room revenue of those nights; {_MONEY38}.",
     },
     "core.dim_distribution_channels": {
         "parent_distribution_channel_id": "Parent channel (null at the top).",

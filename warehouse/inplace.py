@@ -32,7 +32,7 @@ from warehouse.build import (
     ModelResult,
     apply_comments,
     build_warehouse,
-    describe_model,
+    describe_models,
     discard,
     new_build_id,
     prepare,
@@ -42,15 +42,10 @@ from warehouse.build import (
     warehouse_path,
     write_settings,
 )
+from warehouse.changes import built_versions, lake_changes, record_build
 from warehouse.lake import detach_lake
 from warehouse.macros import KPI_WINDOW
-from warehouse.maintain import (
-    Maintainer,
-    built_versions,
-    delta_readers,
-    lake_changes,
-    record_build,
-)
+from warehouse.maintain import Maintainer, delta_readers
 from warehouse.models import discover_models
 
 
@@ -110,12 +105,14 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 readers=readers,
                 diffed=delta_readers(models),
             )
+            seconds: dict[str, float] = {}
             for q, model in models.items():
                 outcome = walk.maintain(model)
                 if outcome.how != "unchanged":
                     refreshed[q] = outcome.how
-                    results[q] = describe_model(con, model, outcome.seconds)
+                    seconds[q] = outcome.seconds
             walk.drop_temps()
+            results = describe_models(con, models, seconds)
             apply_comments(con, [models[q] for q, how in refreshed.items() if how == "whole"])
             if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):
                 con.execute(KPI_WINDOW)

@@ -1,12 +1,8 @@
-"""Maintain built models by key: what changed since the last build, and the delete+insert.
+"""Maintain built models by key: the delete+insert, the whole rebuild, or nothing.
 
-The published file records which lake files it was built from (`meta.lake_files`: name, size,
-mtime) and which version of each model's SQL built each table (`meta.model_versions`). A refresh
-compares them with the lake and the code:
+A refresh compares the lake and the code with what the published file records
+(`warehouse.changes`: a lake table's changed rows, or FULL; each model's SQL version):
 
-- a lake table's **changed rows** are the rows of its new or rewritten files that belong to the
-  batch the file is named after (a compaction's file holds older batches' rows, the same current
-  state: no change); a full batch among them changes the table whole (keys absent from it vanish);
 - a model declared `-- incremental by <key>` (`warehouse.models`) whose changed inputs all map to
   its key deletes the rows of the affected keys and inserts them again from its own SQL filtered
   on those keys; the rows it deleted and inserted are its changed rows for the models reading it;
@@ -16,6 +12,9 @@ compares them with the lake and the code:
   (`delta_readers`), the rebuild compares the new table with the old instead: its changed rows
   are the rows only one of them has (the old and the new version of each changed row), so a
   supply list or a dimension that changed in a few rows changes its readers in those keys only;
+- a model of sums (`-- incremental sums over <input> by ...`) whose one changed input is that
+  input, by key, adds the sums over the input's new rows and subtracts those over its old rows
+  (`warehouse.additive`): a by-key change keeps the rows it removed apart from those it inserted;
 - a model that is missing, or whose SQL (or the macros) changed, is rebuilt whole.
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
@@ -23,136 +22,26 @@ Every statement runs in the caller's one transaction (`warehouse.inplace`).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import duckdb
 
-from lake.parts import PART, file_id
-from lake.sql import quote_ident, quote_literal
-from lake.tables import TABLES as LAKE_TABLES
-from warehouse.lake import narrowed_current_sql, raw_view_sql, table_files
+from lake.sql import quote_ident
+from warehouse.additive import add_sums
+from warehouse.changes import FULL, lake_inputs, model_version
+from warehouse.columns import table_columns
+from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
-from warehouse.macros import MACROS
 from warehouse.models import Incremental, Model
 
-LAKE_FILES_TABLE = "meta.lake_files"
-VERSIONS_TABLE = "meta.model_versions"
 SETTINGS_INPUT = "meta.build_settings"
-FULL = "full"  # an input's state: changed whole (no keys known)
 # a whole rebuild of a larger table keeps the fingerprint (a diff holds both versions in memory)
 DIFF_MAX_ROWS = 2_000_000
 # the staging models' lineage columns: not content (a diff of a whole rebuild leaves them out)
 LINEAGE = ("batch_id", "batch_kind", "extracted_at")
 _LINEAGE_REF = re.compile(r"\b(?:batch_id|batch_kind|extracted_at)\b")
-
-
-def model_version(model: Model) -> str:
-    """What the table was built with: the model's SQL and the macros it may call."""
-    text = "\n".join((model.sql, *MACROS))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def record_build(con: duckdb.DuckDBPyConnection, lake_dir: Path, built: list[Model]) -> None:
-    """Write the lake files this build read, and the version of each model it rebuilt."""
-    con.execute(
-        f"create table if not exists {LAKE_FILES_TABLE} "
-        "(lake_table varchar, file_name varchar, size bigint, mtime_ns bigint)"
-    )
-    con.execute(f"delete from {LAKE_FILES_TABLE}")
-    rows = [
-        (table, *ident)
-        for table in TABLES
-        for f in table_files(lake_dir, table)
-        if (ident := file_id(f)) is not None
-    ]
-    if rows:
-        con.executemany(f"insert into {LAKE_FILES_TABLE} values (?, ?, ?, ?)", rows)
-    con.execute(f"create table if not exists {VERSIONS_TABLE} (model varchar, version varchar)")
-    names = [m.qualified for m in built]
-    con.execute(f"delete from {VERSIONS_TABLE} where list_contains($1, model)", [names])
-    if built:
-        con.executemany(
-            f"insert into {VERSIONS_TABLE} values (?, ?)",
-            [(m.qualified, model_version(m)) for m in built],
-        )
-
-
-def forget_lake_files(con: duckdb.DuckDBPyConnection) -> None:
-    """After a partial build (`only=`): no record, so the next refresh rebuilds whole."""
-    con.execute(f"drop table if exists {LAKE_FILES_TABLE}")
-
-
-def built_versions(con: duckdb.DuckDBPyConnection) -> dict[str, str] | None:
-    """Model -> version of the file's tables; None for a file built before versions existed."""
-    try:
-        return dict(con.execute(f"select model, version from {VERSIONS_TABLE}").fetchall())
-    except duckdb.CatalogException:
-        return None
-
-
-def lake_changes(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str, str] | None:
-    """Per lake table that changed since the recorded build: FULL, or a temp view of its
-    changed rows. None when the file records no lake files (a whole rebuild is needed)."""
-    try:
-        recorded = con.execute(
-            f"select lake_table, file_name, size, mtime_ns from {LAKE_FILES_TABLE}"
-        )
-        known = {(t, (n, s, m)) for t, n, s, m in recorded.fetchall()}
-    except duckdb.CatalogException:
-        return None
-    changes: dict[str, str] = {}
-    for table in TABLES:
-        files = table_files(lake_dir, table)
-        fresh = [f for f in files if (table, file_id(f)) not in known]
-        names = {f.name for f in files}
-        if any(
-            t == table and (n not in names or any(f.name == n for f in fresh))
-            for t, (n, _, _) in known
-        ):
-            # A file read before is gone (compaction folded it: the rows of every version but
-            # the current one went with it, which `lake.<table>` readers see) or was rewritten
-            # (a re-executed run: the keys only its first version held are unknown).
-            changes[table] = FULL
-            continue
-        if not fresh:
-            continue
-        named = [f for f in fresh if PART.match(f.name)]
-        # A file not named after its batch (a data file of the object store's table format,
-        # cached by `lake.remote`) counts with every row it holds: a superset of the change
-        unnamed = [f for f in fresh if not PART.match(f.name)]
-        parts = []
-        if named:
-            batches = sorted({m.group("batch") for f in named if (m := PART.match(f.name))})
-            listed = ", ".join(quote_literal(b) for b in batches)
-            parts.append(
-                f"select * from ({raw_view_sql(table, named)}) where _batch_id in ({listed})"
-            )
-        if unnamed:
-            parts.append(f"select * from ({raw_view_sql(table, unnamed)})")
-        view = f"_changed_lake_{table}"
-        con.execute(
-            f"create or replace temp view {quote_ident(view)} as "
-            + " union all by name ".join(parts)
-        )
-        (full,) = con.execute(
-            f"select count(*) from {quote_ident(view)} where _batch_kind = 'full'"
-        ).fetchone() or (0,)
-        changes[table] = FULL if full else view
-    return changes
-
-
-def lake_inputs(model: Model) -> set[str]:
-    """The lake tables a model reads, with the parents their current state follows."""
-    out: set[str] = set()
-    for table in model.lake_tables:
-        while table is not None and table not in out:
-            out.add(table)
-            table = LAKE_TABLES[table].parent
-    return out
 
 
 _COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -191,12 +80,14 @@ def delta_readers(models: dict[str, Model]) -> dict[str, tuple[bool, tuple[Model
 
 @dataclass
 class Outcome:
-    """What maintaining one model did: how (`keys`, `whole`, `unchanged`), and its state."""
+    """What maintaining one model did: how (`keys`, `sums`, `whole`, `unchanged`), and its
+    state."""
 
     how: str
     state: str | None  # None: unchanged for its readers; FULL; else a temp table of its changes
     keys: int = 0
     seconds: float = 0.0
+    parts: tuple[str, str] | None = None  # of a change by key: its removed rows, its new rows
 
 
 @dataclass
@@ -212,6 +103,8 @@ class Maintainer:
     # whole rebuilds that report their changed rows -> (lineage out of the diff, who names it)
     diffed: dict[str, tuple[bool, tuple[Model, ...]]] = field(default_factory=dict)
     states: dict[str, str | None] = field(default_factory=dict)
+    # models changed by key -> the temp tables of the rows they removed and of those inserted
+    parts: dict[str, tuple[str, str]] = field(default_factory=dict)
     temps: list[str] = field(default_factory=list)
 
     def changed_inputs(self, model: Model) -> dict[str, str]:
@@ -234,6 +127,17 @@ class Maintainer:
         if fresh and not changed:
             self.states[q] = None
             return Outcome("unchanged", None)
+        sums = model.sums
+        if (
+            fresh
+            and sums is not None
+            and set(changed) == {sums.source}
+            and sums.source in self.parts
+        ):
+            outcome = self._added(model)
+            outcome.seconds = time.perf_counter() - t0
+            self._keep(q, outcome)
+            return outcome
         inc = model.incremental
         if (
             fresh
@@ -246,15 +150,33 @@ class Maintainer:
             outcome = self._by_keys(model, changed)
             if outcome is not None:
                 outcome.seconds = time.perf_counter() - t0
-                self.states[q] = outcome.state
+                self._keep(q, outcome)
                 return outcome
         if fresh and self._diff_helps(q) and self._rows(model) <= DIFF_MAX_ROWS:
             outcome = self._whole_diffed(model)
         else:
             outcome = self._whole(model, compare=fresh and self.readers.get(q, 0) > 0)
         outcome.seconds = time.perf_counter() - t0
-        self.states[q] = outcome.state
+        self._keep(q, outcome)
         return outcome
+
+    def _keep(self, q: str, outcome: Outcome) -> None:
+        self.states[q] = outcome.state
+        if outcome.parts is not None and outcome.state is not None:
+            self.parts[q] = outcome.parts
+
+    def _added(self, model: Model) -> Outcome:
+        """A model of sums over the one input that changed by key (`warehouse.additive`)."""
+        assert model.sums is not None
+        removed, added = self.parts[model.sums.source]
+        old = _swap(model.sql, {model.sums.source: quote_ident(removed)})
+        new = _swap(model.sql, {model.sums.source: quote_ident(added)})
+        done = add_sums(self.con, model, old, new)
+        self.temps += [
+            quote_ident(t) for t in (f"_sums_{model.layer}_{model.name}", done.removed, done.added)
+        ]
+        self.temps.append(quote_ident(f"_changed_{model.layer}_{model.name}"))
+        return Outcome("sums", done.changed, keys=done.keys, parts=(done.removed, done.added))
 
     def _maps(self, inc: Incremental, source: str, relation: str) -> bool:
         """Whether the changed rows of `source` map to the key: the form with sources names
@@ -287,6 +209,7 @@ class Maintainer:
         assert inc is not None
         base = f"{model.layer}_{model.name}"
         keys, delta = quote_ident(f"_keys_{base}"), quote_ident(f"_changed_{base}")
+        removed, added = quote_ident(f"_removed_{base}"), quote_ident(f"_added_{base}")
         selects = []
         for source, relation in sorted(changed.items()):
             expr = inc.expression(source)
@@ -305,7 +228,7 @@ class Maintainer:
             f"create or replace temp table {keys} as select distinct k from "
             f"({' union all '.join(selects)})"
         )
-        self.temps += [keys, delta]
+        self.temps += [keys, delta, removed, added]
         (count,) = self.con.execute(f"select count(*) from {keys}").fetchone() or (0,)
         if count == 0:
             return Outcome("keys", None)
@@ -339,14 +262,21 @@ class Maintainer:
         else:
             sql = model.sql
         self.con.execute(
-            f"create or replace temp table {delta} as select * from {table} where {match}"
+            f"create or replace temp table {removed} as select * from {table} where {match}"
         )
         self.con.execute(f"delete from {table} where {match}")
         self.con.execute(f"insert into {table} by name select * from ({sql}) where {match}")
-        self.con.execute(f"insert into {delta} select * from {table} where {match}")
+        self.con.execute(
+            f"create or replace temp table {added} as select * from {table} where {match}"
+        )
+        self.con.execute(
+            f"create or replace temp table {delta} as "
+            f"select * from {removed} union all select * from {added}"
+        )
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
-        return Outcome("keys", f"_changed_{base}", keys=int(count))
+        parts = (f"_removed_{base}", f"_added_{base}")
+        return Outcome("keys", f"_changed_{base}", keys=int(count), parts=parts)
 
     def _narrowed(self, model: Model, match: str) -> str:
         """The model's SQL with every input that has the key column read for the affected keys
@@ -355,17 +285,10 @@ class Maintainer:
         through the CTEs a model reads twice (it materialises them whole)."""
         inc = model.incremental
         assert inc is not None
-        narrowed: list[str] = []
-        for dep in sorted(model.deps):
-            layer, name = dep.split(".")
-            (has,) = self.con.execute(
-                "select count(*) from information_schema.columns "
-                "where table_catalog = current_database() and table_schema = $1 "
-                "and table_name = $2 and column_name = $3",
-                [layer, name, inc.key],
-            ).fetchone() or (0,)
-            if has:
-                narrowed.append(dep)
+        columns = table_columns(self.con)  # one query for every input
+        narrowed = [
+            dep for dep in sorted(model.deps) if any(c == inc.key for c, _ in columns.get(dep, ()))
+        ]
         swaps = {d: f"(select * from {d} where {match})" for d in narrowed}
         for table in model.lake_tables:
             if inc.key in TABLES[table].all_columns:

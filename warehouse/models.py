@@ -38,6 +38,15 @@ date 364 days on, the nights of a stay, the reservations of a month), one line p
 where `affected_keys` is the set of affected key values (one column, `k`); every reference to
 that input is then read through the condition. The condition must keep every row that any
 affected key's rows depend on (a whole reservation when the model looks across its versions).
+
+A model of sums says so instead (`warehouse.additive`):
+
+    -- incremental sums over core.fct_pace_night_spans by as_of_date, stay_date, currency_code
+
+Its rows are those key columns and sums (counts) over the input's rows, every other column one
+such sum, each input row counted on its own (no distinct, window or join between its rows), and
+no row whose sums are all 0. When that input alone changed, by key, the refresh adds the sums
+over its new rows and subtracts those over its old ones; any other change rebuilds it whole.
 """
 
 from __future__ import annotations
@@ -59,6 +68,10 @@ _INCREMENTAL = re.compile(
 _GUARD = re.compile(r"^--\s*incremental guard:\s*(.+)$")
 _NARROW = re.compile(r"^--\s*incremental narrows its inputs\s*$")
 _NARROWS = re.compile(r"^--\s*incremental narrows ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)\s*:\s*(.+)$")
+_SUMS = re.compile(
+    r"^--\s*incremental sums over ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)"
+    r" by ([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*)\s*$"
+)
 
 
 @dataclass(frozen=True)
@@ -85,6 +98,16 @@ class Incremental:
 
 
 @dataclass(frozen=True)
+class Sums:
+    """How a model of sums is maintained (`warehouse.additive`): its rows are the `keys` and
+    sums over `source`'s rows, each row counted on its own, so the changed rows of `source`
+    are added (its new rows) and subtracted (its old ones)."""
+
+    source: str
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Model:
     """One SQL model: where it lives, what it reads, and what it says it is."""
 
@@ -96,6 +119,7 @@ class Model:
     deps: frozenset[str]
     lake_tables: frozenset[str]
     incremental: Incremental | None = None
+    sums: Sums | None = None
 
     @property
     def qualified(self) -> str:
@@ -107,7 +131,7 @@ def _header(sql: str) -> str:
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
-        if any(p.match(line) for p in (_INCREMENTAL, _GUARD, _NARROW, _NARROWS)):
+        if any(p.match(line) for p in (_INCREMENTAL, _GUARD, _NARROW, _NARROWS, _SUMS)):
             continue
         lines.append(line[2:].strip())
     return " ".join(x for x in lines if x)
@@ -142,6 +166,22 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
     return Incremental(keys.pop(), tuple(sources), " ".join(guard) or None, narrow, tuple(narrows))
 
 
+def _sums(sql: str, where: Path) -> Sums | None:
+    """The `-- incremental sums over <input> by <column>, ...` line of a model's header."""
+    found = []
+    for line in sql.splitlines():
+        if not line.startswith("--"):
+            break
+        if m := _SUMS.match(line.strip()):
+            found.append(m)
+    if not found:
+        return None
+    if len(found) > 1 or _incremental(sql, where) is not None:
+        raise ValueError(f"{where}: one `incremental sums` line, and no other incremental form")
+    keys = tuple(k.strip() for k in found[0].group(2).split(","))
+    return Sums(found[0].group(1), keys)
+
+
 def parse_model(path: Path) -> Model:
     sql = path.read_text()
     code = _COMMENT.sub("", sql)
@@ -156,6 +196,7 @@ def parse_model(path: Path) -> Model:
         deps=frozenset(deps),
         lake_tables=frozenset(_LAKE_REF.findall(code)),
         incremental=_incremental(sql, path),
+        sums=_sums(sql, path),
     )
 
 

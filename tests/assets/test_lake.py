@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from datetime import UTC, datetime, timedelta
 
+import duckdb
 import pyarrow as pa
 import pytest
 
 from lake.compaction import compact
 from lake.parts import new_batch_id
 from lake.schema import TIMESTAMP
-from lake.store import Lake
+from lake.store import Lake, connect
 from lake.tables import TABLES
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -157,3 +161,51 @@ def test_state_newest_wins(lake: Lake) -> None:
 def test_empty_table_has_typed_schema(lake: Lake) -> None:
     empty = lake.current("rates")
     assert empty.num_rows == 0 and empty.schema.field("_extracted_at").type == TIMESTAMP
+
+
+def test_reader_connections_are_independent() -> None:
+    """`lake.store.connect` hands out cursors of one in-memory database: each has its own
+    registered tables and temp tables, in UTC, and closing one leaves the others working."""
+    with connect() as a, connect() as b:
+        a.register("wanted", pa.table({"x": [1, 2]}))
+        a.execute("create temp table seen as select 1 as n")
+        b.execute("create temp table seen as select 2 as n")
+        assert a.execute("select n from seen").fetchall() == [(1,)]
+        assert b.execute("select n from seen").fetchall() == [(2,)]
+        with pytest.raises(duckdb.CatalogException):
+            b.execute("select * from wanted")
+        a.close()
+        assert b.execute("select current_setting('TimeZone')").fetchone() in {
+            ("UTC",),
+            ("Etc/UTC",),
+        }
+    with connect() as c, pytest.raises(duckdb.CatalogException):  # a later reader sees none
+        c.execute("select * from seen")
+
+
+def test_a_forked_child_reads_the_lake_with_a_database_of_its_own() -> None:
+    """A child forked after the parent read the lake opens its own reader database (the
+    parent's, closed there, would crash it) and the parent's keeps working."""
+    with connect() as con:
+        assert con.execute("select 1").fetchone() == (1,)
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 only when its read works
+        ok = False
+        try:
+            with connect() as con:
+                ok = con.execute("select 2").fetchone() == (2,)
+        finally:
+            os._exit(0 if ok else 1)
+    status = None
+    for _ in range(600):  # a child stuck closing the parent's database is killed, not awaited
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child never finished its read")
+    assert os.waitstatus_to_exitcode(status) == 0
+    with connect() as con:
+        assert con.execute("select 3").fetchone() == (3,)

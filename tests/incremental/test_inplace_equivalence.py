@@ -50,14 +50,17 @@ DATED = (
     # by customer: the customers a run lands (a merge, a new guest)
     "staging.stg_customers",
 )
-# by key in every run within a day: by stay date (with the same-time-last-year rows 364 days
-# on), by the types of the unit nights that changed, by month; booking_pace
-# and orphan_nights read the as-of date, so a run across midnight rebuilds them whole
+# by key in every run within a day: booking pace's nights by reservation, by the types of the
+# unit nights that changed, by month; orphan_nights reads the as-of date, so a run across
+# midnight rebuilds it whole
 SAME_DAY_KEYED = (
-    "marts.booking_pace",
+    "core.fct_pace_night_spans",
     "marts.orphan_nights",
     "marts.ancillary_revenue_monthly",
 )
+# maintained by adding what changed in every run within a day (`warehouse.additive`): booking
+# pace's on-the-books cells (their snapshots move across midnight: then rebuilt whole)
+SAME_DAY_SUMMED = ("core.fct_pace_on_the_books",)
 
 
 def _differences(a: Path, b: Path) -> dict[str, object]:
@@ -83,7 +86,7 @@ SUPPLY_KEYED = {
         "marts.revenue_daily",
         "marts.sales_daily",
         "marts.rate_availability_daily",
-        "marts.booking_pace",
+        "core.fct_pace_night_spans",
         "marts.orphan_nights",
         "marts.ancillary_revenue_monthly",
         # the bookings' AVAILABILITY_EVENTs: the records of their types that differ
@@ -199,6 +202,9 @@ def test_in_place_refresh_equals_a_whole_rebuild_on_a_churned_world(tmp_path: Pa
             elif settings.today == day:  # churn within a day
                 how = {m: result.refreshed.get(m) for m in SAME_DAY_KEYED}
                 assert {m: h for m, h in how.items() if h != "keys"} == {}, step
+            if settings.today == day:
+                how = {m: result.refreshed.get(m) for m in SAME_DAY_SUMMED}
+                assert {m: h for m, h in how.items() if h != "sums"} == {}, step
             if step != "new day":
                 for model in (*KEYED, *DATED):
                     keyed[model] = keyed.get(model, 0) + (result.refreshed.get(model) == "keys")

@@ -89,11 +89,15 @@ def test_changed_reservations_are_maintained_by_key(lake: Lake, tmp_path: Path) 
         "marts.revenue_daily",
         "marts.channel_mix_monthly",
         "marts.cancellations_monthly",
-        "marts.booking_pace",  # by stay date, with the stay dates 364 days on (STLY)
+        "core.fct_pace_night_spans",  # booking pace's nights, by reservation
         "marts.orphan_nights",  # by the types of the unit nights that changed
         "marts.ancillary_revenue_monthly",
     ):
         assert result.refreshed.get(model) == "keys", (model, result.refreshed)
+    # booking pace: the changed reservations' nights added to its cells and their old ones
+    # subtracted; the mart, the cells on its grid, rebuilt whole (small)
+    assert result.refreshed.get("core.fct_pace_on_the_books") == "sums", result.refreshed
+    assert result.refreshed.get("marts.booking_pace") == "whole", result.refreshed
     assert "core.dim_units" not in result.refreshed  # nothing it reads changed
     assert _differences_from_a_whole_rebuild(data_dir, "reference") == {}
     con = duckdb.connect(str(result.path), read_only=True)

@@ -1,0 +1,174 @@
+"""Booking pace maintained by adding what changed (`warehouse.additive`): a refresh in place
+goes by reservation for the pace nights (`core.fct_pace_night_spans`), adds the changed
+reservations' new nights to the on-the-books cells (`core.fct_pace_on_the_books`) and subtracts
+their old ones, and equals a whole rebuild of the same lake: a stay moved, one cancelled, one
+added, one whose currency changed; cells left without nights are gone."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from tests.incremental.helpers import mart_differences
+from tests.warehouse.lakefixture import Lake
+from tests.warehouse.scenarios import GBP_CHANNEL, Batch
+from warehouse.build import build_warehouse
+from warehouse.inplace import update_warehouse
+from warehouse.models import Model, Sums, discover_models
+
+AS_OF = date(2025, 1, 20)
+CELLS = "core.fct_pace_on_the_books"
+
+
+def _booked(batch: Batch, rid: int, arrival: str, departure: str, **kw: Any) -> Batch:
+    modified = kw.pop("modified", "2025-01-05T09:00:00")
+    batch.reservation(rid, arrival, departure, unit_id=1000 + rid, **kw)
+    batch.tables["reservations"][-1]["modified_date"] = modified
+    return batch
+
+
+def _cells(path: Path, where: str) -> list[tuple[Any, ...]]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return con.execute(
+            "select as_of_date, stay_date, currency_code, nights_from_history, "
+            f"nights_by_current_status, room_revenue_from_history from {CELLS} where {where} "
+            "order by all"
+        ).fetchall()
+    finally:
+        con.close()
+
+
+def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
+    lake: Lake, tmp_path: Path
+) -> None:
+    first = Batch().reference(units=8)
+    _booked(first, 1, "2025-01-25", "2025-01-28", booked="2025-01-02T09:00:00")
+    _booked(first, 2, "2025-02-10", "2025-02-12", booked="2025-01-03T09:00:00")
+    _booked(first, 3, "2025-03-01", "2025-03-03", booked="2025-01-04T09:00:00", channel=GBP_CHANNEL)
+    _booked(first, 4, "2025-02-10", "2025-02-11", booked="2024-12-20T09:00:00", nightly="80.00")
+    first.flush(lake, kind="full")
+    built = build_warehouse(tmp_path, as_of=AS_OF).path
+    # as of 2025-01-20, reservation 1 alone holds 2025-01-25, and 3 alone is in GBP
+    assert _cells(built, "as_of_date = date '2025-01-20' and stay_date = date '2025-01-25'") == [
+        (date(2025, 1, 20), date(2025, 1, 25), "EUR", 1, 1, 100)
+    ]
+    assert _cells(built, "currency_code = 'GBP'") != []
+
+    second = Batch()
+    # 1 moved to February on Jan 19; 2 cancelled on Jan 19; 5 booked on Jan 19; 3 now in EUR
+    # (its history keeps the version before, in today's currency: the GBP cells all go)
+    _booked(
+        second,
+        1,
+        "2025-02-01",
+        "2025-02-04",
+        booked="2025-01-02T09:00:00",
+        modified="2025-01-19T10:00:00",
+    )
+    _booked(
+        second,
+        2,
+        "2025-02-10",
+        "2025-02-12",
+        status=-12,
+        booked="2025-01-03T09:00:00",
+        cancelled="2025-01-19T10:00:00",
+        modified="2025-01-19T10:00:00",
+    )
+    _booked(
+        second,
+        5,
+        "2025-02-10",
+        "2025-02-13",
+        booked="2025-01-19T10:00:00",
+        modified="2025-01-19T10:00:00",
+    )
+    _booked(
+        second,
+        3,
+        "2025-03-01",
+        "2025-03-03",
+        booked="2025-01-04T09:00:00",
+        modified="2025-01-19T10:00:00",
+    )
+    second.flush(lake)
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    how = {q: result.refreshed.get(q) for q in ("core.fct_pace_night_spans", CELLS)}
+    assert how == {"core.fct_pace_night_spans": "keys", CELLS: "sums"}, result.refreshed
+
+    # the cell 1 held alone as of Jan 20 is gone; as of Jan 6 and 13 its old version still
+    # counts (with today's allocation of its revenue: none on a night it no longer holds)
+    assert _cells(tmp_path / "warehouse.duckdb", "stay_date = date '2025-01-25'") == [
+        (date(2025, 1, 6), date(2025, 1, 25), "EUR", 1, 0, 0),
+        (date(2025, 1, 13), date(2025, 1, 25), "EUR", 1, 0, 0),
+    ]
+    assert _cells(tmp_path / "warehouse.duckdb", "currency_code = 'GBP'") == []
+    # 2 cancelled and 5 added on 2025-02-10: 4 and 5 on the books as of Jan 20
+    assert _cells(
+        tmp_path / "warehouse.duckdb",
+        "as_of_date = date '2025-01-20' and stay_date = date '2025-02-10'",
+    ) == [(date(2025, 1, 20), date(2025, 2, 10), "EUR", 2, 2, 180)]
+
+    reference = tmp_path.with_name(f"{tmp_path.name}-whole")
+    reference.mkdir()
+    (reference / "lake").symlink_to(tmp_path / "lake")
+    whole = build_warehouse(reference, as_of=AS_OF)
+    for schema in ("core", "marts"):
+        assert mart_differences(tmp_path / "warehouse.duckdb", whole.path, schema) == {}, schema
+
+
+def test_the_sums_form_is_parsed_and_declared_by_the_cells() -> None:
+    models = discover_models()
+    cells: Model = models[CELLS]
+    assert cells.sums == Sums(
+        "core.fct_pace_night_spans", ("as_of_date", "stay_date", "currency_code")
+    )
+    assert cells.incremental is None
+    assert models["core.fct_pace_night_spans"].incremental is not None
+
+
+def test_adding_what_changed_equals_the_sums_of_the_new_rows(tmp_path: Path) -> None:
+    """The engine alone on a model of sums over a table: a group whose rows all go is removed, a
+    new group is added, a null key is a key like any other, and money stays exact."""
+    from warehouse.additive import add_sums
+
+    con = duckdb.connect()
+    con.execute("create schema core")
+    con.execute("create table core.src (id integer, g varchar, v decimal(18, 2))")
+    con.execute(
+        "insert into core.src values (1, 'a', 1.10), (2, 'a', 2.20), (3, 'b', 0.01), "
+        "(4, null, 5.00), (5, null, 0.02)"
+    )
+    sql = (
+        "select g, count(*) as n, cast(sum(v) as decimal(38, 2)) as total "
+        "from core.src group by all"
+    )
+    model = Model(
+        layer="core",
+        name="sums",
+        path=tmp_path / "sums.sql",
+        sql=sql,
+        description="",
+        deps=frozenset({"core.src"}),
+        lake_tables=frozenset(),
+        sums=Sums("core.src", ("g",)),
+    )
+    con.execute(f"create table core.sums as {sql}")
+    # 3 (all of b) and 5 go, 1 changes its amount, 6 starts group c, 7 joins the null group
+    con.execute("create temp table removed as select * from core.src where id in (1, 3, 5)")
+    con.execute("delete from core.src where id in (1, 3, 5)")
+    con.execute("insert into core.src values (1, 'a', 1.15), (6, 'c', 9.99), (7, null, 0.30)")
+    con.execute("create temp table added as select * from core.src where id in (1, 6, 7)")
+    done = add_sums(
+        con, model, sql.replace("core.src", "removed"), sql.replace("core.src", "added")
+    )
+    assert done.keys == 4  # a, b, c and null moved
+    got = con.execute("select * from core.sums order by all").fetchall()
+    assert got == con.execute(f"{sql} order by all").fetchall()
+    assert [g for g, _, _ in got] == ["a", "c", None]
+    # its changed rows: the old and the new version of every row it touched (b's old only)
+    assert con.execute(f"select count(*) from {done.changed}").fetchone() == (3 + 3,)

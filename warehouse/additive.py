@@ -1,0 +1,96 @@
+"""Maintain a model of sums by adding what changed: new = old - sums(old rows) + sums(new rows).
+
+A model whose header says `-- incremental sums over <input> by <key>, ...` (`warehouse.models`)
+has as its rows the key columns and, in every other column, a sum (or count) over the input's
+rows, each row counted on its own. When the input changed by key (`warehouse.maintain` keeps
+the rows a delete+insert removed apart from those it inserted), the model's own SQL run over
+the removed rows and over the inserted ones gives, per key, what to subtract and what to add:
+in proportion to the changed rows, however many keys they reach (a reservation's nights reach
+every snapshot that counts them). Keys whose sums all become 0 are removed: a whole build has
+no such row. Money stays exact (the sums are DECIMAL); a sum's type is the table's.
+
+The changed rows it reports for its readers are, as for a delete+insert, the old and the new
+versions of the rows it touched, kept apart too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+from lake.sql import quote_ident
+from warehouse.models import Model
+
+
+@dataclass
+class Added:
+    """What adding did: the temp tables of the rows it replaced and of their new versions,
+    the two together (None when no sum moved), and the keys it touched."""
+
+    removed: str
+    added: str
+    changed: str | None
+    keys: int
+
+
+def _same(keys: list[str], a: str, b: str) -> str:
+    return " and ".join(f"{a}.{k} is not distinct from {b}.{k}" for k in keys)
+
+
+def add_sums(con: duckdb.DuckDBPyConnection, model: Model, old_sql: str, new_sql: str) -> Added:
+    """Apply the model's SQL over its input's old rows (`old_sql`) and new rows (`new_sql`) to
+    its table as a difference, in the caller's transaction."""
+    assert model.sums is not None
+    table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+    base = f"{model.layer}_{model.name}"
+    delta, removed, added = (quote_ident(f"_{p}_{base}") for p in ("sums", "removed", "added"))
+    changed = quote_ident(f"_changed_{base}")
+    columns = [r[0] for r in con.execute(f"describe {table}").fetchall()]
+    keys = [quote_ident(k) for k in model.sums.keys]
+    missing = set(model.sums.keys) - set(columns)
+    if missing:
+        raise ValueError(
+            f"{model.qualified}: `incremental sums` keys {sorted(missing)} are no columns"
+        )
+    measures = [quote_ident(c) for c in columns if c not in model.sums.keys]
+    listed = ", ".join(keys)
+    plus = ", ".join(measures)
+    minus = ", ".join(f"-{m} as {m}" for m in measures)
+    summed = ", ".join(f"sum({m}) as {m}" for m in measures)
+    moved = " or ".join(f"sum({m}) <> 0" for m in measures)
+    con.execute(
+        f"create or replace temp table {delta} as select {listed}, {summed} from ("
+        f"select {listed}, {plus} from ({new_sql}) "
+        f"union all select {listed}, {minus} from ({old_sql})) "
+        f"group by all having {moved}"
+    )
+    touched = f"exists (select 1 from {delta} as d where {_same(keys, 'd', 't')})"
+    con.execute(
+        f"create or replace temp table {removed} as select * from {table} as t where {touched}"
+    )
+    (count,) = con.execute(f"select count(*) from {delta}").fetchone() or (0,)
+    if count:
+        sets = ", ".join(f"{m} = t.{m} + d.{m}" for m in measures)
+        con.execute(
+            f"update {table} as t set {sets} from {delta} as d where {_same(keys, 'd', 't')}"
+        )
+        con.execute(
+            f"insert into {table} ({listed}, {plus}) select {listed}, {plus} from {delta} as d "
+            f"where not exists (select 1 from {table} as t where {_same(keys, 'd', 't')})"
+        )
+        zero = " and ".join(f"t.{m} = 0" for m in measures)
+        con.execute(f"delete from {table} as t where {zero} and {touched}")
+    con.execute(
+        f"create or replace temp table {added} as select * from {table} as t where {touched}"
+    )
+    con.execute(
+        f"create or replace temp table {changed} as "
+        f"select * from {removed} union all select * from {added}"
+    )
+    return Added(
+        removed=f"_removed_{base}",
+        added=f"_added_{base}",
+        changed=f"_changed_{base}" if count else None,
+        keys=int(count),
+    )

@@ -1,0 +1,133 @@
+"""What changed since the last build: the lake files a refresh reads anew, and the version of
+each model's SQL (`warehouse.maintain` decides from them how to bring each model up to date).
+
+The published file records which lake files it was built from (`meta.lake_files`: name, size,
+mtime) and which version of each model's SQL built each table (`meta.model_versions`). A lake
+table's **changed rows** are the rows of its new or rewritten files that belong to the batch the
+file is named after (a compaction's file holds older batches' rows, the same current state: no
+change); a full batch among them changes the table whole (keys absent from it vanish).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import duckdb
+
+from lake.parts import PART, file_id
+from lake.sql import quote_ident, quote_literal
+from lake.tables import TABLES as LAKE_TABLES
+from warehouse.lake import raw_view_sql, table_files
+from warehouse.lake_schema import TABLES
+from warehouse.macros import MACROS
+from warehouse.models import Model
+
+LAKE_FILES_TABLE = "meta.lake_files"
+VERSIONS_TABLE = "meta.model_versions"
+FULL = "full"  # an input's state: changed whole (no keys known)
+
+
+def model_version(model: Model) -> str:
+    """What the table was built with: the model's SQL and the macros it may call."""
+    text = "\n".join((model.sql, *MACROS))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def record_build(con: duckdb.DuckDBPyConnection, lake_dir: Path, built: list[Model]) -> None:
+    """Write the lake files this build read, and the version of each model it rebuilt."""
+    con.execute(
+        f"create table if not exists {LAKE_FILES_TABLE} "
+        "(lake_table varchar, file_name varchar, size bigint, mtime_ns bigint)"
+    )
+    con.execute(f"delete from {LAKE_FILES_TABLE}")
+    rows = [
+        (table, *ident)
+        for table in TABLES
+        for f in table_files(lake_dir, table)
+        if (ident := file_id(f)) is not None
+    ]
+    if rows:
+        con.executemany(f"insert into {LAKE_FILES_TABLE} values (?, ?, ?, ?)", rows)
+    con.execute(f"create table if not exists {VERSIONS_TABLE} (model varchar, version varchar)")
+    names = [m.qualified for m in built]
+    con.execute(f"delete from {VERSIONS_TABLE} where list_contains($1, model)", [names])
+    if built:
+        con.executemany(
+            f"insert into {VERSIONS_TABLE} values (?, ?)",
+            [(m.qualified, model_version(m)) for m in built],
+        )
+
+
+def forget_lake_files(con: duckdb.DuckDBPyConnection) -> None:
+    """After a partial build (`only=`): no record, so the next refresh rebuilds whole."""
+    con.execute(f"drop table if exists {LAKE_FILES_TABLE}")
+
+
+def built_versions(con: duckdb.DuckDBPyConnection) -> dict[str, str] | None:
+    """Model -> version of the file's tables; None for a file built before versions existed."""
+    try:
+        return dict(con.execute(f"select model, version from {VERSIONS_TABLE}").fetchall())
+    except duckdb.CatalogException:
+        return None
+
+
+def lake_changes(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str, str] | None:
+    """Per lake table that changed since the recorded build: FULL, or a temp view of its
+    changed rows. None when the file records no lake files (a whole rebuild is needed)."""
+    try:
+        recorded = con.execute(
+            f"select lake_table, file_name, size, mtime_ns from {LAKE_FILES_TABLE}"
+        )
+        known = {(t, (n, s, m)) for t, n, s, m in recorded.fetchall()}
+    except duckdb.CatalogException:
+        return None
+    changes: dict[str, str] = {}
+    for table in TABLES:
+        files = table_files(lake_dir, table)
+        fresh = [f for f in files if (table, file_id(f)) not in known]
+        names = {f.name for f in files}
+        if any(
+            t == table and (n not in names or any(f.name == n for f in fresh))
+            for t, (n, _, _) in known
+        ):
+            # A file read before is gone (compaction folded it: the rows of every version but
+            # the current one went with it, which `lake.<table>` readers see) or was rewritten
+            # (a re-executed run: the keys only its first version held are unknown).
+            changes[table] = FULL
+            continue
+        if not fresh:
+            continue
+        named = [f for f in fresh if PART.match(f.name)]
+        # A file not named after its batch (a data file of the object store's table format,
+        # cached by `lake.remote`) counts with every row it holds: a superset of the change
+        unnamed = [f for f in fresh if not PART.match(f.name)]
+        parts = []
+        if named:
+            batches = sorted({m.group("batch") for f in named if (m := PART.match(f.name))})
+            listed = ", ".join(quote_literal(b) for b in batches)
+            parts.append(
+                f"select * from ({raw_view_sql(table, named)}) where _batch_id in ({listed})"
+            )
+        if unnamed:
+            parts.append(f"select * from ({raw_view_sql(table, unnamed)})")
+        view = f"_changed_lake_{table}"
+        con.execute(
+            f"create or replace temp view {quote_ident(view)} as "
+            + " union all by name ".join(parts)
+        )
+        (full,) = con.execute(
+            f"select count(*) from {quote_ident(view)} where _batch_kind = 'full'"
+        ).fetchone() or (0,)
+        changes[table] = FULL if full else view
+    return changes
+
+
+def lake_inputs(model: Model) -> set[str]:
+    """The lake tables a model reads, with the parents their current state follows."""
+    out: set[str] = set()
+    for table in model.lake_tables:
+        while table is not None and table not in out:
+            out.add(table)
+            table = LAKE_TABLES[table].parent
+    return out

@@ -1,0 +1,101 @@
+-- incremental sums over core.fct_pace_night_spans by as_of_date, stay_date, currency_code
+-- Nights and room revenue on the books per weekly as-of snapshot x stay date x currency, the
+-- cells marts.booking_pace reads: the build's as_of and the 105 weeks before it (53 reported,
+-- plus the ones pickup and same time last year look back to), stay dates from the snapshot to
+-- 372 days after it. Each night of core.fct_pace_night_spans counts in the snapshots within its
+-- as-of span: by its history (a version in force then) or by today's status, and today's status
+-- also before the reservation's history starts. Every measure is a sum over those nights, so a
+-- refresh adds the changed reservations' new nights and subtracts their old ones; a cell whose
+-- nights all went is removed (a whole build has no cell without nights).
+
+with settings as (
+    select * from meta.build_settings
+),
+
+spans as (
+    select * from core.fct_pace_night_spans
+),
+
+-- the snapshots each night counts in, as weeks back (as-of date = as_of - 7 x weeks_back, 0 to
+-- 105): those within its as-of span and from 372 days before the night to the night itself;
+-- today's status judges the weeks from first_week_before_history on (before the history)
+bounds as (
+    select
+        spans.night_date,
+        spans.currency_code,
+        spans.is_from_history,
+        spans.room_revenue,
+        greatest(0, cast(ceil(
+            (settings.as_of - least(spans.last_as_of_date, spans.night_date)) / 7
+        ) as bigint)) as first_week,
+        least(105, cast(floor(
+            (settings.as_of - greatest(spans.first_as_of_date, spans.night_date - 372)) / 7
+        ) as bigint)) as last_week,
+        case
+            when spans.is_from_history then 106
+            else least(106, greatest(0,
+                cast(floor((settings.as_of - spans.history_start_date) / 7) as bigint) + 1))
+        end as first_week_before_history,
+    from spans
+    cross join settings
+),
+
+-- nights that count in the same weeks, summed before they are spread over them (a range join
+-- of every night with every snapshot costs about six times the CPU)
+grouped as (
+    select
+        night_date,
+        currency_code,
+        is_from_history,
+        first_week,
+        last_week,
+        first_week_before_history,
+        count(*) as nights,
+        sum(room_revenue) as room_revenue,
+    from bounds
+    where first_week <= last_week
+    group by all
+),
+
+weeks as (
+    select
+        *,
+        unnest(range(first_week, last_week + 1)) as weeks_back,
+    from grouped
+),
+
+counted as (
+    select
+        cast(settings.as_of - cast(7 * weeks.weeks_back as integer) as date) as as_of_date,
+        weeks.night_date as stay_date,
+        weeks.currency_code,
+        weeks.nights,
+        weeks.room_revenue,
+        weeks.is_from_history,
+        weeks.weeks_back >= weeks.first_week_before_history as is_before_history,
+    from weeks
+    cross join settings
+),
+
+final as (
+    select
+        as_of_date,
+        stay_date,
+        currency_code,
+        cast(coalesce(sum(nights) filter (where is_from_history), 0) as bigint)
+            as nights_from_history,
+        cast(coalesce(sum(room_revenue) filter (where is_from_history), 0) as decimal(38, 2))
+            as room_revenue_from_history,
+        cast(coalesce(sum(nights) filter (where not is_from_history), 0) as bigint)
+            as nights_by_current_status,
+        cast(coalesce(sum(room_revenue) filter (where not is_from_history), 0)
+            as decimal(38, 2)) as room_revenue_by_current_status,
+        cast(coalesce(sum(nights) filter (where is_before_history), 0) as bigint)
+            as nights_before_history,
+        cast(coalesce(sum(room_revenue) filter (where is_before_history), 0) as decimal(38, 2))
+            as room_revenue_before_history,
+    from counted
+    group by all
+)
+
+select * from final
