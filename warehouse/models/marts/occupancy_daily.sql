@@ -6,15 +6,16 @@
 -- incremental by date_day from core.dim_locations: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_code)) <> 1 from changed_rows as c where c.location_id = changed.location_id) then (select list(distinct o.date_day) from marts.occupancy_daily as o where o.location_id = changed.location_id) else [] end)
 -- incremental narrows its inputs
 -- incremental narrows marts.allotment_pickup: stay_date in affected_keys
--- (an allotment pickup row keys its stay date only when it is of the as-of snapshot and its
--- still-held nights moved: that mart goes by accommodation type, so its changed rows span every
--- stay date of a type)
 -- Occupancy per night x location x accommodation type over the reporting range: supply nights
 -- (units available), nights sold (on-the-books guest stays), owner / hold nights, occupancy and
 -- available occupancy as defined in metrics.md; beside them the supply that cannot be sold
 -- (out-of-order unit nights of operations tasks, allotment nights still held for channels as of
 -- the build's as_of), the sellable nights left and the occupancy of those (docs/metrics.md
 -- "sellable supply").
+--
+-- Maintained by date: an allotment pickup row keys its stay date only when it is of the as-of
+-- snapshot and its still-held nights moved (that mart goes by accommodation type, so its changed
+-- rows span every stay date of a type).
 
 with dates as (
     select * from core.dim_dates
