@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from lake.schema import MONEY, TIMESTAMP
 
 EXACT_INT_LIMIT = 2.0**53  # larger integers are not exact after a trip through JSON doubles
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MONEY_LIMIT = 1e15  # decimal128(18, 2) holds 16 integer digits; keep a margin below it
 _ARROW_ERRORS = (
     pa.ArrowInvalid,
@@ -71,6 +72,17 @@ def to_int(values: Values) -> Converted:
         return ints, bad, "not an integer"
     nums, bad = _numbers(values)
     ints, not_whole = ints_from_floats(nums)
+    # A page that mixes integers with other values: its Python integers stay exact (through a
+    # double, one above 2**53 would be taken for a bad value, as it is not in a page of ints)
+    exact = np.fromiter(
+        (type(v) is int and INT64_MIN <= v <= INT64_MAX for v in values),
+        dtype=bool,
+        count=len(values),
+    )
+    if exact.any():
+        whole = ints.to_pylist()
+        kept = [v if e else w for v, e, w in zip(values, exact, whole, strict=True)]
+        return pa.array(kept, type=pa.int64()), (bad | not_whole) & ~exact, "not an integer"
     return ints, bad | not_whole, "not an integer"
 
 

@@ -18,6 +18,13 @@ from assets.convert import CONVERTERS
     [
         ("id", [1, None, 2**40], [1, None, 2**40], None),
         ("int", [1, "abc", 2.5, "7"], [1, None, None, 7], [False, True, True, False]),
+        # an integer above 2**53 beside a bad value stays exact, as it does in a page of ints
+        (
+            "int",
+            ["abc", 9_007_199_254_740_993, True, 2**64],
+            [None, 9_007_199_254_740_993, None, None],
+            [True, False, True, True],
+        ),
         ("float", [1, 2.5, "abc"], [1.0, 2.5, None], [False, False, True]),
         ("date", ["2026-01-31", None], [dt.date(2026, 1, 31), None], None),
         (
@@ -56,6 +63,7 @@ from assets.convert import CONVERTERS
     ids=[
         "ids",
         "int-coerce",
+        "int-exact-beside-bad",
         "float-coerce",
         "date",
         "bad-dates",
