@@ -11,9 +11,6 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	rm -f $(VENV)/.installed-*
-	# the new environment's files on disk before anything runs: on a slow disk their writeback
-	# stalled the first test run's processes (a child sandbox not stopping within 30 s)
-	sync
 	touch $(STAMP)
 
 setup: $(STAMP)
