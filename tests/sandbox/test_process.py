@@ -96,9 +96,14 @@ def test_a_child_that_cannot_start_says_why() -> None:
         pass
 
 
+# The parent as a terminal starts it: Ctrl-C and SIGTERM reach it. A test run started in the
+# background of a shell without job control (`make test &` in a script) passes SIGINT on
+# ignored, and a Python started that way never raises KeyboardInterrupt.
 PARENT = textwrap.dedent(
     """
-    import sys, time
+    import signal, sys, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     from sandbox.process import run_sandbox_process
     with run_sandbox_process() as sb:
         print(sb.pid, flush=True)
