@@ -107,3 +107,28 @@ select {cols} from (
 )
 where _row_rank = 1 and _is_deleted and _extracted_at >= $since
 order by {cols}"""
+
+
+def duplicate_keys_sql(key: list[str], passes: int = 1) -> str:
+    """Keys with more than one row in their latest batch, counted over `$files`.
+
+    Only the keys found twice in one batch (rare: none in a healthy lake) are then compared with
+    every batch of their key, so no step holds a row per key and batch id together with a join
+    of the whole table (which took 3.2 GB for 12.8M bill lines). With `partitioned`, only the
+    keys whose hash modulo `passes` is `$part` are counted: `Lake.duplicate_keys` sums the
+    passes, each holding a share of the keys.
+    """
+    cols = ", ".join(quote_ident(k) for k in key)
+    only = f"where hash({cols}) % {int(passes)} = $part" if passes > 1 else ""
+    return f"""
+with twice as (
+    select {cols}, _batch_id as b from read_parquet($files, union_by_name = true)
+    {only}
+    group by all having count(*) > 1
+),
+latest as (
+    select {cols}, max(_batch_id) as b
+    from read_parquet($files, union_by_name = true) semi join twice using ({cols})
+    group by all
+)
+select count(*) from twice inner join latest using ({cols}) where twice.b = latest.b"""

@@ -31,8 +31,11 @@ from lake.parts import (
 )
 from lake.remote import DeltaRemote
 from lake.schema import QUARANTINE_SCHEMA, Table
-from lake.sql import current_state_sql, quote_ident, recent_tombstones_sql
+from lake.sql import current_state_sql, duplicate_keys_sql, quote_ident, recent_tombstones_sql
 from lake.tables import TABLES
+
+# Rows of a table counted in one pass of `Lake.duplicate_keys` (~100 bytes of DuckDB memory each).
+DUPLICATE_PASS_ROWS = 4_000_000
 
 _reader: tuple[int, duckdb.DuckDBPyConnection] | None = None  # (pid, this process's database)
 _reader_lock = threading.Lock()
@@ -253,25 +256,28 @@ class Lake:
         """Keys with more than one row in their latest batch: the current state is ambiguous.
 
         `con` (from `connect()`) serves a run's checks of every table: opening DuckDB costs
-        more than counting a small table's keys."""
+        more than counting a small table's keys. A table of more than `DUPLICATE_PASS_ROWS` rows
+        is counted in passes over shares of its keys (`lake.sql.duplicate_keys_sql`), so the
+        memory a pass takes stays that of a few million keys (docs/benchmarks.md, session 12)."""
         spec = TABLES[table]
-        files = self.files(table)
+        files = [str(f) for f in self.files(table)]
         if not files:
             return 0
-        key = ", ".join(quote_ident(k) for k in spec.key)
-        sql = f"""
-with raw as (select * from read_parquet($files, union_by_name = true)),
-latest as (select {key}, max(_batch_id) as b from raw group by {key})
-select count(*) from (
-    select {", ".join("r." + quote_ident(k) for k in spec.key)}
-    from raw as r inner join latest as l
-        on {" and ".join(f"r.{quote_ident(k)} = l.{quote_ident(k)}" for k in spec.key)}
-        and r._batch_id = l.b
-    group by all having count(*) > 1
-)"""
         with contextlib.nullcontext(con) if con is not None else connect() as reader:
-            row = reader.execute(sql, {"files": [str(f) for f in files]}).fetchone()
-        return int(row[0]) if row else 0
+            rows = reader.execute(
+                "select count(*) from read_parquet($files, union_by_name = true)",
+                {"files": files},
+            ).fetchone()
+            passes = max(1, -(-int(rows[0] if rows else 0) // DUPLICATE_PASS_ROWS))
+            sql = duplicate_keys_sql(list(spec.key), passes)
+            found = 0
+            for part in range(passes):
+                params: dict[str, Any] = {"files": files}
+                if passes > 1:
+                    params["part"] = part
+                row = reader.execute(sql, params).fetchone()
+                found += int(row[0]) if row else 0
+        return found
 
     # -- state -----------------------------------------------------------------------------
 

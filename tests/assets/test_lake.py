@@ -151,6 +151,28 @@ def test_duplicate_keys_in_latest_batch_are_detected(lake: Lake) -> None:
     assert lake.duplicate_keys("companies") == 1
 
 
+@pytest.mark.parametrize("pass_rows", [4_000_000, 3, 1], ids=["one pass", "passes", "row"])
+def test_duplicate_keys_count_only_the_latest_batch_of_each_key(
+    lake: Lake, monkeypatch: pytest.MonkeyPatch, pass_rows: int
+) -> None:
+    """A key twice in its latest batch counts once; twice in an older batch that a later batch
+    supersedes, not at all; the same in one pass or in passes over shares of the keys."""
+    monkeypatch.setattr("lake.store.DUPLICATE_PASS_ROWS", pass_rows)
+    _write(lake, "companies", B1, "full", [{"company_id": i} for i in (1, 1, 2, 2, 3, 4, 4)])
+    _write(lake, "companies", B2, "delta", [{"company_id": i} for i in (2, 3, 3, 4, 4, 5)])
+    # 1: twice in B1, its latest; 2: twice in B1, once in B2; 3 and 4: twice in B2
+    assert lake.duplicate_keys("companies") == 3
+    day = datetime(2026, 1, 10).date()
+    prices = [
+        {"resource_id": r, "arrival_date": day, "duration": d, "rate_type_id": 1}
+        for r, d in ((1, 7), (1, 7), (1, 3), (2, 7))
+    ]
+    _write(lake, "availability_prices", B1, "full", prices)
+    assert lake.duplicate_keys("availability_prices") == 1
+    _write(lake, "availability_prices", B2, "delta", prices[:1])
+    assert lake.duplicate_keys("availability_prices") == 0
+
+
 def test_state_newest_wins(lake: Lake) -> None:
     assert lake.read_state("cursor") is None
     lake.write_state("cursor", B1, {"cursor": 5})
