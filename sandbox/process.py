@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import select
 import socket
@@ -195,6 +196,13 @@ def _serve_child(fd: int, parent: int) -> None:
         server.run(sockets=[sock])
     finally:
         app.state.service.close()
+    # Returning would free the world object by object (a large one: seconds of CPU at the end
+    # of every run, which the parent waits for); the server has stopped and nothing is left
+    # to write but the log.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
