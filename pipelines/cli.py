@@ -313,8 +313,16 @@ def webhooks_serve(
         raise _fail(f"RESERVOIR_WEBHOOK_SECRET is not usable: {exc}") from None
 
 
-def main() -> None:  # pragma: no cover - console entry
-    app()
+def main() -> None:  # the console entry (`reservoir`)
+    """Run the command, then end the process without the interpreter's teardown
+    (`pipelines.cli_support.exit_now`); an exception that escapes the command ends it as usual."""
+    from pipelines.cli_support import exit_now
+
+    try:
+        app()
+    except SystemExit as done:  # how click ends every command, with its exit code
+        exit_now(done.code)
+    exit_now(0)
 
 
 if __name__ == "__main__":  # pragma: no cover
