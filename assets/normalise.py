@@ -28,6 +28,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
+from assets.columnar import ColumnarReader, level_of, supported
 from assets.columns import (
     PII_NAME,
     Converted,
@@ -81,14 +82,11 @@ class Normaliser:
                     c = by_source[wire]
                     consts.setdefault(c.column, (c.kind, {}))[1][s.field] = value
             self._constants[name] = consts
-        shapes = {
-            name: shape_of(
-                self._plans[name],
-                frozenset(sections[0].table.parent_key) | frozenset(self._constants[name]),
-                {},
-            )
+        preset = {
+            name: frozenset(sections[0].table.parent_key) | frozenset(self._constants[name])
             for name, sections in self._by_table.items()
         }
+        shapes = {name: shape_of(self._plans[name], preset[name], {}) for name in preset}
         self._reader = TypedReader(
             shape_of(
                 self._plans[spec.table.name],
@@ -100,6 +98,20 @@ class Normaliser:
                 for name, sections in self._by_table.items()
             },
         )
+        self._columnar: ColumnarReader | None = None
+        if spec.columnar and all(map(supported, self._plans.values())):
+            levels = {name: level_of(self._plans[name], preset[name], {}) for name in preset}
+            self._columnar = ColumnarReader(
+                level_of(
+                    self._plans[spec.table.name],
+                    frozenset(),
+                    {s.field: levels[s.table.name].struct for s in spec.sections},
+                ),
+                {
+                    name: (levels[name], tuple(s.field for s in ss))
+                    for name, ss in self._by_table.items()
+                },
+            )
 
     def normalise(self, records: Sequence[Record], extracted_at: datetime) -> Normalised:
         """One page (a list of dicts, or an undecoded `LazyRecords`) -> tables and quarantine.
@@ -134,8 +146,14 @@ class Normaliser:
         return out
 
     def _typed_page(self, records: Sequence[Record]) -> TypedPage | None:
-        """The typed read (tests switch it off to get the column-by-column reference)."""
-        return self._reader.read(records)
+        """The columnar read, else the typed decoder (tests switch both off to get the
+        column-by-column reference)."""
+        page = self._columnar_page(records)
+        return page if page is not None else self._reader.read(records)
+
+    def _columnar_page(self, records: Sequence[Record]) -> TypedPage | None:
+        """The columnar read (`assets.columnar`), where every column has an Arrow type."""
+        return None if self._columnar is None else self._columnar.read(records)
 
     def _dict_page(
         self, records: list[Record]
