@@ -37,8 +37,6 @@ from assets.convert import _ARROW_ERRORS, EXACT_INT_LIMIT
 from assets.typed import _ARROW, TypedPage
 from service.lazy import LazyRecords
 
-_READ = pj.ReadOptions(use_threads=False, block_size=1 << 30)  # a page is one block
-
 
 @dataclass(frozen=True)
 class Level:
@@ -95,7 +93,9 @@ class ColumnarReader:
                 body = orjson.dumps({"content": list(records)})
             else:
                 body.decode("utf-8")  # the parser does not check it; orjson refuses it
-            table = pj.read_json(pa.py_buffer(body), read_options=_READ, parse_options=self._parse)
+            # the page is one JSON object: one block holds it whole
+            read = pj.ReadOptions(use_threads=False, block_size=max(len(body) + 1, 1 << 20))
+            table = pj.read_json(pa.py_buffer(body), read_options=read, parse_options=self._parse)
         except (orjson.JSONEncodeError, UnicodeDecodeError, *_ARROW_ERRORS):
             return None
         if table.num_rows != 1 or _floating(table.schema, {"content"}):

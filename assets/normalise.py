@@ -204,8 +204,8 @@ class Normaliser:
             preset = {col: conv.arrays[pk].take(take) for col, pk in child_table.parent_key.items()}
             for col, (kind, per_section) in self._constants[name].items():
                 fixed = [per_section.get(s.field) for s in sections]
-                consts = list(chain.from_iterable(map(_repeat, fixed, lengths)))
-                preset[col] = CONVERTERS[kind](consts)[0]
+                which = np.repeat(np.arange(len(fixed), dtype=np.int64), lengths)
+                preset[col] = CONVERTERS[kind](fixed)[0].take(pa.array(which))
             child = Converted(child_plan, m, read.raw, preset, read.wire)
             if child.bad.any():
                 if records is None:
@@ -399,7 +399,3 @@ def _links(table: Table, arrays: dict[str, pa.Array], rows: np.ndarray) -> pa.Ta
     names = list(dict.fromkeys((*table.key, *table.parent_key)))
     mask = pa.array(rows)
     return pa.table({c: arrays[c].filter(mask) for c in names})
-
-
-def _repeat(value: Any, count: int) -> list[Any]:
-    return [value] * count
