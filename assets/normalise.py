@@ -1,7 +1,9 @@
 """One page of source records -> typed Arrow tables (root + child tables) and quarantine rows.
 
-A page is read by the typed decoder first (`assets.typed`: its JSON straight into msgspec
-Structs derived from the lake tables, then one typed Arrow array per column, no dict per
+A page of a spec marked `columnar` (reservation details) is read by `pyarrow.json` first
+(`assets.columnar`: its JSON straight into Arrow columns, no Python object per value); any
+other page, or one that read declines, by the typed decoder (`assets.typed`: its JSON into
+msgspec Structs derived from the lake tables, then one typed Arrow array per column, no dict per
 record); child tables are the flattened section lists with each row's record index as the link
 to their record. A page the typed read refuses (an unknown field, which lands in `_extra`; a
 value of another JSON type; a non-object record or child item) or whose columns hold a bad
