@@ -162,6 +162,14 @@ HOSTILE: dict[str, tuple[Edit | None, tuple[bytes, bytes] | None, bool]] = {
     "an amount too large": (_set((0, "agentBill", 0, "total"), 1e15), None, True),
     "a float of 2**53": (_set((1, "customerBill", 0, "vatRate"), 2.0**53), None, False),
     "an integer in a float field": (_set((1, "customerBill", 0, "vatRate"), 21), None, True),
+    "an exponent": (None, (b'"vatRate":9.0', b'"vatRate":1.5E+1'), True),
+    "a negative zero": (None, (b'"vatRate":9.0', b'"vatRate":-0.0'), True),
+    "a number underflowing": (None, (b'"vatRate":9.0', b'"vatRate":1e-400'), True),
+    "a number of many digits": (
+        None,
+        (b'"vatRate":9.0', b'"vatRate":0.3000000000000000444089209850062616169452667236328125'),
+        True,
+    ),
     "NaN": (None, (b'"vatRate":9.0', b'"vatRate":NaN'), False),
     "Infinity": (None, (b'"total":', b'"total":-Infinity,"x":'), False),
     "NaN where nothing is read": (
