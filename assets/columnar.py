@@ -34,7 +34,7 @@ import pyarrow.json as pj
 
 from assets.columns import Plan, Read
 from assets.convert import _ARROW_ERRORS, EXACT_INT_LIMIT
-from assets.typed import _ARROW, TypedPage
+from assets.typed import _ARROW, TypedPage, valid_utf8
 from service.lazy import LazyRecords
 
 
@@ -88,15 +88,15 @@ class ColumnarReader:
     def read(self, records: Sequence[Any]) -> TypedPage | None:
         """The page's columns, or None when this read cannot vouch for every value."""
         body = records.body() if isinstance(records, LazyRecords) else None
+        if body is not None and not valid_utf8(body):  # the parser does not check it
+            return None
         try:
             if body is None:
                 body = orjson.dumps({"content": list(records)})
-            else:
-                body.decode("utf-8")  # the parser does not check it; orjson refuses it
             # the page is one JSON object: one block holds it whole
             read = pj.ReadOptions(use_threads=False, block_size=max(len(body) + 1, 1 << 20))
             table = pj.read_json(pa.py_buffer(body), read_options=read, parse_options=self._parse)
-        except (orjson.JSONEncodeError, UnicodeDecodeError, *_ARROW_ERRORS):
+        except (orjson.JSONEncodeError, *_ARROW_ERRORS):
             return None
         if table.num_rows != 1 or _floating(table.schema, {"content"}):
             return None  # more than one JSON value, or a NaN/Infinity outside the schema

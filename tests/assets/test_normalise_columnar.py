@@ -25,6 +25,7 @@ from assets.catalogue import SPECS
 from assets.columnar import supported
 from assets.endpoints import EndpointSpec
 from assets.normalise import Normalised, Normaliser
+from assets.typed import valid_utf8
 from bench.normalise import synthetic_record
 from service.lazy import LazyRecords
 from tests.assets.test_normalise_typed import (  # noqa: F401 (the fixture)
@@ -267,3 +268,25 @@ def test_hostile_pages_are_declined_or_land_the_same(case: str) -> None:
     if case == "an integer beyond 2**53, exact":
         ids = got.tables["reservations"].column("customer_id").to_pylist()
         assert ids[1] == 2**53 + 1
+
+
+def _decodes(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def test_utf8_is_checked_as_python_decodes_it() -> None:
+    """`valid_utf8` (Arrow's validator, no copy) says what `bytes.decode` said before it."""
+    cases = [b"", b"plain", "\u00e9\U0001f600\uffff".encode(), b"\xff", b"\xc0\xaf", b"\xe2\x82",
+             b"\xed\xa0\x80", b"\xf4\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xef\xbb\xbfbom"]  # fmt: skip
+    rng = random.Random(5)
+    alphabet = [b"a", b"\x00", b"\x7f", b"\x80", b"\xbf", b"\xc2", b"\xdf", b"\xe0", b"\xed",
+                b"\xef", b"\xf0", b"\xf4", b"\xf5", b"\xff", "\u00e9".encode(), "\u20ac".encode()]  # fmt: skip
+    cases += [b"".join(rng.choices(alphabet, k=rng.randint(1, 12))) for _ in range(3000)]
+    assert any(map(_decodes, cases)) and not all(map(_decodes, cases))
+    for data in cases:
+        assert valid_utf8(data) == _decodes(data), data
+        assert valid_utf8(b"x" * 40 + data + b"y" * 40) == _decodes(data), data
