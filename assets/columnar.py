@@ -34,6 +34,7 @@ import pyarrow.json as pj
 
 from assets.columns import Plan, Read
 from assets.convert import _ARROW_ERRORS, EXACT_INT_LIMIT
+from assets.endpoints import EndpointSpec
 from assets.typed import _ARROW, TypedPage, valid_utf8
 from service.lazy import LazyRecords
 
@@ -74,6 +75,22 @@ def supported(plan: Plan) -> bool:
     """Whether every column the table lands has an Arrow type to be read as (lists and
     translations are read by their converters from Python values)."""
     return all(c.kind in _ARROW for c in plan.columns)
+
+
+def columnar_reader(
+    spec: EndpointSpec, plans: Mapping[str, Plan], preset: Mapping[str, frozenset[str]]
+) -> ColumnarReader | None:
+    """The reader of `spec`'s pages (`plans` per table; `preset` per child table, its columns
+    set from the parent or the section), None when a column has no Arrow type."""
+    if not all(map(supported, plans.values())):
+        return None
+    levels = {name: level_of(plans[name], fixed, {}) for name, fixed in preset.items()}
+    fields: dict[str, list[str]] = {}
+    for s in spec.sections:
+        fields.setdefault(s.table.name, []).append(s.field)
+    sections = {s.field: levels[s.table.name].struct for s in spec.sections}
+    root = level_of(plans[spec.table.name], frozenset(), sections)
+    return ColumnarReader(root, {name: (levels[name], tuple(f)) for name, f in fields.items()})
 
 
 class ColumnarReader:

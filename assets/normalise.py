@@ -30,7 +30,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from assets.columnar import ColumnarReader, level_of, supported
+from assets.columnar import columnar_reader
 from assets.columns import (
     PII_NAME,
     Converted,
@@ -100,20 +100,7 @@ class Normaliser:
                 for name, sections in self._by_table.items()
             },
         )
-        self._columnar: ColumnarReader | None = None
-        if spec.columnar and all(map(supported, self._plans.values())):
-            levels = {name: level_of(self._plans[name], preset[name], {}) for name in preset}
-            self._columnar = ColumnarReader(
-                level_of(
-                    self._plans[spec.table.name],
-                    frozenset(),
-                    {s.field: levels[s.table.name].struct for s in spec.sections},
-                ),
-                {
-                    name: (levels[name], tuple(s.field for s in ss))
-                    for name, ss in self._by_table.items()
-                },
-            )
+        self._columnar = columnar_reader(spec, self._plans, preset) if spec.columnar else None
 
     def normalise(self, records: Sequence[Record], extracted_at: datetime) -> Normalised:
         """One page (a list of dicts, or an undecoded `LazyRecords`) -> tables and quarantine.
