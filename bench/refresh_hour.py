@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from datetime import date
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -107,7 +108,7 @@ def stamp_comment_only(data_dir: Path, rev: str) -> list[str]:
     return stamped
 
 
-def refresh(state: Path, stamp_from: str | None = None) -> None:
+def refresh(state: Path, stamp_from: str | None = None, as_of: date | None = None) -> None:
     import warehouse.maintain
     from warehouse.refresh import refresh_warehouse
 
@@ -123,7 +124,7 @@ def refresh(state: Path, stamp_from: str | None = None) -> None:
                 f"stamped (SQL at {stamp_from} in comments only): {stamp_comment_only(work, stamp_from)}"
             )
         t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
-        result = refresh_warehouse(work)
+        result = refresh_warehouse(work, as_of=as_of)
         r1 = resource.getrusage(resource.RUSAGE_SELF)
         wall = time.perf_counter() - t0
     if result is None:
@@ -148,6 +149,12 @@ def main(argv: list[str] | None = None) -> None:
     again = sub.add_parser("refresh", help="refresh a copy of a prepared state")
     again.add_argument("state", type=Path)
     again.add_argument(
+        "--as-of",
+        type=date.fromisoformat,
+        help="refresh as of this business date (e.g. the day after the state's, for the "
+        "hour's changes with the date moving, as across midnight)",
+    )
+    again.add_argument(
         "--stamp-from",
         metavar="REV",
         help="a state prepared by the code at git REV: models whose SQL changed since only in "
@@ -157,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "prepare":
         prepare(args.scale, args.seed, args.dir)
     else:
-        refresh(args.state, args.stamp_from)
+        refresh(args.state, args.stamp_from, args.as_of)
 
 
 if __name__ == "__main__":
