@@ -11,8 +11,9 @@ data dir (before its refresh) is `hour`. It then refreshes, advances to the last
 lands and refreshes, advances one hour across midnight and lands it: a copy is `day`.
 `refresh` copies such a state and refreshes the copy in this process (`refresh_warehouse`, in
 place); it prints the CPU seconds of the refresh (user + system, `resource.getrusage`), its wall
-seconds and, per model rebuilt, how (by key, by sums or whole) and its CPU seconds. The world is seeded, so
-the states of two checkouts compare (run `prepare` in each: the file must be built by the SQL
+seconds and, per model rebuilt, how (by key, by sums or whole) and its CPU seconds (`--as-of`
+moves the business date, as across midnight). The world is seeded, so the states of two
+checkouts compare (run `prepare` in each: the file must be built by the SQL
 that refreshes it, or every changed model is rebuilt whole; `--stamp-from REV` takes a state
 prepared at git REV as built by this checkout for the models whose SQL changed in comments only,
 such as their `-- incremental` headers).
@@ -114,15 +115,15 @@ def refresh(state: Path, stamp_from: str | None = None, as_of: date | None = Non
 
     # each model's seconds in CPU (user + system of every thread) rather than wall: the host is
     # shared, and a model's wall seconds there say more about the load than about the model
-    warehouse.maintain.time = SimpleNamespace(perf_counter=time.process_time)  # type: ignore[attr-defined]
+    cpu = SimpleNamespace(perf_counter=time.process_time)
+    warehouse.maintain.time = cpu  # type: ignore[attr-defined]
 
     with tempfile.TemporaryDirectory(prefix="bench-refresh-") as tmp:
         work = Path(tmp) / "data"
         shutil.copytree(state, work, symlinks=True)
         if stamp_from is not None:
-            print(
-                f"stamped (SQL at {stamp_from} in comments only): {stamp_comment_only(work, stamp_from)}"
-            )
+            stamped = stamp_comment_only(work, stamp_from)
+            print(f"stamped (SQL at {stamp_from} in comments only): {stamped}")
         t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
         result = refresh_warehouse(work, as_of=as_of)
         r1 = resource.getrusage(resource.RUSAGE_SELF)

@@ -34,6 +34,7 @@ from lake.sql import quote_ident
 from warehouse.additive import add_sums
 from warehouse.changes import FULL, lake_inputs, model_version
 from warehouse.columns import table_columns
+from warehouse.delta import keep_differing
 from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
 from warehouse.models import Incremental, Model
@@ -303,39 +304,10 @@ class Maintainer:
         )
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
-        moved = self._moved(base, before, after)
+        written, moved = keep_differing(self.con, base)
+        self.temps += written
         parts = (f"_removed_{base}", f"_added_{base}")
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
-
-    def _moved(self, base: str, before: str, after: str) -> int:
-        """Keep of a delete+insert only the rows that differ: `removed` the old rows the new
-        ones do not have, `added` the new rows the old ones did not have (duplicates count,
-        nulls compare equal, as `except all` both ways), `delta` both. A key whose rows came
-        back the same hands its readers nothing (an hour's stays leave most unit nights of
-        their dates as they were). One aggregate over both sides: `except all` numbers every
-        row with a window first, several times slower at millions of rows. Returns the rows
-        that differ."""
-        diff, delta = quote_ident(f"_diff_{base}"), quote_ident(f"_changed_{base}")
-        removed, added = quote_ident(f"_removed_{base}"), quote_ident(f"_added_{base}")
-        self.temps.append(diff)
-        self.con.execute(
-            f"create or replace temp table {diff} as select * from ("
-            "select * exclude (_side), sum(_side) as _moved from ("
-            f"select *, -1 as _side from {before} union all select *, 1 as _side from {after}) "
-            "group by all) where _moved <> 0"
-        )
-        for target, sign in ((removed, "<"), (added, ">")):
-            self.con.execute(
-                f"create or replace temp table {target} as select * exclude (_moved, _copy) "
-                f"from (select *, unnest(range(cast(abs(_moved) as bigint))) as _copy from {diff} "
-                f"where _moved {sign} 0)"
-            )
-        self.con.execute(
-            f"create or replace temp table {delta} as "
-            f"select * from {removed} union all select * from {added}"
-        )
-        (rows,) = self.con.execute(f"select count(*) from {delta}").fetchone() or (0,)
-        return int(rows)
 
     def _narrowed(self, model: Model, match: str) -> str:
         """The model's SQL with every input that has the key column read for the affected keys
