@@ -6,10 +6,15 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
 .PHONY: setup run test lint dev bench chaos clean
 
+# uv installs the pinned packages of pyproject.toml into the venv: on a machine with an empty
+# package cache it took 35 s where pip took 263 s (docs/benchmarks.md, "Session 12: the test
+# suite on a clean clone"). It is itself pinned here; pip is only its bootstrap.
+UV_VERSION := 0.13.9
+
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

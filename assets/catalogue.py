@@ -344,6 +344,7 @@ SPECS: tuple[EndpointSpec, ...] = (
         ),
         events=("RESERVATION_EVENT",),
         by_ids=ByIds("/reservations/details", "reservationId", method="reservation_details"),
+        columnar=True,
     ),
     # pricing
     _spec(

@@ -89,10 +89,10 @@ def read_uniform(rows: Sequence[Any], known: frozenset[str]) -> Columns | None:
         return None
     try:
         cols = {k: list(map(itemgetter(k), rows)) for k in keys}
-    except (KeyError, TypeError):  # a row lacks a key, or is not an object
-        return None
-    # Each row holds all of the first row's keys; the same count means no other key either.
-    if len(set(map(len, rows))) != 1:
+        # Each row holds all of the first row's keys; the same count means no other key either.
+        if len(set(map(len, rows))) != 1:
+            return None
+    except (KeyError, TypeError):  # a row lacks a key, or is not an object (after `{}`: null)
         return None
     return cols
 

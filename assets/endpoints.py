@@ -106,6 +106,10 @@ class EndpointSpec:
     # The service area the marts can do without (`assets.areas`): a 403 or 404 for it lands
     # everything else and keeps the lake's records of it. None: core, a refusal fails the run.
     optional_area: Area | None = None
+    # Pages read column by column into Arrow by `pyarrow.json` before the typed decoder
+    # (`assets.columnar`): faster where a record carries many child items (reservation details),
+    # slower for flat lists and short sections (docs/benchmarks.md, session 12).
+    columnar: bool = False
 
     @property
     def tables(self) -> tuple[Table, ...]:

@@ -1,7 +1,9 @@
 """One page of source records -> typed Arrow tables (root + child tables) and quarantine rows.
 
-A page is read by the typed decoder first (`assets.typed`: its JSON straight into msgspec
-Structs derived from the lake tables, then one typed Arrow array per column, no dict per
+A page of a spec marked `columnar` (reservation details) is read by `pyarrow.json` first
+(`assets.columnar`: its JSON straight into Arrow columns, no Python object per value); any
+other page, or one that read declines, by the typed decoder (`assets.typed`: its JSON into
+msgspec Structs derived from the lake tables, then one typed Arrow array per column, no dict per
 record); child tables are the flattened section lists with each row's record index as the link
 to their record. A page the typed read refuses (an unknown field, which lands in `_extra`; a
 value of another JSON type; a non-object record or child item) or whose columns hold a bad
@@ -28,6 +30,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
+from assets.columnar import columnar_reader
 from assets.columns import (
     PII_NAME,
     Converted,
@@ -81,14 +84,11 @@ class Normaliser:
                     c = by_source[wire]
                     consts.setdefault(c.column, (c.kind, {}))[1][s.field] = value
             self._constants[name] = consts
-        shapes = {
-            name: shape_of(
-                self._plans[name],
-                frozenset(sections[0].table.parent_key) | frozenset(self._constants[name]),
-                {},
-            )
+        preset = {
+            name: frozenset(sections[0].table.parent_key) | frozenset(self._constants[name])
             for name, sections in self._by_table.items()
         }
+        shapes = {name: shape_of(self._plans[name], preset[name], {}) for name in preset}
         self._reader = TypedReader(
             shape_of(
                 self._plans[spec.table.name],
@@ -100,6 +100,7 @@ class Normaliser:
                 for name, sections in self._by_table.items()
             },
         )
+        self._columnar = columnar_reader(spec, self._plans, preset) if spec.columnar else None
 
     def normalise(self, records: Sequence[Record], extracted_at: datetime) -> Normalised:
         """One page (a list of dicts, or an undecoded `LazyRecords`) -> tables and quarantine.
@@ -134,8 +135,14 @@ class Normaliser:
         return out
 
     def _typed_page(self, records: Sequence[Record]) -> TypedPage | None:
-        """The typed read (tests switch it off to get the column-by-column reference)."""
-        return self._reader.read(records)
+        """The columnar read, else the typed decoder (tests switch both off to get the
+        column-by-column reference)."""
+        page = self._columnar_page(records)
+        return page if page is not None else self._reader.read(records)
+
+    def _columnar_page(self, records: Sequence[Record]) -> TypedPage | None:
+        """The columnar read (`assets.columnar`), where every column has an Arrow type."""
+        return None if self._columnar is None else self._columnar.read(records)
 
     def _dict_page(
         self, records: list[Record]
@@ -186,8 +193,8 @@ class Normaliser:
             preset = {col: conv.arrays[pk].take(take) for col, pk in child_table.parent_key.items()}
             for col, (kind, per_section) in self._constants[name].items():
                 fixed = [per_section.get(s.field) for s in sections]
-                consts = list(chain.from_iterable(map(_repeat, fixed, lengths)))
-                preset[col] = CONVERTERS[kind](consts)[0]
+                which = np.repeat(np.arange(len(fixed), dtype=np.int64), lengths)
+                preset[col] = CONVERTERS[kind](fixed)[0].take(pa.array(which))
             child = Converted(child_plan, m, read.raw, preset, read.wire)
             if child.bad.any():
                 if records is None:
@@ -381,7 +388,3 @@ def _links(table: Table, arrays: dict[str, pa.Array], rows: np.ndarray) -> pa.Ta
     names = list(dict.fromkeys((*table.key, *table.parent_key)))
     mask = pa.array(rows)
     return pa.table({c: arrays[c].filter(mask) for c in names})
-
-
-def _repeat(value: Any, count: int) -> list[Any]:
-    return [value] * count

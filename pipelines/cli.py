@@ -96,7 +96,7 @@ def run(
     ] = False,
 ) -> None:
     """Extract every source area into the lake and build the warehouse, then print a summary."""
-    from pipelines.runner import RunError, run_pipeline
+    from pipelines.target import RunError, configured_target, preflight, quiet_retries
     from pipelines.tenant_cli import chosen_tenants, run_command
 
     settings = _settings()
@@ -108,6 +108,14 @@ def run(
     if tenants is not None:
         return run_command(settings, tenants, mode=mode, select=select, quiet=quiet)
     try:
+        # A configured service is checked before Dagster and the code location are imported
+        # (seconds): a bad credential or URL is one line in about a second.
+        target = configured_target(settings)
+        if target is not None:
+            quiet_retries()
+            preflight(settings, target)
+        from pipelines.runner import run_pipeline
+
         run_pipeline(
             settings,
             mode=mode,
@@ -116,6 +124,8 @@ def run(
             seed=seed,
             quiet=quiet,
             profile=profile,
+            target=target,
+            checked=target is not None,
         )
     except RunError as exc:
         raise _fail(str(exc), code=1) from None

@@ -18,8 +18,8 @@ from types import FrameType
 
 from pipelines.instance import prepare_instance
 from pipelines.lake_assets import SOURCE_ENV
-from pipelines.runner import service_target
 from pipelines.settings import Settings
+from pipelines.target import service_target
 
 
 def dev_environment(settings: Settings, target_env: dict[str, str]) -> dict[str, str]:

@@ -137,7 +137,7 @@ def diagnose(
     """Check the configured service (or the embedded sandbox, started as `reservoir run` does)."""
     import stamina.instrumentation
 
-    from pipelines.runner import service_target
+    from pipelines.target import service_target
     from service.sync import run
 
     stamina.instrumentation.set_on_retry_hooks([])  # no retry lines in the table or the JSON

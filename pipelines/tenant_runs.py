@@ -20,9 +20,10 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from pipelines.runner import RunError, ServiceTarget, run_pipeline
+from pipelines.runner import run_pipeline
 from pipelines.settings import Settings
 from pipelines.summary import RunSummary
+from pipelines.target import RunError, ServiceTarget
 from pipelines.tenants import Tenant, tenant_settings
 from warehouse.group import GroupResult, build_group
 

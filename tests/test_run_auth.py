@@ -6,6 +6,8 @@ the run at once with a one-line message")."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -99,3 +101,27 @@ def test_the_strict_sandbox_answers_a_wrong_secret_with_500_and_the_run_stops_at
             preflight(settings, target)
         assert time.monotonic() - started < FAST
         assert "secret" in str(info.value).lower() and "wrong-secret-123" not in str(info.value)
+
+
+def test_a_configured_service_is_refused_before_dagster_is_imported(tmp_path: Path) -> None:
+    """The CLI checks a configured service before it imports Dagster and the code location, so
+    a bad credential costs about a second, not their imports' seconds of CPU."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("RESERVOIR_", "DAGSTER_"))}
+    probe = (
+        "import sys\n"
+        "from pipelines.cli import main\n"
+        "sys.argv = ['reservoir', 'run', '-q', '--mode', 'full']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code, 'dagster' in sys.modules, 'pipelines.runner' in sys.modules)\n"
+    )
+    with stub_service(500, CREDENTIALS_500) as stub:
+        env = {**base, **stub.env(str(tmp_path / "data"))}
+        done = subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120
+        )
+    assert done.stdout.split() == ["exit", "1", "False", "False"], done.stdout + done.stderr
+    assert done.stderr.startswith("error: authentication refused"), done.stderr
+    assert stub.authentications == 1
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").rglob("*.parquet"))

@@ -5,7 +5,9 @@ A refresh compares the lake and the code with what the published file records
 
 - a model declared `-- incremental by <key>` (`warehouse.models`) whose changed inputs all map to
   its key deletes the rows of the affected keys and inserts them again from its own SQL filtered
-  on those keys; the rows it deleted and inserted are its changed rows for the models reading it;
+  on those keys; of the rows it deleted and inserted, those that differ (the old rows the new
+  ones do not have, and the other way round) are its changed rows for the models reading it,
+  and when none differ it is unchanged for them;
 - any other model with a changed input is rebuilt whole, and counts as unchanged for its readers
   when its fingerprint (row count and sum of row hashes) is the same as before (a calendar that
   did not move, a dimension nobody touched). When a reader maps this model's rows to its own key
@@ -32,6 +34,7 @@ from lake.sql import quote_ident
 from warehouse.additive import add_sums
 from warehouse.changes import FULL, lake_inputs, model_version
 from warehouse.columns import table_columns
+from warehouse.delta import keep_differing
 from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
 from warehouse.models import Incremental, Model
@@ -186,7 +189,8 @@ class Maintainer:
             return False
         if inc.sources:
             return True
-        return expr in self._columns(quote_ident(relation))
+        columns = self._columns(quote_ident(relation))
+        return all(k in columns for k in inc.keys)
 
     def _diff_helps(self, q: str) -> bool:
         """Whether a reader that names `q` may go by key: not when each one reads the as-of
@@ -210,22 +214,26 @@ class Maintainer:
         base = f"{model.layer}_{model.name}"
         keys, delta = quote_ident(f"_keys_{base}"), quote_ident(f"_changed_{base}")
         removed, added = quote_ident(f"_removed_{base}"), quote_ident(f"_added_{base}")
+        # the affected keys' columns: `k` for one key column, else `k0`, `k1`, ... (named apart
+        # from every model column, so that a match's column names reach the row it filters)
+        names = ("k",) if len(inc.keys) == 1 else tuple(f"k{i}" for i in range(len(inc.keys)))
+        listed = ", ".join(quote_ident(n) for n in names)
         selects = []
         for source, relation in sorted(changed.items()):
             expr = inc.expression(source)
             assert expr is not None
             rows = f"with changed_rows as (select * from {quote_ident(relation)})"
             if _QUERY.match(expr):  # a query over all the changed rows at once
-                selects.append(f"select * from ({rows} {expr}) as q(k)")
+                selects.append(f"select * from ({rows} {expr}) as q({listed})")
                 continue
             value = f"unnest({expr})" if expr.startswith("[") else expr
             # `changed` is one changed row; `changed_rows` all of them (a diff holds the old and
             # the new version of a row: an expression can ask whether the columns it reads moved)
             selects.append(
-                f"select * from ({rows} select {value} as k from changed_rows as changed)"
+                f"select * from ({rows} select {value} from changed_rows as changed) as q({listed})"
             )
         self.con.execute(
-            f"create or replace temp table {keys} as select distinct k from "
+            f"create or replace temp table {keys} as select distinct {listed} from "
             f"({' union all '.join(selects)})"
         )
         self.temps += [keys, delta, removed, added]
@@ -233,50 +241,73 @@ class Maintainer:
         if count == 0:
             return Outcome("keys", None)
         table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
-        key = quote_ident(inc.key)
-        (nulls,) = self.con.execute(f"select count(*) from {keys} where k is null").fetchone() or (
-            0,
-        )
-        # a plain IN reaches the scans (an OR with a subquery would not); null keys only if any
-        match = f"({key} in (select k from {keys}){f' or {key} is null' if nulls else ''})"
+        nulls = False
+        if len(names) == 1:
+            (found,) = self.con.execute(
+                f"select count(*) from {keys} where k is null"
+            ).fetchone() or (0,)
+            nulls = bool(found)
+
+        def matching(columns: tuple[str, ...]) -> str:
+            """Rows whose `columns` hold an affected key (nulls equal)."""
+            if len(columns) == 1:
+                # a plain IN reaches the scans (an OR with a subquery would not); null keys
+                # only if any
+                col = quote_ident(columns[0])
+                return f"({col} in (select k from {keys}){f' or {col} is null' if nulls else ''})"
+            same = " and ".join(
+                f"_k.{quote_ident(n)} is not distinct from {quote_ident(c)}"
+                for n, c in zip(names, columns, strict=True)
+            )
+            return f"exists (select 1 from {keys} as _k where {same})"
+
+        match = matching(inc.keys)
         guard = self.con.execute(inc.guard).fetchall() if inc.guard else None
         if not inc.sources:
             sql = self._narrowed(model, match)
         elif inc.narrow or inc.narrows:
             swaps: dict[str, str] = {}
-            # each declared input read where its column holds an affected key
-            for source, column in inc.sources if inc.narrow else ():
-                if not _COLUMN.match(column):
+            # each declared input read where its columns hold an affected key
+            for source, expression in inc.sources if inc.narrow else ():
+                columns = tuple(c.strip() for c in expression.split(","))
+                if len(columns) != len(names) or not all(_COLUMN.match(c) for c in columns):
                     continue
-                on = match.replace(key, quote_ident(column))
+                on = matching(columns)
                 swaps[source] = f"(select * from {source} where {on})"
-                if source.startswith("lake."):
+                if source.startswith("lake.") and len(columns) == 1:
                     lake_table = source.removeprefix("lake.")
-                    current = narrowed_current_sql(lake_table, column, on)
+                    current = narrowed_current_sql(lake_table, columns[0], on)
                     swaps[f"lake_current.{lake_table}"] = f"({current})"
             # an input read by the condition its `incremental narrows` line gives
+            # `affected_keys`: one column `k`, or one per key column, named as the key columns
+            affected = f"(select * from {keys})"
+            if len(names) > 1:
+                renamed = ", ".join(
+                    f"{n} as {quote_ident(c)}" for n, c in zip(names, inc.keys, strict=True)
+                )
+                affected = f"(select {renamed} from {keys})"
             for source, condition in inc.narrows:
-                on = _AFFECTED.sub(f"(select k from {keys})", condition)
+                on = _AFFECTED.sub(affected, condition)
                 swaps[source] = f"(select * from {source} where {on})"
             sql = _swap(model.sql, swaps)
         else:
             sql = model.sql
+        before, after = quote_ident(f"_old_{base}"), quote_ident(f"_new_{base}")
+        self.temps += [before, after]
         self.con.execute(
-            f"create or replace temp table {removed} as select * from {table} where {match}"
+            f"create or replace temp table {before} as select * from {table} where {match}"
         )
         self.con.execute(f"delete from {table} where {match}")
         self.con.execute(f"insert into {table} by name select * from ({sql}) where {match}")
         self.con.execute(
-            f"create or replace temp table {added} as select * from {table} where {match}"
-        )
-        self.con.execute(
-            f"create or replace temp table {delta} as "
-            f"select * from {removed} union all select * from {added}"
+            f"create or replace temp table {after} as select * from {table} where {match}"
         )
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
+        written, moved = keep_differing(self.con, base)
+        self.temps += written
         parts = (f"_removed_{base}", f"_added_{base}")
-        return Outcome("keys", f"_changed_{base}", keys=int(count), parts=parts)
+        return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 
     def _narrowed(self, model: Model, match: str) -> str:
         """The model's SQL with every input that has the key column read for the affected keys
@@ -287,13 +318,16 @@ class Maintainer:
         assert inc is not None
         columns = table_columns(self.con)  # one query for every input
         narrowed = [
-            dep for dep in sorted(model.deps) if any(c == inc.key for c, _ in columns.get(dep, ()))
+            dep
+            for dep in sorted(model.deps)
+            if set(inc.keys) <= {c for c, _ in columns.get(dep, ())}
         ]
         swaps = {d: f"(select * from {d} where {match})" for d in narrowed}
-        for table in model.lake_tables:
-            if inc.key in TABLES[table].all_columns:
+        for table in model.lake_tables if len(inc.keys) == 1 else ():
+            (key,) = inc.keys
+            if key in TABLES[table].all_columns:
                 swaps[f"lake.{table}"] = f"(select * from lake.{table} where {match})"
-                swaps[f"lake_current.{table}"] = f"({narrowed_current_sql(table, inc.key, match)})"
+                swaps[f"lake_current.{table}"] = f"({narrowed_current_sql(table, key, match)})"
         return _swap(model.sql, swaps)
 
     def _whole(self, model: Model, *, compare: bool) -> Outcome:

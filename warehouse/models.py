@@ -39,6 +39,17 @@ where `affected_keys` is the set of affected key values (one column, `k`); every
 that input is then read through the condition. The condition must keep every row that any
 affected key's rows depend on (a whole reservation when the model looks across its versions).
 
+A key may be several columns, where an hour's changes are sparse in their combination but not
+in any one of them (an hour's stays reach a third of the nights and half the types, but a few
+thousand of the nights x types):
+
+    -- incremental by date_day, accommodation_type_id from core.fct_stay_nights: night_date, accommodation_type_id
+
+Each expression then gives one value per key column, comma separated (a query, one column per
+key column); a key matches a row when every column is not distinct from it (nulls equal);
+`affected_keys` has one column per key column, named as the key columns; "narrows its inputs"
+narrows an input whose expression is the input's own columns by all of them.
+
 A model of sums says so instead (`warehouse.additive`):
 
     -- incremental sums over core.fct_pace_night_spans by as_of_date, stay_date, currency_code
@@ -63,7 +74,8 @@ _MODEL_REF = re.compile(r"\b(staging|core|marts)\.([a-z_][a-z0-9_]*)\b")
 _LAKE_REF = re.compile(r"\blake(?:_current)?\.([a-z_][a-z0-9_]*)\b")
 _COMMENT = re.compile(r"--[^\n]*")
 _INCREMENTAL = re.compile(
-    r"^--\s*incremental by ([a-z_][a-z0-9_]*)(?:\s+from\s+([a-z_][a-z0-9_.]*)\s*:\s*(.+))?$"
+    r"^--\s*incremental by ([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*)"
+    r"(?:\s+from\s+([a-z_][a-z0-9_.]*)\s*:\s*(.+))?$"
 )
 _GUARD = re.compile(r"^--\s*incremental guard:\s*(.+)$")
 _NARROW = re.compile(r"^--\s*incremental narrows its inputs\s*$")
@@ -84,16 +96,17 @@ class Incremental:
     (`affected_keys` in it is the affected key values, one column `k`).
     """
 
-    key: str
+    keys: tuple[str, ...]
     sources: tuple[tuple[str, str], ...] = ()
     guard: str | None = None
     narrow: bool = False
     narrows: tuple[tuple[str, str], ...] = ()
 
     def expression(self, source: str) -> str | None:
-        """The key expression over `source`'s changed rows; None if it is not a keyed input."""
+        """The key expression over `source`'s changed rows (one value per key column, comma
+        separated); None if it is not a keyed input."""
         if not self.sources:
-            return self.key
+            return ", ".join(self.keys)
         return dict(self.sources).get(source)
 
 
@@ -139,7 +152,7 @@ def _header(sql: str) -> str:
 
 def _incremental(sql: str, where: Path) -> Incremental | None:
     """The `-- incremental ...` declaration of a model's header, if any (see the module doc)."""
-    keys: set[str] = set()
+    keys: set[tuple[str, ...]] = set()
     sources: list[tuple[str, str]] = []
     guard: list[str] = []
     narrow = False
@@ -148,7 +161,7 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
         if not line.startswith("--"):
             break
         if found := _INCREMENTAL.match(line.strip()):
-            keys.add(found.group(1))
+            keys.add(tuple(k.strip() for k in found.group(1).split(",")))
             if found.group(2):
                 sources.append((found.group(2), found.group(3).strip()))
         elif found := _GUARD.match(line.strip()):
@@ -161,9 +174,12 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
         return None
     if len(keys) > 1:
         raise ValueError(f"{where}: one incremental key per model, not {sorted(keys)}")
+    key = keys.pop()
+    if len(set(key)) != len(key):
+        raise ValueError(f"{where}: a key column named twice in {', '.join(key)}")
     if narrows and not sources:
         raise ValueError(f"{where}: `incremental narrows <input>:` needs the `from` form")
-    return Incremental(keys.pop(), tuple(sources), " ".join(guard) or None, narrow, tuple(narrows))
+    return Incremental(key, tuple(sources), " ".join(guard) or None, narrow, tuple(narrows))
 
 
 def _sums(sql: str, where: Path) -> Sums | None:

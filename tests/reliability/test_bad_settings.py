@@ -1,8 +1,10 @@
 """Bad settings end in one line that says what to do: exit code != 0, no traceback.
 
 Each case runs `reservoir run` in a child process with RESERVOIR_* variables, as a user would.
-A bad setting must be reported before (or instead of) a long run: the unreachable service is
-given a deadline well below the client's retry budget per request.
+A bad setting must be reported before (or instead of) a long run: the service is probed once
+with a short deadline and few retries before anything is written (`pipelines/runner.py`), so
+each case asserts that the data directory holds no lake file afterwards. The child's time is
+bounded only against a hang: on a loaded host its imports alone can take tens of seconds.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from tests.reliability.conftest import Figures
 from tests.reliability.harness import Target, run_cli
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("reliability")]
-FAIL_FAST_SECONDS = 30.0  # a bad setting must not cost the client's whole retry budget
+HANG_SECONDS = 240.0  # a bound against a hang, not a speed check
 
 
 def _closed_port() -> int:
@@ -73,11 +75,9 @@ def test_bad_setting_is_one_line_that_says_what_to_do(
     env = make_env(sandbox, tmp_path)
     figures.bad_settings_cases += 1
     try:
-        done = run_cli(["run", "-q", "--mode", "full"], env, timeout=FAIL_FAST_SECONDS)
+        done = run_cli(["run", "-q", "--mode", "full"], env, timeout=HANG_SECONDS)
     except subprocess.TimeoutExpired:
-        pytest.fail(
-            f"`reservoir run` did not report the bad setting within {FAIL_FAST_SECONDS:.0f} s"
-        )
+        pytest.fail(f"`reservoir run` did not report the bad setting within {HANG_SECONDS:.0f} s")
     stderr = done.stderr.strip()
     assert done.returncode != 0, done.stdout[-1000:]
     assert "Traceback" not in done.stderr and "Traceback" not in done.stdout, stderr[-3000:]
@@ -85,5 +85,8 @@ def test_bad_setting_is_one_line_that_says_what_to_do(
     assert len(lines) == 1, stderr[-3000:]
     assert lines[0].startswith("error: "), lines[0]
     assert any(w.lower() in lines[0].lower() for w in words), lines[0]
+    data = Path(env["RESERVOIR_DATA_DIR"])
+    written = sorted(p.relative_to(data) for p in data.rglob("*.parquet")) if data.is_dir() else []
+    assert not written, f"a bad setting wrote to the lake before it was reported: {written}"
     if "CLIENT_SECRET" in env:
         assert env["RESERVOIR_CLIENT_SECRET"] not in done.stderr + done.stdout

@@ -41,12 +41,14 @@ def _first_state(lake: Lake, tmp_path: Path) -> Path:
     return build_warehouse(tmp_path, as_of=AS_OF).path
 
 
-def _differences_from_a_whole_rebuild(data_dir: Path, name: str) -> dict[str, object]:
+def _differences_from_a_whole_rebuild(
+    data_dir: Path, name: str, as_of: date = AS_OF
+) -> dict[str, object]:
     """Every table of every model schema, row for row, against a new build of the same lake."""
     reference = data_dir.with_name(f"{data_dir.name}-{name}")
     reference.mkdir()
     (reference / "lake").symlink_to(data_dir / "lake")
-    built = build_warehouse(reference, as_of=AS_OF)
+    built = build_warehouse(reference, as_of=as_of)
     out: dict[str, object] = {}
     for schema in SCHEMAS:
         diff = mart_differences(data_dir / "warehouse.duckdb", built.path, schema)
@@ -90,10 +92,12 @@ def test_changed_reservations_are_maintained_by_key(lake: Lake, tmp_path: Path) 
         "marts.channel_mix_monthly",
         "marts.cancellations_monthly",
         "core.fct_pace_night_spans",  # booking pace's nights, by reservation
-        "marts.orphan_nights",  # by the types of the unit nights that changed
         "marts.ancillary_revenue_monthly",
     ):
         assert result.refreshed.get(model) == "keys", (model, result.refreshed)
+    # the stays' units (1-4) are none of the reference list's (1000-1003): no unit night moved,
+    # so the unit nights, maintained by key, hand their reader nothing
+    assert "marts.orphan_nights" not in result.refreshed, result.refreshed
     # booking pace: the changed reservations' nights added to its cells and their old ones
     # subtracted; the mart, the cells on its grid, rebuilt whole (small)
     assert result.refreshed.get("core.fct_pace_on_the_books") == "sums", result.refreshed
@@ -340,3 +344,44 @@ def test_orphan_nights_follow_the_free_runs_that_changed(lake: Lake, tmp_path: P
     (reference / "lake").symlink_to(tmp_path / "lake")
     whole = build_warehouse(reference, as_of=as_of)
     assert mart_differences(tmp_path / "warehouse.duckdb", whole.path, "marts") == {}
+
+
+def test_a_key_whose_rows_came_back_the_same_hands_its_readers_nothing(
+    lake: Lake, tmp_path: Path
+) -> None:
+    """A stay repriced keeps its unit nights: the unit nights are maintained by key (their
+    dates' stay nights changed) but hand on only the rows that differ, none, so orphan nights
+    (which reads no other changed input) is left as it is while the revenue marts follow the
+    price. A stay extended by a night moves one unit night: orphan nights follows by the
+    unit's type. Both equal a whole rebuild."""
+    as_of = date(2025, 1, 1)
+    (
+        Batch()
+        .reference(units=2)
+        .reservation(1, "2025-01-05", "2025-01-10", unit_id=1000)
+        .reservation(2, "2025-01-20", "2025-01-24", unit_id=1001)
+        .flush(lake, kind="full")
+    )
+    build_warehouse(tmp_path, as_of=as_of)
+    batch = Batch().reservation(1, "2025-01-05", "2025-01-10", unit_id=1000, nightly="120.00")
+    batch.flush(lake)
+    result = update_warehouse(tmp_path, as_of=as_of)
+    assert result.refreshed["core.fct_stay_nights"] == "keys", result.refreshed
+    assert result.refreshed["core.fct_unit_nights"] == "keys", result.refreshed
+    assert result.refreshed["marts.revenue_daily"] == "keys", result.refreshed
+    assert "marts.orphan_nights" not in result.refreshed, result.refreshed
+    assert _differences_from_a_whole_rebuild(tmp_path, "repriced", as_of) == {}
+    con = duckdb.connect(str(result.path), read_only=True)
+    try:
+        assert con.execute(
+            "select sum(room_revenue_gross) from marts.revenue_daily "
+            "where date_day = '2025-01-06' and currency_code = 'EUR'"
+        ).fetchone() == (Decimal("120.00"),)
+    finally:
+        con.close()
+    batch = Batch().reservation(1, "2025-01-05", "2025-01-11", unit_id=1000, nightly="120.00")
+    batch.flush(lake)
+    result = update_warehouse(tmp_path, as_of=as_of)
+    assert result.refreshed["core.fct_unit_nights"] == "keys", result.refreshed
+    assert result.refreshed["marts.orphan_nights"] == "keys", result.refreshed
+    assert _differences_from_a_whole_rebuild(tmp_path, "extended", as_of) == {}

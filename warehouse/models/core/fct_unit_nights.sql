@@ -1,12 +1,18 @@
--- incremental by night_date from core.fct_stay_nights: night_date
--- incremental by night_date from core.dim_dates: date_day
--- incremental by night_date from staging.stg_operation_tasks: cast(unnest(generate_series(changed.out_of_order_from, changed.out_of_order_to - 1, interval 1 day)) as date)
+-- incremental by night_date, unit_id from core.fct_stay_nights: night_date, unit_id
+-- incremental by night_date, unit_id from core.dim_dates: select c.date_day, u.unit_id from changed_rows as c cross join core.dim_units as u
+-- incremental by night_date, unit_id from staging.stg_operation_tasks: cast(unnest(generate_series(changed.out_of_order_from, changed.out_of_order_to - 1, interval 1 day)) as date), changed.unit_id
 -- incremental narrows its inputs
+-- incremental narrows core.dim_dates: date_day in (select night_date from affected_keys)
+-- incremental narrows core.dim_units: unit_id in (select unit_id from affected_keys)
+-- incremental narrows staging.stg_operation_tasks: unit_id in (select unit_id from affected_keys)
 -- Supply: every unit x night of the reporting range. is_available follows contracts.md
 -- section 2 (setup_date <= night and archived_from null or after the night); is_sold and
 -- is_owner_hold say whether an on-the-books guest stay or owner / block reservation has the unit;
 -- is_out_of_order whether an operations task takes the unit out of order that night
 -- (out_of_order_from <= night < out_of_order_to, a task not CANCELLED).
+--
+-- Maintained by night x unit: an hour's stays reach a third of the nights but a few thousand of
+-- the unit nights (a night whose calendar row changed keys every unit).
 
 with units as (
     select * from core.dim_units

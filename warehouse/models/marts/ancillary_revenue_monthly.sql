@@ -1,13 +1,13 @@
--- incremental by month_start from core.fct_stay_nights: cast(date_trunc('month', night_date) as date)
--- incremental by month_start from core.fct_bill_line_nights: cast(date_trunc('month', night_date) as date)
--- incremental by month_start from core.fct_unit_nights: cast(date_trunc('month', night_date) as date)
--- incremental by month_start from core.fct_bill_lines: unnest((select list(distinct cast(date_trunc('month', s.night_date) as date)) from core.fct_stay_nights as s where s.reservation_id = changed.reservation_id))
--- incremental by month_start from core.dim_dates: month_start
--- incremental narrows core.fct_stay_nights: cast(date_trunc('month', night_date) as date) in affected_keys
--- incremental narrows core.fct_bill_line_nights: cast(date_trunc('month', night_date) as date) in affected_keys
--- incremental narrows core.fct_unit_nights: cast(date_trunc('month', night_date) as date) in affected_keys
--- incremental narrows core.fct_bill_lines: reservation_id in (select s.reservation_id from core.fct_stay_nights as s where cast(date_trunc('month', s.night_date) as date) in affected_keys)
--- incremental narrows core.dim_dates: month_start in affected_keys
+-- incremental by month_start, location_id from core.fct_stay_nights: cast(date_trunc('month', night_date) as date), location_id
+-- incremental by month_start, location_id from core.fct_bill_line_nights: select cast(date_trunc('month', c.night_date) as date), s.location_id from changed_rows as c inner join core.fct_stay_nights as s on s.reservation_id = c.reservation_id and s.night_date = c.night_date
+-- incremental by month_start, location_id from core.fct_unit_nights: cast(date_trunc('month', night_date) as date), location_id
+-- incremental by month_start, location_id from core.fct_bill_lines: select cast(date_trunc('month', s.night_date) as date), s.location_id from core.fct_stay_nights as s where s.reservation_id in (select c.reservation_id from changed_rows as c)
+-- incremental by month_start, location_id from core.dim_dates: select c.month_start, l.location_id from changed_rows as c cross join (select location_id from core.fct_stay_nights union select location_id from core.fct_unit_nights union select location_id from marts.ancillary_revenue_monthly) as l
+-- incremental narrows core.fct_stay_nights: (cast(date_trunc('month', night_date) as date), location_id) in (select month_start, location_id from affected_keys) or location_id is null
+-- incremental narrows core.fct_bill_line_nights: cast(date_trunc('month', night_date) as date) in (select month_start from affected_keys) and reservation_id in (select s.reservation_id from core.fct_stay_nights as s where (cast(date_trunc('month', s.night_date) as date), s.location_id) in (select month_start, location_id from affected_keys) or s.location_id is null)
+-- incremental narrows core.fct_unit_nights: (cast(date_trunc('month', night_date) as date), location_id) in (select month_start, location_id from affected_keys) or location_id is null
+-- incremental narrows core.fct_bill_lines: reservation_id in (select s.reservation_id from core.fct_stay_nights as s where (cast(date_trunc('month', s.night_date) as date), s.location_id) in (select month_start, location_id from affected_keys) or s.location_id is null)
+-- incremental narrows core.dim_dates: month_start in (select month_start from affected_keys)
 -- Ancillary (extras) revenue per month x location x currency x add-on category: the extra bill
 -- lines of on-the-books guest stays allocated to the month's nights (core.fct_bill_line_nights),
 -- broken down by the add-on's category (UNCATEGORISED when the line's resource is not a known
@@ -15,6 +15,10 @@
 -- whose bills carry an extra line of the category; and the category's part of TRevPAR, its
 -- revenue per available unit night of the location. A row for every category of the EXTRA
 -- add-ons wherever stays were in house, so a category nobody bought shows 0.
+--
+-- Maintained by month x location: an hour's stays reach most months, but a tenth of the months x
+-- locations; a line night or a bill line keys the months and locations of its reservation's
+-- stay nights.
 
 with line_nights as (
     select * from core.fct_bill_line_nights

@@ -1,11 +1,12 @@
--- incremental by date_day from core.fct_stay_nights: night_date
--- incremental by date_day from core.fct_unit_nights: night_date
--- incremental by date_day from core.dim_dates: date_day
--- incremental by date_day from marts.allotment_pickup: select stay_date from changed_rows where as_of_date = (select as_of from meta.build_settings) group by as_of_date, stay_date, location_id, accommodation_type_id, distribution_channel_id having count(*) <> 2 or count(distinct row(still_held_nights)) <> 1
--- incremental by date_day from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.accommodation_type_code)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then (select list(distinct o.date_day) from marts.occupancy_daily as o where o.accommodation_type_id = changed.accommodation_type_id) else [] end)
--- incremental by date_day from core.dim_locations: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_code)) <> 1 from changed_rows as c where c.location_id = changed.location_id) then (select list(distinct o.date_day) from marts.occupancy_daily as o where o.location_id = changed.location_id) else [] end)
+-- incremental by date_day, accommodation_type_id from core.fct_stay_nights: night_date, accommodation_type_id
+-- incremental by date_day, accommodation_type_id from core.fct_unit_nights: night_date, accommodation_type_id
+-- incremental by date_day, accommodation_type_id from core.dim_dates: select c.date_day, t.accommodation_type_id from changed_rows as c cross join (select accommodation_type_id from core.dim_units union select accommodation_type_id from core.fct_stay_nights union select accommodation_type_id from marts.occupancy_daily) as t
+-- incremental by date_day, accommodation_type_id from marts.allotment_pickup: select stay_date, accommodation_type_id from changed_rows where as_of_date = (select as_of from meta.build_settings) group by as_of_date, stay_date, location_id, accommodation_type_id, distribution_channel_id having count(*) <> 2 or count(distinct row(still_held_nights)) <> 1
+-- incremental by date_day, accommodation_type_id from core.dim_accommodation_types: select o.date_day, o.accommodation_type_id from marts.occupancy_daily as o where o.accommodation_type_id in (select c.accommodation_type_id from changed_rows as c group by c.accommodation_type_id having count(*) <> 2 or count(distinct row(c.accommodation_type_code)) <> 1)
+-- incremental by date_day, accommodation_type_id from core.dim_locations: select o.date_day, o.accommodation_type_id from marts.occupancy_daily as o where o.location_id in (select c.location_id from changed_rows as c group by c.location_id having count(*) <> 2 or count(distinct row(c.location_code)) <> 1)
 -- incremental narrows its inputs
--- incremental narrows marts.allotment_pickup: stay_date in affected_keys
+-- incremental narrows marts.allotment_pickup: stay_date in (select date_day from affected_keys) and accommodation_type_id in (select accommodation_type_id from affected_keys)
+-- incremental narrows core.dim_dates: date_day in (select date_day from affected_keys)
 -- Occupancy per night x location x accommodation type over the reporting range: supply nights
 -- (units available), nights sold (on-the-books guest stays), owner / hold nights, occupancy and
 -- available occupancy as defined in metrics.md; beside them the supply that cannot be sold
@@ -13,9 +14,10 @@
 -- the build's as_of), the sellable nights left and the occupancy of those (docs/metrics.md
 -- "sellable supply").
 --
--- Maintained by date: an allotment pickup row keys its stay date only when it is of the as-of
--- snapshot and its still-held nights moved (that mart goes by accommodation type, so its changed
--- rows span every stay date of a type).
+-- Maintained by night x accommodation type (an hour's stays reach a third of the nights but a
+-- few thousand of the nights x types): an allotment pickup row keys its stay date and type only
+-- when it is of the as-of snapshot and its still-held nights moved; a type or location whose
+-- code changed keys all its rows; a night whose calendar row changed keys every type.
 
 with dates as (
     select * from core.dim_dates

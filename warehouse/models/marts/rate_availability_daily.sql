@@ -1,17 +1,21 @@
--- incremental by date_day from core.fct_rate_nights: night_date
--- incremental by date_day from core.fct_stay_nights: night_date
--- incremental by date_day from core.fct_stay_rate_nights: night_date
--- incremental by date_day from marts.occupancy_daily: date_day
--- incremental by date_day from core.fct_availability: unnest(case when changed.arrival_date in (select c.arrival_date from changed_rows as c group by c.accommodation_type_id, c.arrival_date, c.duration, c.rate_type_id, c.currency_code, c.available_units having count(*) <> 2) then [changed.arrival_date] else [] end)
--- incremental by date_day from core.dim_dates: date_day
--- incremental by date_day from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then (select list(distinct r.date_day) from marts.rate_availability_daily as r where r.accommodation_type_id = changed.accommodation_type_id) else [] end)
+-- incremental by date_day, accommodation_type_id from core.fct_rate_nights: night_date, accommodation_type_id
+-- incremental by date_day, accommodation_type_id from core.fct_stay_nights: night_date, accommodation_type_id
+-- incremental by date_day, accommodation_type_id from core.fct_stay_rate_nights: night_date, accommodation_type_id
+-- incremental by date_day, accommodation_type_id from marts.occupancy_daily: date_day, accommodation_type_id
+-- incremental by date_day, accommodation_type_id from core.fct_availability: select c.arrival_date, c.accommodation_type_id from changed_rows as c group by c.accommodation_type_id, c.arrival_date, c.duration, c.rate_type_id, c.currency_code, c.available_units having count(*) <> 2
+-- incremental by date_day, accommodation_type_id from core.dim_dates: select c.date_day, t.accommodation_type_id from changed_rows as c cross join (select accommodation_type_id from core.dim_units union select accommodation_type_id from core.fct_stay_nights union select accommodation_type_id from core.fct_rate_nights union select accommodation_type_id from marts.rate_availability_daily) as t
+-- incremental by date_day, accommodation_type_id from core.dim_accommodation_types: select r.date_day, r.accommodation_type_id from marts.rate_availability_daily as r where r.accommodation_type_id in (select c.accommodation_type_id from changed_rows as c group by c.accommodation_type_id having count(*) <> 2 or count(distinct row(c.location_id)) <> 1)
 -- incremental narrows its inputs
--- incremental narrows core.fct_availability: arrival_date in affected_keys
+-- incremental narrows core.fct_availability: arrival_date in (select date_day from affected_keys) and accommodation_type_id in (select accommodation_type_id from affected_keys)
+-- incremental narrows core.dim_dates: date_day in (select date_day from affected_keys)
 -- List price vs realised ADR per night x accommodation type x rate type x currency: the list
 -- price of the night's reference stay (core.fct_rate_nights) and the average list price of the
 -- nights sold, each priced as a night of its own stay (core.fct_stay_rate_nights), with the
 -- units left to sell (supply - sold - owner/hold - held nights) and the service's own
 -- availability index for arrivals that night.
+--
+-- Maintained by night x accommodation type (as revenue_daily): an availability record keys its
+-- arrival night and type when the units it offers moved.
 
 with rate_nights as (
     select * from core.fct_rate_nights

@@ -1,7 +1,8 @@
--- incremental by date_day from core.fct_stay_nights: night_date
--- incremental by date_day from marts.occupancy_daily: date_day
--- incremental by date_day from core.dim_dates: date_day
+-- incremental by date_day, accommodation_type_id from core.fct_stay_nights: night_date, accommodation_type_id
+-- incremental by date_day, accommodation_type_id from marts.occupancy_daily: date_day, accommodation_type_id
+-- incremental by date_day, accommodation_type_id from core.dim_dates: select c.date_day, t.accommodation_type_id from changed_rows as c cross join (select accommodation_type_id from core.dim_units union select accommodation_type_id from core.fct_stay_nights union select accommodation_type_id from marts.revenue_daily) as t
 -- incremental narrows its inputs
+-- incremental narrows core.dim_dates: date_day in (select date_day from affected_keys)
 -- Revenue per night x location x accommodation type x currency: room and total revenue of
 -- on-the-books guest stays allocated to nights, gross (VAT included, as billed) and net (VAT
 -- excluded, each line's VAT from its vatRate), commission, and ADR, RevPAR, TRevPAR as defined in
@@ -11,6 +12,9 @@
 -- currency, never sum nights across currencies, never average the daily ratios. Beside them
 -- (in none of those), the cancellation compensation retained on cancelled guest stays
 -- (`cancellation_revenue`, gross as billed), allocated to the nights they cancelled.
+--
+-- Maintained by night x accommodation type: an hour's stays reach a third of the nights but a
+-- few thousand of the nights x types; a night whose calendar row changed keys every type.
 
 with occupancy as (
     select * from marts.occupancy_daily

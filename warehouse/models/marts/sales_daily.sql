@@ -1,11 +1,13 @@
--- incremental by date_day from core.fct_stay_nights: night_date
--- incremental by date_day from core.dim_dates: date_day
+-- incremental by date_day, accommodation_type_id from core.fct_stay_nights: night_date, accommodation_type_id
+-- incremental by date_day, accommodation_type_id from core.dim_dates: select c.date_day, t.accommodation_type_id from changed_rows as c cross join (select accommodation_type_id from core.fct_stay_nights union select accommodation_type_id from marts.sales_daily) as t
 -- incremental narrows its inputs
+-- incremental narrows core.dim_dates: date_day in (select date_day from affected_keys)
 -- Sales per night x location x accommodation type x distribution channel x booking window x
 -- currency: nights sold, room revenue (gross and net of VAT) and commission of on-the-books guest
 -- stays, on the same rows as revenue_daily (summed over channel and booking window, they equal
 -- revenue_daily's columns of the same names). The booking window is the days from the booking
 -- date to arrival, in buckets; the filters and feeds of `reservoir serve` read this mart.
+-- Maintained by night x accommodation type, as revenue_daily.
 
 with stay_nights as (
     select * from core.fct_stay_nights

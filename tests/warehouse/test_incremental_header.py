@@ -1,0 +1,49 @@
+"""The `-- incremental by` header of a model (`warehouse.models`): a key of one column or of
+several, each input's expression, and the mistakes it refuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from warehouse.models import discover_models, parse_model
+
+
+def _model(tmp_path: Path, header: str) -> Path:
+    path = tmp_path / "marts" / "m.sql"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(f"{header}\nselect 1 as a, 2 as b\n")
+    return path
+
+
+def test_a_key_of_several_columns_names_one_expression_per_column() -> None:
+    models = discover_models()
+    revenue = models["marts.revenue_daily"].incremental
+    assert revenue is not None
+    assert revenue.keys == ("date_day", "accommodation_type_id")
+    assert revenue.expression("core.fct_stay_nights") == "night_date, accommodation_type_id"
+    assert revenue.expression("core.dim_reporting_currencies") is None  # rebuilt whole
+    unit_nights = models["core.fct_unit_nights"].incremental
+    assert unit_nights is not None and unit_nights.keys == ("night_date", "unit_id")
+    stays = models["core.fct_stay_nights"].incremental
+    assert stays is not None and stays.keys == ("reservation_id",)
+    assert stays.expression("staging.stg_reservations") == "reservation_id"
+
+
+def test_the_plain_form_of_several_columns_maps_each_input_by_them(tmp_path: Path) -> None:
+    inc = parse_model(_model(tmp_path, "-- incremental by a, b")).incremental
+    assert inc is not None and inc.keys == ("a", "b")
+    assert inc.expression("core.anything") == "a, b"
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "-- incremental by a, a",
+        "-- incremental by a\n-- incremental by a, b from core.x: a, b",
+    ],
+)
+def test_a_key_named_twice_or_two_keys_are_refused(tmp_path: Path, header: str) -> None:
+    with pytest.raises(ValueError, match="key"):
+        parse_model(_model(tmp_path, header))

@@ -1,0 +1,44 @@
+"""The rows a delete+insert by key really changed (`warehouse.maintain`): of the rows of the
+affected keys before it and after it, only those that differ.
+
+An hour's stays reach a third of the nights, but leave most unit nights of those nights as they
+were: handing every row of the affected keys to the readers (old and new) made them search
+millions of rows for the few that moved. The old rows the new ones do not have are the removed
+rows, the new rows the old ones did not have the added rows (duplicates count, nulls compare
+equal, as `except all` both ways); a key whose rows came back the same adds nothing. One
+aggregate over both sides counting -1 / +1 per row: `except all` numbers every row with a
+window first, about five times the CPU at millions of rows (docs/benchmarks.md, session 12).
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from lake.sql import quote_ident
+
+
+def keep_differing(con: duckdb.DuckDBPyConnection, base: str) -> tuple[list[str], int]:
+    """From the temp tables `_old_<base>` and `_new_<base>` (a key's rows before and after),
+    write `_removed_<base>`, `_added_<base>` and `_changed_<base>` (both) with only the rows
+    that differ. Returns the temp tables it wrote and how many rows differ."""
+    old, new = quote_ident(f"_old_{base}"), quote_ident(f"_new_{base}")
+    diff, delta = quote_ident(f"_diff_{base}"), quote_ident(f"_changed_{base}")
+    removed, added = quote_ident(f"_removed_{base}"), quote_ident(f"_added_{base}")
+    con.execute(
+        f"create or replace temp table {diff} as select * from ("
+        "select * exclude (_side), sum(_side) as _moved from ("
+        f"select *, -1 as _side from {old} union all select *, 1 as _side from {new}) "
+        "group by all) where _moved <> 0"
+    )
+    for target, sign in ((removed, "<"), (added, ">")):
+        con.execute(
+            f"create or replace temp table {target} as select * exclude (_moved, _copy) "
+            f"from (select *, unnest(range(cast(abs(_moved) as bigint))) as _copy "
+            f"from {diff} where _moved {sign} 0)"
+        )
+    con.execute(
+        f"create or replace temp table {delta} as "
+        f"select * from {removed} union all select * from {added}"
+    )
+    (rows,) = con.execute(f"select count(*) from {delta}").fetchone() or (0,)
+    return [diff, removed, added, delta], int(rows)
