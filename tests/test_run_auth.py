@@ -109,10 +109,10 @@ def test_a_configured_service_is_refused_before_dagster_is_imported(tmp_path: Pa
     base = {k: v for k, v in os.environ.items() if not k.startswith(("RESERVOIR_", "DAGSTER_"))}
     probe = (
         "import sys\n"
-        "from pipelines.cli import main\n"
+        "from pipelines.cli import app\n"
         "sys.argv = ['reservoir', 'run', '-q', '--mode', 'full']\n"
         "try:\n"
-        "    main()\n"
+        "    app()\n"
         "except SystemExit as exc:\n"
         "    print('exit', exc.code, 'dagster' in sys.modules, 'pipelines.runner' in sys.modules)\n"
     )
