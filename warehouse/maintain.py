@@ -146,7 +146,9 @@ class Maintainer:
             fresh
             and inc is not None
             and all(
-                state != FULL and self._maps(inc, source, state)
+                inc.when_whole(source) is not None
+                if state == FULL
+                else self._maps(inc, source, state)
                 for source, state in changed.items()
             )
         ):
@@ -197,7 +199,17 @@ class Maintainer:
         date and it moved (they are rebuilt whole anyway, e.g. allotment pickup on a new day)."""
         _, readers = self.diffed.get(q, (False, ()))
         return any(
-            not (self.settings_changed and SETTINGS_INPUT in reader.sql) for reader in readers
+            not (self.settings_changed and self._whole_on_settings(reader))
+            and (reader.incremental is None or reader.incremental.when_whole(q) is None)
+            for reader in readers
+        )
+
+    def _whole_on_settings(self, reader: Model) -> bool:
+        """Whether a moved as-of date rebuilds `reader` whole: it reads the settings and says
+        no keys for their change."""
+        inc = reader.incremental
+        return SETTINGS_INPUT in reader.sql and (
+            inc is None or inc.when_whole(SETTINGS_INPUT) is None
         )
 
     def _rows(self, model: Model) -> int:
@@ -219,7 +231,15 @@ class Maintainer:
         names = ("k",) if len(inc.keys) == 1 else tuple(f"k{i}" for i in range(len(inc.keys)))
         listed = ", ".join(quote_ident(n) for n in names)
         selects = []
+        queries = set()
         for source, relation in sorted(changed.items()):
+            if relation == FULL:  # changed whole: the header's query over the database
+                query = inc.when_whole(source)
+                assert query is not None
+                if query not in queries:  # one query may serve several inputs
+                    queries.add(query)
+                    selects.append(f"select * from ({query}) as q({listed})")
+                continue
             expr = inc.expression(source)
             assert expr is not None
             rows = f"with changed_rows as (select * from {quote_ident(relation)})"
