@@ -17,6 +17,9 @@ A refresh compares the lake and the code with what the published file records
 - a model of sums (`-- incremental sums over <input> by ...`) whose one changed input is that
   input, by key, adds the sums over the input's new rows and subtracts those over its old rows
   (`warehouse.additive`): a by-key change keeps the rows it removed apart from those it inserted;
+- an input that changed whole (the settings, i.e. the as-of date, or a model rebuilt whole with
+  no diff) maps to the key only by the reader's `-- incremental when <input> changed whole:`
+  query over the database; without one the reader is rebuilt whole;
 - a model that is missing, or whose SQL (or the macros) changed, is rebuilt whole.
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
@@ -195,8 +198,8 @@ class Maintainer:
         return all(k in columns for k in inc.keys)
 
     def _diff_helps(self, q: str) -> bool:
-        """Whether a reader that names `q` may go by key: not when each one reads the as-of
-        date and it moved (they are rebuilt whole anyway, e.g. allotment pickup on a new day)."""
+        """Whether a reader that names `q` may go by its diff: not one rebuilt whole anyway (it
+        reads the as-of date, which moved), nor one with a query for `q` changed whole."""
         _, readers = self.diffed.get(q, (False, ()))
         return any(
             not (self.settings_changed and self._whole_on_settings(reader))
@@ -205,8 +208,7 @@ class Maintainer:
         )
 
     def _whole_on_settings(self, reader: Model) -> bool:
-        """Whether a moved as-of date rebuilds `reader` whole: it reads the settings and says
-        no keys for their change."""
+        """Whether `reader` reads the settings and has no query for their change."""
         inc = reader.incremental
         return SETTINGS_INPUT in reader.sql and (
             inc is None or inc.when_whole(SETTINGS_INPUT) is None

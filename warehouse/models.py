@@ -50,6 +50,16 @@ key column); a key matches a row when every column is not distinct from it (null
 `affected_keys` has one column per key column, named as the key columns; "narrows its inputs"
 narrows an input whose expression is the input's own columns by all of them.
 
+An input that changed whole (the build settings, i.e. a moved as-of date, or a model rebuilt
+whole that reports no diff) makes the model rebuild whole, unless a line gives a query over the
+database whose rows (one column per key column) are the affected keys then:
+
+    -- incremental when meta.build_settings changed whole: select ...
+
+The query runs after the input was brought up to date and before the model is: it can compare
+the model's stored rows with the input's new ones (`marts/occupancy_daily.sql`: the nights x
+types whose allotment-held nights differ from the new as-of snapshot of allotment pickup).
+
 A model of sums says so instead (`warehouse.additive`):
 
     -- incremental sums over core.fct_pace_night_spans by as_of_date, stay_date, currency_code
