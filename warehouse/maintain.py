@@ -17,6 +17,9 @@ A refresh compares the lake and the code with what the published file records
 - a model of sums (`-- incremental sums over <input> by ...`) whose one changed input is that
   input, by key, adds the sums over the input's new rows and subtracts those over its old rows
   (`warehouse.additive`): a by-key change keeps the rows it removed apart from those it inserted;
+- an input that changed whole (the settings, i.e. the as-of date, or a model rebuilt whole with
+  no diff) maps to the key only by the reader's `-- incremental when <input> changed whole:`
+  query over the database; without one the reader is rebuilt whole;
 - a model that is missing, or whose SQL (or the macros) changed, is rebuilt whole.
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
@@ -146,7 +149,9 @@ class Maintainer:
             fresh
             and inc is not None
             and all(
-                state != FULL and self._maps(inc, source, state)
+                inc.when_whole(source) is not None
+                if state == FULL
+                else self._maps(inc, source, state)
                 for source, state in changed.items()
             )
         ):
@@ -193,11 +198,20 @@ class Maintainer:
         return all(k in columns for k in inc.keys)
 
     def _diff_helps(self, q: str) -> bool:
-        """Whether a reader that names `q` may go by key: not when each one reads the as-of
-        date and it moved (they are rebuilt whole anyway, e.g. allotment pickup on a new day)."""
+        """Whether a reader that names `q` may go by its diff: not one rebuilt whole anyway (it
+        reads the as-of date, which moved), nor one with a query for `q` changed whole."""
         _, readers = self.diffed.get(q, (False, ()))
         return any(
-            not (self.settings_changed and SETTINGS_INPUT in reader.sql) for reader in readers
+            not (self.settings_changed and self._whole_on_settings(reader))
+            and (reader.incremental is None or reader.incremental.when_whole(q) is None)
+            for reader in readers
+        )
+
+    def _whole_on_settings(self, reader: Model) -> bool:
+        """Whether `reader` reads the settings and has no query for their change."""
+        inc = reader.incremental
+        return SETTINGS_INPUT in reader.sql and (
+            inc is None or inc.when_whole(SETTINGS_INPUT) is None
         )
 
     def _rows(self, model: Model) -> int:
@@ -219,7 +233,15 @@ class Maintainer:
         names = ("k",) if len(inc.keys) == 1 else tuple(f"k{i}" for i in range(len(inc.keys)))
         listed = ", ".join(quote_ident(n) for n in names)
         selects = []
+        queries = set()
         for source, relation in sorted(changed.items()):
+            if relation == FULL:  # changed whole: the header's query over the database
+                query = inc.when_whole(source)
+                assert query is not None
+                if query not in queries:  # one query may serve several inputs
+                    queries.add(query)
+                    selects.append(f"select * from ({query}) as q({listed})")
+                continue
             expr = inc.expression(source)
             assert expr is not None
             rows = f"with changed_rows as (select * from {quote_ident(relation)})"

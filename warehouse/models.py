@@ -50,6 +50,16 @@ key column); a key matches a row when every column is not distinct from it (null
 `affected_keys` has one column per key column, named as the key columns; "narrows its inputs"
 narrows an input whose expression is the input's own columns by all of them.
 
+An input that changed whole (the build settings, i.e. a moved as-of date, or a model rebuilt
+whole that reports no diff) makes the model rebuild whole, unless a line gives a query over the
+database whose rows (one column per key column) are the affected keys then:
+
+    -- incremental when meta.build_settings changed whole: select ...
+
+The query runs after the input was brought up to date and before the model is: it can compare
+the model's stored rows with the input's new ones (`marts/occupancy_daily.sql`: the nights x
+types whose allotment-held nights differ from the new as-of snapshot of allotment pickup).
+
 A model of sums says so instead (`warehouse.additive`):
 
     -- incremental sums over core.fct_pace_night_spans by as_of_date, stay_date, currency_code
@@ -80,6 +90,10 @@ _INCREMENTAL = re.compile(
 _GUARD = re.compile(r"^--\s*incremental guard:\s*(.+)$")
 _NARROW = re.compile(r"^--\s*incremental narrows its inputs\s*$")
 _NARROWS = re.compile(r"^--\s*incremental narrows ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)\s*:\s*(.+)$")
+_WHOLE = re.compile(
+    r"^--\s*incremental when ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*) changed whole\s*:\s*(select\s.+)$",
+    re.IGNORECASE,
+)
 _SUMS = re.compile(
     r"^--\s*incremental sums over ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)"
     r" by ([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*)\s*$"
@@ -94,6 +108,9 @@ class Incremental:
     giving the key values; empty means every input maps by the key column's own name.
     `narrows`: input (`layer.name`) -> SQL condition on its rows that the refresh reads it by
     (`affected_keys` in it is the affected key values, one column `k`).
+    `whole`: input (`layer.name`, or `meta.build_settings`) -> a query over the database (the
+    input already brought up to date, the model not yet) giving the affected keys when that
+    input changed whole.
     """
 
     keys: tuple[str, ...]
@@ -101,6 +118,7 @@ class Incremental:
     guard: str | None = None
     narrow: bool = False
     narrows: tuple[tuple[str, str], ...] = ()
+    whole: tuple[tuple[str, str], ...] = ()
 
     def expression(self, source: str) -> str | None:
         """The key expression over `source`'s changed rows (one value per key column, comma
@@ -108,6 +126,11 @@ class Incremental:
         if not self.sources:
             return ", ".join(self.keys)
         return dict(self.sources).get(source)
+
+    def when_whole(self, source: str) -> str | None:
+        """The query giving the affected keys when `source` changed whole (no changed rows
+        known), if the header names one."""
+        return dict(self.whole).get(source)
 
 
 @dataclass(frozen=True)
@@ -144,7 +167,7 @@ def _header(sql: str) -> str:
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
-        if any(p.match(line) for p in (_INCREMENTAL, _GUARD, _NARROW, _NARROWS, _SUMS)):
+        if any(p.match(line) for p in (_INCREMENTAL, _GUARD, _NARROW, _NARROWS, _WHOLE, _SUMS)):
             continue
         lines.append(line[2:].strip())
     return " ".join(x for x in lines if x)
@@ -157,10 +180,13 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
     guard: list[str] = []
     narrow = False
     narrows: list[tuple[str, str]] = []
+    whole: list[tuple[str, str]] = []
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
-        if found := _INCREMENTAL.match(line.strip()):
+        if found := _WHOLE.match(line.strip()):
+            whole.append((found.group(1), found.group(2).strip()))
+        elif found := _INCREMENTAL.match(line.strip()):
             keys.add(tuple(k.strip() for k in found.group(1).split(",")))
             if found.group(2):
                 sources.append((found.group(2), found.group(3).strip()))
@@ -179,7 +205,13 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
         raise ValueError(f"{where}: a key column named twice in {', '.join(key)}")
     if narrows and not sources:
         raise ValueError(f"{where}: `incremental narrows <input>:` needs the `from` form")
-    return Incremental(key, tuple(sources), " ".join(guard) or None, narrow, tuple(narrows))
+    if whole and not sources:
+        raise ValueError(
+            f"{where}: `incremental when <input> changed whole:` needs the `from` form"
+        )
+    return Incremental(
+        key, tuple(sources), " ".join(guard) or None, narrow, tuple(narrows), tuple(whole)
+    )
 
 
 def _sums(sql: str, where: Path) -> Sums | None:

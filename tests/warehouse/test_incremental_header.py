@@ -47,3 +47,26 @@ def test_the_plain_form_of_several_columns_maps_each_input_by_them(tmp_path: Pat
 def test_a_key_named_twice_or_two_keys_are_refused(tmp_path: Path, header: str) -> None:
     with pytest.raises(ValueError, match="key"):
         parse_model(_model(tmp_path, header))
+
+
+def test_a_query_for_an_input_changed_whole_is_kept_apart_from_the_description(
+    tmp_path: Path,
+) -> None:
+    header = (
+        "-- incremental by a from core.x: a\n"
+        "-- incremental when meta.build_settings changed whole: select a from marts.m\n"
+        "-- The description."
+    )
+    model = parse_model(_model(tmp_path, header))
+    assert model.incremental is not None
+    assert model.incremental.when_whole("meta.build_settings") == "select a from marts.m"
+    assert model.incremental.when_whole("core.x") is None
+    assert model.incremental.expression("meta.build_settings") is None
+    assert model.description == "The description."
+    occupancy = discover_models()["marts.occupancy_daily"].incremental
+    assert occupancy is not None
+    assert occupancy.when_whole("meta.build_settings") == occupancy.when_whole(
+        "marts.allotment_pickup"
+    )
+    with pytest.raises(ValueError, match="from"):
+        parse_model(_model(tmp_path, "-- incremental by a\n" + header.splitlines()[1]))
