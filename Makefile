@@ -24,8 +24,8 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/reservoir run
 
-## Run the test suite (what CI runs). Two workers on two cores; three measured no faster in CI
-## (743 s against 800 s, of which the tests moved to `make chaos` account for most).
+## Run the test suite (what CI runs). Two workers on two cores; three measured no faster on a
+## clean clone (544 s of pytest against 534, and 8 % more CPU; docs/benchmarks.md, session 12).
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	bash scripts/ensure-chromium.sh
