@@ -6,11 +6,13 @@ mtime) and which version of each model's SQL built each table (`meta.model_versi
 table's **changed rows** are the rows of its new or rewritten files that belong to the batch the
 file is named after (a compaction's file holds older batches' rows, the same current state: no
 change); a full batch among them changes the table whole (keys absent from it vanish).
+`delta_readers` names the models whose readers map their rows to keys of their own.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import duckdb
@@ -131,3 +133,27 @@ def lake_inputs(model: Model) -> set[str]:
             out.add(table)
             table = LAKE_TABLES[table].parent
     return out
+
+
+# a reader that names a lineage column (copies a batch id) must see a row whose batch alone changed
+_LINEAGE_REF = re.compile(r"\b(?:batch_id|batch_kind|extracted_at)\b")
+
+
+def delta_readers(models: dict[str, Model]) -> dict[str, tuple[bool, tuple[Model, ...]]]:
+    """The models some reader maps to its key by an expression of its own (`from <model>:`): a
+    whole rebuild of these reports its changed rows (a diff) rather than a fingerprint. The
+    value: whether the diff may leave the lineage columns out (no reader of the model carries
+    one; a reader that copies a batch id must see a row whose batch alone changed), and the
+    readers that name it."""
+    named: dict[str, list[Model]] = {}
+    for m in models.values():
+        for source, _ in m.incremental.sources if m.incremental is not None else ():
+            if source in models:
+                named.setdefault(source, []).append(m)
+    return {
+        q: (
+            not any(q in m.deps and _LINEAGE_REF.search(m.sql) for m in models.values()),
+            tuple(readers),
+        )
+        for q, readers in named.items()
+    }

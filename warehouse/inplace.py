@@ -42,10 +42,10 @@ from warehouse.build import (
     warehouse_path,
     write_settings,
 )
-from warehouse.changes import built_versions, lake_changes, record_build
+from warehouse.changes import built_versions, delta_readers, lake_changes, record_build
 from warehouse.lake import detach_lake
 from warehouse.macros import KPI_WINDOW
-from warehouse.maintain import Maintainer, delta_readers
+from warehouse.maintain import Maintainer
 from warehouse.models import discover_models
 
 

@@ -10,10 +10,11 @@ A refresh compares the lake and the code with what the published file records
   and when none differ it is unchanged for them;
 - any other model with a changed input is rebuilt whole, and counts as unchanged for its readers
   when its fingerprint (row count and sum of row hashes) is the same as before (a calendar that
-  did not move, a dimension nobody touched). When a reader maps this model's rows to its own key
-  (`delta_readers`), the rebuild compares the new table with the old instead: its changed rows
-  are the rows only one of them has (the old and the new version of each changed row), so a
-  supply list or a dimension that changed in a few rows changes its readers in those keys only;
+  did not move, a dimension nobody touched). When a reader maps this model's rows to its own
+  key (`warehouse.changes.delta_readers`), the rebuild compares the new table with the old
+  instead: its changed rows are the rows only one of them has (the old and the new version of
+  each changed row), so a supply list or a dimension that changed in a few rows changes its
+  readers in those keys only;
 - a model of sums (`-- incremental sums over <input> by ...`) whose one changed input is that
   input, by key, adds the sums over the input's new rows and subtracts those over its old rows
   (`warehouse.additive`): a by-key change keeps the rows it removed apart from those it inserted;
@@ -47,7 +48,6 @@ SETTINGS_INPUT = "meta.build_settings"
 DIFF_MAX_ROWS = 2_000_000
 # the staging models' lineage columns: not content (a diff of a whole rebuild leaves them out)
 LINEAGE = ("batch_id", "batch_kind", "extracted_at")
-_LINEAGE_REF = re.compile(r"\b(?:batch_id|batch_kind|extracted_at)\b")
 
 
 _COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -62,26 +62,6 @@ def _swap(sql: str, swaps: dict[str, str]) -> str:
     names = "|".join(re.escape(n) for n in sorted(swaps, key=len, reverse=True))
     pattern = re.compile(rf"\b({names})(?![a-z0-9_])")
     return pattern.sub(lambda found: swaps[found.group(1)], sql)
-
-
-def delta_readers(models: dict[str, Model]) -> dict[str, tuple[bool, tuple[Model, ...]]]:
-    """The models some reader maps to its key by an expression of its own (`from <model>:`): a
-    whole rebuild of these reports its changed rows (a diff) rather than a fingerprint. The
-    value: whether the diff may leave the lineage columns out (no reader of the model carries
-    one; a reader that copies a batch id must see a row whose batch alone changed), and the
-    readers that name it."""
-    named: dict[str, list[Model]] = {}
-    for m in models.values():
-        for source, _ in m.incremental.sources if m.incremental is not None else ():
-            if source in models:
-                named.setdefault(source, []).append(m)
-    return {
-        q: (
-            not any(q in m.deps and _LINEAGE_REF.search(m.sql) for m in models.values()),
-            tuple(readers),
-        )
-        for q, readers in named.items()
-    }
 
 
 @dataclass
