@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from sandbox.lifeline import die_with
 from sandbox.settings import SandboxSettings
@@ -72,7 +73,7 @@ def _bind(host: str, port: int) -> socket.socket:
     return bind_listening(host, port)
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+def _wait_ready(proc: subprocess.Popen[bytes], log: IO[bytes], timeout: float) -> None:
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
     fd = proc.stdout.fileno()
@@ -86,7 +87,8 @@ def _wait_ready(proc: subprocess.Popen[bytes], log: Path, timeout: float) -> Non
             chunk = os.read(fd, 4096)
             if not chunk:  # the child exited before it was ready
                 proc.wait(SHUTDOWN_TIMEOUT)
-                tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+                log.seek(0)
+                tail = log.read().decode(errors="replace").strip().splitlines()[-5:]
                 detail = "; ".join(tail) or f"exit code {proc.returncode}"
                 raise SandboxStartError(f"the sandbox's process stopped while starting: {detail}")
             buffer += chunk
@@ -122,7 +124,9 @@ def run_sandbox_process(
     settings = settings or SandboxSettings()
     sock = _bind(settings.host, settings.port)
     host, port = sock.getsockname()[:2]
-    with tempfile.NamedTemporaryFile(prefix="reservoir-sandbox-", suffix=".log") as log:
+    # no name on disk (Linux: O_TMPFILE): nothing is left behind by a parent that ends without
+    # leaving this block, e.g. `reservoir`'s exit without the interpreter's teardown
+    with tempfile.TemporaryFile(prefix="reservoir-sandbox-", suffix=".log") as log:
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "sandbox.process", str(sock.fileno()), str(os.getpid())],
@@ -138,7 +142,7 @@ def run_sandbox_process(
             assert proc.stdin is not None
             proc.stdin.write(json.dumps(dataclasses.asdict(settings)).encode() + b"\n")
             proc.stdin.flush()
-            _wait_ready(proc, Path(log.name), startup_timeout)
+            _wait_ready(proc, log, startup_timeout)
             root = f"http://{host}:{port}"
             yield SandboxProcess(
                 base_url=root + SERVICE_PREFIX,

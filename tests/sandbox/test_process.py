@@ -112,9 +112,13 @@ PARENT = textwrap.dedent(
 )
 
 
-def _parent_with_child() -> tuple[subprocess.Popen[str], int]:
+def _parent_with_child(tmp: Path) -> tuple[subprocess.Popen[str], int]:
     parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", PARENT],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp)},
     )
     assert parent.stdout is not None
     line = parent.stdout.readline()
@@ -125,13 +129,15 @@ def _parent_with_child() -> tuple[subprocess.Popen[str], int]:
 @pytest.mark.parametrize(
     "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "term", "kill"]
 )
-def test_the_child_never_outlives_its_parent(sig: signal.Signals) -> None:
-    parent, child = _parent_with_child()
+def test_the_child_never_outlives_its_parent(sig: signal.Signals, tmp_path: Path) -> None:
+    parent, child = _parent_with_child(tmp_path)
     try:
         assert _alive(child)
         parent.send_signal(sig)
         parent.wait(GONE_WITHIN)
         assert _wait_gone(child), f"sandbox process {child} outlived its parent ({sig.name})"
+        # nor does its log: a parent killed inside the block leaves no file in the temp folder
+        assert list(tmp_path.iterdir()) == []
     finally:
         if parent.poll() is None:
             parent.kill()
