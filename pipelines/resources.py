@@ -24,7 +24,7 @@ from assets.settings import (
 from lake.parts import DEFAULT_FLUSH_ROWS, new_batch_id
 from lake.store import Lake
 from pipelines.partitions import check_bound, run_partition, settings_for_partition
-from pipelines.settings import lake_url_from_env
+from pipelines.settings import client_tuning, lake_url_from_env, removed_share
 
 DEFAULT_MAX_CONCURRENCY = 15  # the service caps concurrent calls per IP address at 15
 DEFAULT_PAGE_SIZE = 1000
@@ -49,6 +49,12 @@ class ReservationServiceResource(dg.ConfigurableResource):
     # service that repeats its pages or sends a runaway record stops with a message.
     max_requests: int = DEFAULT_MAX_REQUESTS
     max_response_mb: float = DEFAULT_MAX_RESPONSE_MB
+    # None = the client's defaults (service/config.py): 30 s of silence within a response,
+    # 100 reservations per details page, camelCase token fields, no `locale` header.
+    timeout: float | None = None
+    details_page_size: int | None = None
+    auth_style: str | None = None
+    locale: str | None = None
     events_path: str = "/events"
     # Archived units, types and channels still count for the nights before they were archived,
     # so the lake keeps them: history needs them even when the service hides them by default.
@@ -77,7 +83,17 @@ class ReservationServiceResource(dg.ConfigurableResource):
 
     def create_resource(self, context: dg.InitResourceContext) -> Self:
         key = run_partition(context)
-        return self if key is None else self.for_tenant(key)
+        resource = self if key is None else self.for_tenant(key)
+        return resource.with_environment()
+
+    def with_environment(self) -> Self:
+        """This resource with the client's limits and tuning that the run's environment sets
+        (RESERVOIR_MAX_CONCURRENCY, _MAX_REQUESTS, _TIMEOUT, ...: `pipelines.settings.
+        client_tuning`) where the wiring left them unset. The code location wires only what
+        `dg.EnvVar` can (it cannot be optional), so without this a deployment ran at the
+        defaults whatever its environment said; what the CLI or a tenant sets explicitly wins."""
+        unset = {k: v for k, v in client_tuning().items() if k not in self.model_fields_set}
+        return self.model_copy(update=unset) if unset else self
 
     def service_config(self) -> Any:
         from service.config import ServiceConfig
@@ -100,6 +116,11 @@ class ReservationServiceResource(dg.ConfigurableResource):
             max_response_bytes=round(self.max_response_mb * 1024 * 1024),
             events_path=self.events_path,
             show_archived=self.show_archived,
+            **{
+                name: value
+                for name in ("timeout", "details_page_size", "auth_style", "locale")
+                if (value := getattr(self, name)) is not None
+            },
         )
 
     def source_id(self) -> str:
@@ -125,7 +146,7 @@ class LakeResource(dg.ConfigurableResource):
     quarantine_threshold: float = DEFAULT_QUARANTINE_THRESHOLD
     # A full batch that would remove more than this share of a table's current records is not
     # landed (assets/guard.py); 1.0 confirms a real mass deletion.
-    max_removed_share: float = DEFAULT_REMOVAL_GUARD
+    max_removed_share: float = DEFAULT_REMOVAL_GUARD  # RESERVOIR_MAX_REMOVED_SHARE when unset
     quarantine_floor: int = DEFAULT_QUARANTINE_FLOOR
     include_customer_pii: bool = False
     flush_rows: int = DEFAULT_FLUSH_ROWS
@@ -169,7 +190,12 @@ class LakeResource(dg.ConfigurableResource):
 
     def create_resource(self, context: dg.InitResourceContext) -> Self:
         key = run_partition(context)
-        return self if key is None else self.for_tenant(key)
+        resource = self if key is None else self.for_tenant(key)
+        # as the service's limits: the environment's guard where the wiring left it unset
+        share = None if "max_removed_share" in resource.model_fields_set else removed_share()
+        return (
+            resource if share is None else resource.model_copy(update={"max_removed_share": share})
+        )
 
     def lake(self) -> Lake:
         root = Path(self.data_dir) / "lake"

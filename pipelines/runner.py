@@ -52,6 +52,7 @@ def build_resources(settings: Settings, target: ServiceTarget) -> dict[str, Any]
             max_requests=settings.max_requests,
             max_response_mb=settings.max_response_mb,
             tenant=settings.tenant,
+            **settings.client_options,
         ),
         "lake": LakeResource(
             data_dir=str(settings.data_dir.resolve()),

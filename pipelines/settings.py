@@ -7,10 +7,11 @@ command line, which must explain a missing or wrong setting in one line before a
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 Number = TypeVar("Number", int, float)
 
@@ -34,6 +35,11 @@ ENV_VARS: dict[str, str] = {
     "RESERVOIR_DAGSTER_PG_URL": "PostgreSQL URL of the Dagster instance; unset = files in the data dir",
     "RESERVOIR_LAKE_URL": "s3://bucket/prefix of the lake (Delta tables); unset = the data dir",
     "RESERVOIR_TENANTS_FILE": "TOML file listing the concerns (tenants); unset = one tenant",
+    "RESERVOIR_TIMEOUT": "seconds the service may stay silent within one response (default 30)",
+    "RESERVOIR_PAGE_SIZE": "records asked for per page of a list (default 1000)",
+    "RESERVOIR_DETAILS_PAGE_SIZE": "reservations per page of their details (default 100)",
+    "RESERVOIR_AUTH_STYLE": "spelling of the token request's fields: camel or snake (camel)",
+    "RESERVOIR_LOCALE": "the `locale` header sent with every request, e.g. en; unset = none",
 }
 DAGSTER_PG_ENV = "RESERVOIR_DAGSTER_PG_URL"
 DEFAULT_MAX_REQUESTS = 20_000  # below the service's 25,000 free requests a day
@@ -117,6 +123,76 @@ def quarantine_limits(env: Mapping[str, str] | None = None) -> tuple[float | Non
     return share, floor
 
 
+AUTH_STYLES = ("camel", "snake")
+# A language, optionally with a country or variant (en, nl_NL, pt-BR): a header value, so no
+# spaces or line breaks can ride along in it.
+_LOCALE = re.compile(r"[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})?")
+
+
+def client_tuning(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The service client's limits and tuning that the environment sets (only those set), as
+    `ReservationServiceResource` fields. Read when a command or a run starts: the CLI passes
+    them on, and the code location's resources (which wire only the URL, the credentials and
+    the scope) take them when a run starts. A wrong value names its variable and the default."""
+    get = _reader(env)
+    tuning: dict[str, Any] = {}
+    raw_conc = get("RESERVOIR_MAX_CONCURRENCY")
+    if raw_conc is not None:
+        try:
+            max_conc = int(raw_conc)
+        except ValueError:
+            raise SettingsError(
+                f"RESERVOIR_MAX_CONCURRENCY must be a whole number, got {raw_conc!r}; "
+                "unset it to use the default of 15."
+            ) from None
+        if not 1 <= max_conc <= 15:
+            raise SettingsError(
+                f"RESERVOIR_MAX_CONCURRENCY must be between 1 and 15 (the service caps concurrent "
+                f"calls per address at 15), got {max_conc}."
+            )
+        tuning["max_concurrency"] = max_conc
+    numbers: dict[str, tuple[str, Callable[[str], Any], float, float]] = {
+        "RESERVOIR_MAX_REQUESTS": ("max_requests", int, DEFAULT_MAX_REQUESTS, 0),
+        "RESERVOIR_MAX_RESPONSE_MB": ("max_response_mb", float, DEFAULT_MAX_RESPONSE_MB, 0.0625),
+        "RESERVOIR_PAGE_SIZE": ("page_size", int, 1000, 1),
+        "RESERVOIR_DETAILS_PAGE_SIZE": ("details_page_size", int, 100, 1),
+        "RESERVOIR_TIMEOUT": ("timeout", float, 30.0, 1.0),
+    }
+    for name, (key, kind, default, least) in numbers.items():
+        if get(name) is not None:
+            tuning[key] = _number(get, name, kind, default, least)
+    if (style := get("RESERVOIR_AUTH_STYLE")) is not None:
+        if style not in AUTH_STYLES:
+            raise SettingsError(
+                f"RESERVOIR_AUTH_STYLE must be 'camel' (grantType, clientId, clientSecret) or "
+                f"'snake' (grant_type, client_id, client_secret), got {style!r}; unset it to use "
+                "camel, the interface's spelling."
+            )
+        tuning["auth_style"] = style
+    if (locale := get("RESERVOIR_LOCALE")) is not None:
+        if not _LOCALE.fullmatch(locale):
+            raise SettingsError(
+                f"RESERVOIR_LOCALE must be a language code, optionally with a country (en, "
+                f"nl_NL, pt-BR), got {locale!r}; unset it to send no locale."
+            )
+        tuning["locale"] = locale
+    return tuning
+
+
+def removed_share(env: Mapping[str, str] | None = None) -> float | None:
+    """RESERVOIR_MAX_REMOVED_SHARE (None when unset), read when a command or a run starts."""
+    get = _reader(env)
+    if get("RESERVOIR_MAX_REMOVED_SHARE") is None:
+        return None
+    share = _number(get, "RESERVOIR_MAX_REMOVED_SHARE", float, DEFAULT_MAX_REMOVED_SHARE, 0.0)
+    if share > 1:
+        raise SettingsError(
+            f"RESERVOIR_MAX_REMOVED_SHARE is a share between 0 and 1, got {share}; 1 lands "
+            "any removal."
+        )
+    return share
+
+
 def lake_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
     """RESERVOIR_LAKE_URL (None when unset), read when a run opens its lake: the code location
     of `make dev` and of a deployment takes it from the environment, as the CLI does."""
@@ -137,6 +213,9 @@ class Settings:
     max_requests: int = DEFAULT_MAX_REQUESTS
     max_response_mb: float = DEFAULT_MAX_RESPONSE_MB
     max_removed_share: float = DEFAULT_MAX_REMOVED_SHARE
+    # The client's other tuning the environment sets (`client_tuning`: timeout, page sizes,
+    # auth style, locale), as `ReservationServiceResource` fields; empty = the client's defaults.
+    client_options: Mapping[str, Any] = field(default_factory=dict)
     webhook_secret: str | None = field(default=None, repr=False)
     # The Dagster instance's storage on PostgreSQL (runs, event log, schedules); None = SQLite
     # files under `dagster_home`. Holds a password: never printed.
@@ -169,32 +248,9 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
-
-        def get(name: str) -> str | None:
-            value = env.get(name, "").strip()
-            return value or None
-
-        raw_conc = get("RESERVOIR_MAX_CONCURRENCY")
-        try:
-            max_conc = int(raw_conc) if raw_conc else DEFAULT_MAX_CONCURRENCY
-        except ValueError:
-            raise SettingsError(
-                f"RESERVOIR_MAX_CONCURRENCY must be a whole number, got {raw_conc!r}; "
-                "unset it to use the default of 15."
-            ) from None
-        if not 1 <= max_conc <= 15:
-            raise SettingsError(
-                f"RESERVOIR_MAX_CONCURRENCY must be between 1 and 15 (the service caps concurrent "
-                f"calls per address at 15), got {max_conc}."
-            )
-        max_requests = _number(get, "RESERVOIR_MAX_REQUESTS", int, DEFAULT_MAX_REQUESTS, 0)
-        max_mb = _number(get, "RESERVOIR_MAX_RESPONSE_MB", float, DEFAULT_MAX_RESPONSE_MB, 0.0625)
-        removed = _number(get, "RESERVOIR_MAX_REMOVED_SHARE", float, DEFAULT_MAX_REMOVED_SHARE, 0.0)
-        if removed > 1:
-            raise SettingsError(
-                f"RESERVOIR_MAX_REMOVED_SHARE is a share between 0 and 1, got {removed}; 1 lands "
-                "any removal."
-            )
+        get = _reader(env)
+        tuning = client_tuning(env)
+        removed = removed_share(env)
         quarantine_limits(env)  # explained here, before anything starts
         settings = cls(
             data_dir=Path(get("RESERVOIR_DATA_DIR") or DEFAULT_DATA_DIR).expanduser(),
@@ -202,10 +258,11 @@ class Settings:
             client_id=get("RESERVOIR_CLIENT_ID"),
             client_secret=get("RESERVOIR_CLIENT_SECRET"),
             scope=get("RESERVOIR_SCOPE"),
-            max_concurrency=max_conc,
-            max_requests=max_requests,
-            max_response_mb=max_mb,
-            max_removed_share=removed,
+            max_concurrency=tuning.pop("max_concurrency", DEFAULT_MAX_CONCURRENCY),
+            max_requests=tuning.pop("max_requests", DEFAULT_MAX_REQUESTS),
+            max_response_mb=tuning.pop("max_response_mb", DEFAULT_MAX_RESPONSE_MB),
+            max_removed_share=DEFAULT_MAX_REMOVED_SHARE if removed is None else removed,
+            client_options=tuning,
             webhook_secret=get("RESERVOIR_WEBHOOK_SECRET"),
             dagster_pg_url=get(DAGSTER_PG_ENV),
             lake_url=lake_url_from_env(env),
@@ -259,6 +316,12 @@ class Settings:
                 f"RESERVOIR_DATA_DIR {str(self.data_dir)!r} is not writable ({exc.strerror}); "
                 "point it at a directory you can write to."
             ) from None
+
+
+def _reader(env: Mapping[str, str] | None) -> Callable[[str], str | None]:
+    """A lookup of settings in `env` (default: the process's environment); blank = unset."""
+    source = os.environ if env is None else env
+    return lambda name: source.get(name, "").strip() or None
 
 
 def _number(

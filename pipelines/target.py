@@ -54,7 +54,7 @@ class ServiceTarget:
             max_concurrency=settings.max_concurrency,
             max_requests=settings.max_requests,
             max_response_bytes=round(settings.max_response_mb * 1024 * 1024),
-            **overrides,
+            **{**settings.client_options, **overrides},  # page sizes, timeout, auth style, locale
         )
 
     @classmethod
