@@ -1,13 +1,12 @@
 """Settings of the service client, validated once when built.
 
-Nothing here reads the environment at import time: `ServiceConfig.from_env()` is called by the
-wiring code (a Dagster resource or the CLI) when it needs a config.
+Nothing here reads the environment: the wiring (`pipelines.settings.client_tuning`, read when a
+command or a run starts) builds a config from the RESERVOIR_* variables.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -52,10 +51,6 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def _mebibytes(raw: str) -> int:
-    return int(float(raw) * 1024 * 1024)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,40 +136,3 @@ class ServiceConfig:
     def with_(self, **changes: Any) -> ServiceConfig:
         """A copy with some settings changed (validated again)."""
         return replace(self, **changes)
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServiceConfig:
-        """Build from RESERVOIR_* variables; called explicitly by wiring code, never at import."""
-        env = os.environ if environ is None else environ
-
-        def opt(name: str) -> str | None:
-            value = env.get(name)
-            return value if value not in (None, "") else None
-
-        kwargs: dict[str, Any] = {
-            "base_url": opt("RESERVOIR_BASE_URL") or "",
-            "client_id": opt("RESERVOIR_CLIENT_ID") or "",
-            "client_secret": Secret(opt("RESERVOIR_CLIENT_SECRET") or ""),
-            "scope": opt("RESERVOIR_SCOPE") or "",
-        }
-        numeric = {
-            "RESERVOIR_MAX_CONCURRENCY": ("max_concurrency", int),
-            "RESERVOIR_PAGE_SIZE": ("page_size", int),
-            "RESERVOIR_DETAILS_PAGE_SIZE": ("details_page_size", int),
-            "RESERVOIR_TIMEOUT": ("timeout", float),
-            "RESERVOIR_MAX_REQUESTS": ("max_requests", int),
-            "RESERVOIR_MAX_RESPONSE_MB": ("max_response_bytes", _mebibytes),
-        }
-        for var, (name, conv) in numeric.items():
-            raw = opt(var)
-            if raw is not None:
-                try:
-                    kwargs[name] = conv(raw)
-                except ValueError as exc:
-                    raise ConfigurationError(f"{var} is not a number: {raw!r}") from exc
-        if (style := opt("RESERVOIR_AUTH_STYLE")) is not None:
-            kwargs["auth_style"] = style
-        if (locale := opt("RESERVOIR_LOCALE")) is not None:
-            kwargs["locale"] = locale
-        kwargs.update(overrides)
-        return cls(**kwargs)

@@ -111,6 +111,7 @@ def test_the_code_locations_resources_take_the_environment_when_a_run_starts(
         "RESERVOIR_AUTH_STYLE": "snake",
         "RESERVOIR_LOCALE": "nl_NL",
         "RESERVOIR_MAX_REMOVED_SHARE": "0.9",
+        "RESERVOIR_MAX_RESPONSE_MB": "2",
     }.items():
         monkeypatch.setenv(name, value)
     wired = {"service": defs.resources["service"], "lake": defs.resources["lake"]}
@@ -119,6 +120,7 @@ def test_the_code_locations_resources_take_the_environment_when_a_run_starts(
         assert config.base_url == SERVICE["RESERVOIR_BASE_URL"]
         assert (config.max_concurrency, config.max_requests, config.timeout) == (4, 300, 90.0)
         assert (config.auth_style, config.locale) == ("snake", "nl_NL")
+        assert config.max_response_bytes == 2 * 1024 * 1024
         assert resources.lake.max_removed_share == 0.9
     # what the wiring (the CLI, a tenant) sets explicitly wins over the environment
     bound = ReservationServiceResource(

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from service.client import ServiceClient
-from service.config import ServiceConfig
 from service.errors import ConfigurationError, RequestBudgetExceeded, ResponseTooLarge
 from service.sync import run
 from service.throttle import ConcurrencyLimiter
@@ -41,25 +40,6 @@ def test_no_budget_reads_everything(fake: FakeService, limiter) -> None:
             return len(await drain(client.iter_pages("/units")))
 
     assert run(main()) == 100
-
-
-@pytest.mark.parametrize(
-    ("env", "field", "value"),
-    [
-        pytest.param({"RESERVOIR_MAX_REQUESTS": "500"}, "max_requests", 500, id="budget"),
-        pytest.param(
-            {"RESERVOIR_MAX_RESPONSE_MB": "2"}, "max_response_bytes", 2 * 1048576, id="size"
-        ),
-    ],
-)
-def test_limits_from_the_environment(env: dict[str, str], field: str, value: int) -> None:
-    base = {
-        "RESERVOIR_BASE_URL": "https://x.test",
-        "RESERVOIR_CLIENT_ID": "c",
-        "RESERVOIR_SCOPE": "TST",
-    }
-    config = ServiceConfig.from_env({**base, "RESERVOIR_CLIENT_SECRET": "s" * 8, **env})
-    assert getattr(config, field) == value
 
 
 def test_a_negative_budget_is_a_configuration_error() -> None:

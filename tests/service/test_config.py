@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import pytest
 
-from service.config import ServiceConfig
 from service.errors import ConfigurationError
 from service.secrets import Secret
 from tests.service.fakes import SECRET, make_config
@@ -42,18 +41,3 @@ def test_secret_never_in_repr_or_str() -> None:
     assert config.client_secret.reveal() == SECRET
     for text in (repr(config), str(config), f"{config.client_secret}", str(config.client_secret)):
         assert SECRET not in text
-
-
-def test_from_env_reads_only_when_called() -> None:
-    env = {
-        "RESERVOIR_BASE_URL": "https://api.example.test/service/v2/",
-        "RESERVOIR_CLIENT_ID": "me",
-        "RESERVOIR_CLIENT_SECRET": SECRET,
-        "RESERVOIR_SCOPE": "ABC",
-        "RESERVOIR_MAX_CONCURRENCY": "7",
-    }
-    config = ServiceConfig.from_env(env)
-    assert config.base_url == "https://api.example.test/service/v2"
-    assert config.max_concurrency == 7 and config.scope == "ABC"
-    with pytest.raises(ConfigurationError, match="not a number"):
-        ServiceConfig.from_env({**env, "RESERVOIR_MAX_CONCURRENCY": "many"})
