@@ -2,9 +2,9 @@
 the embedded sandbox commits every lake table as a Delta Lake table on a local S3-compatible
 server (moto), the marts equal the sandbox's ground truth, a data directory started empty gets
 the same lake back from the store, a re-executed batch replaces its rows instead of adding
-them, and a `reservoir run` killed with SIGKILL while it commits to the store, then run again,
-loses nothing and doubles nothing; DuckDB in another process and pyarrow read every table from
-the store (docs/table-formats.md)."""
+them, DuckDB in another process and pyarrow read every table from the store
+(docs/table-formats.md), and (`make chaos`) a `reservoir run` killed with SIGKILL while it
+commits to the store, then run again, loses nothing and doubles nothing."""
 
 from __future__ import annotations
 
@@ -136,10 +136,44 @@ os._exit(0)
 """
 
 
+def _other_readers_agree(url: str, lake_dir: Path) -> None:
+    """Two other readers, in another process: DuckDB (through deltalake's Arrow dataset) and
+    pyarrow's dataset reader count every table the same as the store holds and the cache has."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.reliability.harness import ROOT
+
+    read = subprocess.run(
+        [sys.executable, "-c", READ_FROM_STORE, url],
+        env={**os.environ},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert read.returncode == 0, read.stderr[-3000:]
+    counts = json.loads(read.stdout)
+    assert set(counts) == {rel for rel in DeltaRemote(url).tables() if not rel.startswith("_")}
+    local = Lake(lake_dir)
+    for rel, (duck, arrow) in counts.items():
+        files = local.files(rel)
+        on_disk = duckdb.execute(
+            "select count(*) from read_parquet($f)", {"f": [str(f) for f in files]}
+        ).fetchone()[0]
+        assert duck == arrow == on_disk, rel
+
+
+# A run killed mid-commit, on the store: `make chaos` (a minute on 2 cores). The default suite
+# kills a run on the local lake (tests/reliability/test_kill_restart.py) and re-executes a batch
+# on the store (test_a_rerun_of_a_batch_replaces_its_rows); the other readers are asserted on
+# the main job's store below.
+@pytest.mark.chaos
 def test_sigkill_during_commits_to_the_store_then_a_rerun_loses_and_doubles_nothing(
     tmp_path: Path, aws_env: str
 ) -> None:
-    import json
     import random
     import signal
     import subprocess
@@ -198,27 +232,7 @@ def test_sigkill_during_commits_to_the_store_then_a_rerun_loses_and_doubles_noth
         assert fresh.duplicate_keys(name) == 0, name
     assert fresh.current("reservations").num_rows == world_reservations
 
-    # Two other readers, in another process: DuckDB (through deltalake's Arrow dataset) and
-    # pyarrow's dataset reader count every table the same as the store holds.
-    read = subprocess.run(
-        [sys.executable, "-c", READ_FROM_STORE, url],
-        env={**os.environ},
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert read.returncode == 0, read.stderr[-3000:]
-    counts = json.loads(read.stdout)
-    assert set(counts) == {rel for rel in DeltaRemote(url).tables() if not rel.startswith("_")}
-    local = Lake(data / "lake")
-    for rel, (duck, arrow) in counts.items():
-        files = local.files(rel)
-        on_disk = duckdb.execute(
-            "select count(*) from read_parquet($f)", {"f": [str(f) for f in files]}
-        ).fetchone()[0]
-        assert duck == arrow == on_disk, rel
+    _other_readers_agree(url, data / "lake")
 
 
 def test_the_code_location_takes_the_url_from_the_environment_and_reads_fresh_state(
@@ -323,7 +337,8 @@ def test_the_main_job_lands_delta_tables_and_the_event_feed_applies_changes_to_t
     holds exactly the store's files, and a data directory started empty gets the same lake
     back; after a day of changes in the sandbox, the incremental run's marts equal ground
     truth. (One test for both: each landing is a whole run, most of it fixed cost; a full
-    `--mode full` run on the store is test_sigkill_during_commits_to_the_store_....)"""
+    `--mode full` run on the store, killed and rerun, is test_sigkill_during_commits_to_the_store_...,
+    in `make chaos`.)"""
     from deltalake import DeltaTable
 
     url = f"s3://{BUCKET}/feed"
@@ -368,3 +383,4 @@ def test_the_main_job_lands_delta_tables_and_the_event_feed_applies_changes_to_t
     fresh = Lake(tmp_path / "fresh-after" / "lake", DeltaRemote(url))
     cursor = fresh.read_state("event_cursor")
     assert cursor is not None and cursor == Lake(settings.lake_dir).read_state("event_cursor")
+    _other_readers_agree(url, settings.lake_dir)
