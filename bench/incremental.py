@@ -174,6 +174,7 @@ class SensorLoop(threading.Thread):
         self.published: list[tuple[float, int]] = []  # (monotonic time, cursor) per publish
         # (started, landed, published) monotonic times per run, in the order of `published`
         self.timings: list[tuple[float, float, float]] = []
+        self.details: list[dict[str, Any]] = []  # per run: what it landed and refreshed
         self.ticks = 0
         self.runs = 0
         self.errors: list[str] = []
@@ -190,10 +191,28 @@ class SensorLoop(threading.Thread):
                 if not hasattr(decision, "run_key"):
                     self.stop.wait(self.poll)
                     continue
-                started = time.monotonic()
+                started, cpu = time.monotonic(), time.process_time()
                 report = apply_changes(self.lake, resource.open_client, _settings(self.sb))
-                landed = time.monotonic()
-                refresh_warehouse(self.data_dir)
+                landed, land_cpu = time.monotonic(), time.process_time() - cpu
+                cpu = time.process_time()
+                refreshed = refresh_warehouse(self.data_dir)
+                hows = list(refreshed.refreshed.values()) if refreshed is not None else []
+                self.details.append(
+                    {
+                        "events": report.plan.get("events"),
+                        "requests": report.requests,
+                        "streams_seconds": {
+                            name: round(rep.seconds, 2)
+                            for name, rep in sorted(report.landed.items())
+                            if rep.seconds >= 0.5
+                        },
+                        "tables": sorted(report.tables),
+                        # CPU s process-wide (this loop's threads and the probe's few calls)
+                        "land_cpu_seconds": round(land_cpu, 2),
+                        "refresh_cpu_seconds": round(time.process_time() - cpu, 2),
+                        "by_key_sums_whole": [hows.count(h) for h in ("keys", "sums", "whole")],
+                    }
+                )
                 self.runs += 1
                 self.timings.append((started, landed, time.monotonic()))
                 self.published.append((time.monotonic(), int(report.cursor_after or 0)))
@@ -318,14 +337,15 @@ def freshness(
         "step_hours": step_hours,
         "samples_seconds": [round(s, 2) for s in samples],
         "samples_parts": parts,
-        "runs_seconds": [
-            {"land": round(b - a, 2), "refresh": round(c - b, 2)} for a, b, c in loop.timings
+        "runs": [
+            {"land": round(b - a, 2), "refresh": round(c - b, 2), **d}
+            for (a, b, c), d in zip(loop.timings, loop.details, strict=True)
         ],
         "median_seconds": round(statistics.median(samples), 2) if samples else None,
         "max_seconds": round(max(samples), 2) if samples else None,
         "steps_without_events": skipped,
         "sensor_ticks": loop.ticks,
-        "runs": loop.runs,
+        "run_count": loop.runs,
         "errors": loop.errors[:5],
     }
 
@@ -417,6 +437,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(
             f"  change {n}: {total} s = wait {part['wait']} + land {part['land']} "
             f"+ refresh {part['refresh']} (+ the probe's lag)"
+        )
+    for run in fr["runs"]:
+        print(
+            f"  run: {run['events']} events, {run['requests']} requests, land {run['land']} s "
+            f"({run['land_cpu_seconds']} CPU s; {run['streams_seconds']}), refresh "
+            f"{run['refresh']} s ({run['refresh_cpu_seconds']} CPU s, by key / sums / whole "
+            f"{run['by_key_sums_whole']})"
         )
     print(f"results: {out}")
     return result
