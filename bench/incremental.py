@@ -13,6 +13,14 @@
    the change to the warehouse showing it (a changed reservation's `modified_at` in the
    published warehouse equals the service's).
 
+`--no-compare` skips steps 2-4 (freshness only, after the bootstrap). `--from-state DIR` skips
+steps 1-4: the data dir of a state prepared by `bench.refresh_hour prepare` (same seed and
+scale, its `hour`: the world advanced `--hours` after its start and landed) is copied, the new
+sandbox is advanced as many hours, the lake's cursor must equal the feed's newest event (else
+the state is not this world's and the bench stops), and the copy's warehouse is refreshed
+before the sensor loop starts. Each freshness sample is split into the wait for the run that
+showed it to start (poll interval, or a run in progress), its landing and its warehouse refresh.
+
 The sandbox runs in a child process (its CPU work does not share our GIL) with a fixed latency
 per request. Results: a table on stdout and JSON in bench/out/.
 """
@@ -24,6 +32,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import socket
 import statistics
 import subprocess
@@ -163,6 +172,9 @@ class SensorLoop(threading.Thread):
         self.lake = Lake(data_dir / "lake")
         self.stop = threading.Event()
         self.published: list[tuple[float, int]] = []  # (monotonic time, cursor) per publish
+        # (started, landed, published) monotonic times per run, in the order of `published`
+        self.timings: list[tuple[float, float, float]] = []
+        self.details: list[dict[str, Any]] = []  # per run: what it landed and refreshed
         self.ticks = 0
         self.runs = 0
         self.errors: list[str] = []
@@ -179,9 +191,30 @@ class SensorLoop(threading.Thread):
                 if not hasattr(decision, "run_key"):
                     self.stop.wait(self.poll)
                     continue
+                started, cpu = time.monotonic(), time.process_time()
                 report = apply_changes(self.lake, resource.open_client, _settings(self.sb))
-                refresh_warehouse(self.data_dir)
+                landed, land_cpu = time.monotonic(), time.process_time() - cpu
+                cpu = time.process_time()
+                refreshed = refresh_warehouse(self.data_dir)
+                hows = list(refreshed.refreshed.values()) if refreshed is not None else []
+                self.details.append(
+                    {
+                        "events": report.plan.get("events"),
+                        "requests": report.requests,
+                        "streams_seconds": {
+                            name: round(rep.seconds, 2)
+                            for name, rep in sorted(report.landed.items())
+                            if rep.seconds >= 0.5
+                        },
+                        "tables": sorted(report.tables),
+                        # CPU s process-wide (this loop's threads and the probe's few calls)
+                        "land_cpu_seconds": round(land_cpu, 2),
+                        "refresh_cpu_seconds": round(time.process_time() - cpu, 2),
+                        "by_key_sums_whole": [hows.count(h) for h in ("keys", "sums", "whole")],
+                    }
+                )
                 self.runs += 1
+                self.timings.append((started, landed, time.monotonic()))
                 self.published.append((time.monotonic(), int(report.cursor_after or 0)))
             except Exception as exc:  # keep looping, like a sensor tick that failed
                 self.errors.append(repr(exc))
@@ -233,12 +266,31 @@ def _visible(data_dir: Path, rid: int, modified: str | None) -> bool:
     return row is not None and row[0] == modified
 
 
+def from_state(sb: Sandbox, state: Path, data_dir: Path, hours: float) -> dict[str, Any]:
+    """A copy of a prepared state as the data dir, the sandbox moved to its hour, the copy's
+    warehouse refreshed; stops when the state's cursor is not the sandbox's newest event."""
+    print(f"copying {state} and advancing the sandbox {hours} h ...", file=sys.stderr)
+    shutil.copytree(state, data_dir, symlinks=True)
+    sb.admin("POST", "/advance", hours=hours)
+    cursor = read_cursor(Lake(data_dir / "lake"))
+    newest = poll_high_water(sb.resource())
+    if cursor is None or cursor.event_id != newest:
+        raise SystemExit(
+            f"{state}: its lake's cursor ({cursor.event_id if cursor else None}) is not the "
+            f"sandbox's newest event ({newest}) after {hours} h: give the `hour` state of the "
+            "same seed and scale, and its hours"
+        )
+    seconds, _ = _timed_build(data_dir)
+    return {"state": str(state), "cursor": newest, "refresh_seconds": round(seconds, 2)}
+
+
 def freshness(
     sb: Sandbox, data_dir: Path, rounds: int, poll: float, step_hours: float, gap: float
 ) -> dict[str, Any]:
     loop = SensorLoop(sb, data_dir, poll)
     loop.start()
     samples: list[float] = []
+    parts: list[dict[str, float]] = []  # per sample: wait for the run, landing, refresh
     skipped = 0
     try:
         i = 0
@@ -255,10 +307,23 @@ def freshness(
             probe = asyncio.run(_latest_reservation_change(sb, before.event_id if before else 0))
             deadline = t0 + 300
             while time.monotonic() < deadline:
-                done = [t for t, c in loop.published if c >= target and t >= t0]
+                done = [
+                    (t, n) for n, (t, c) in enumerate(loop.published) if c >= target and t >= t0
+                ]
                 if done and (probe is None or _visible(data_dir, *probe)):
-                    samples.append(done[0] - t0)
-                    print(f"  change {i}: visible after {samples[-1]:.2f} s", file=sys.stderr)
+                    started, landed, published = loop.timings[done[0][1]]
+                    samples.append(done[0][0] - t0)
+                    parts.append(
+                        {
+                            "wait": round(started - t0, 2),
+                            "land": round(landed - started, 2),
+                            "refresh": round(published - landed, 2),
+                        }
+                    )
+                    print(
+                        f"  change {i}: visible after {samples[-1]:.2f} s {parts[-1]}",
+                        file=sys.stderr,
+                    )
                     break
                 time.sleep(0.05)
             else:
@@ -271,11 +336,16 @@ def freshness(
         "poll_seconds": poll,
         "step_hours": step_hours,
         "samples_seconds": [round(s, 2) for s in samples],
+        "samples_parts": parts,
+        "runs": [
+            {"land": round(b - a, 2), "refresh": round(c - b, 2), **d}
+            for (a, b, c), d in zip(loop.timings, loop.details, strict=True)
+        ],
         "median_seconds": round(statistics.median(samples), 2) if samples else None,
         "max_seconds": round(max(samples), 2) if samples else None,
         "steps_without_events": skipped,
         "sensor_ticks": loop.ticks,
-        "runs": loop.runs,
+        "run_count": loop.runs,
         "errors": loop.errors[:5],
     }
 
@@ -292,6 +362,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--step-hours", type=float, default=0.25, help="simulated hours per freshness change"
     )
     parser.add_argument("--gap", type=float, default=2.0, help="wall seconds between changes")
+    parser.add_argument(
+        "--no-compare",
+        action="store_true",
+        help="freshness only: no incremental run and full refresh to compare (steps 2-4)",
+    )
+    parser.add_argument(
+        "--from-state",
+        type=Path,
+        help="bootstrap from a copy of this prepared state (`bench.refresh_hour prepare`'s "
+        "`hour`, same seed and scale, `--hours` after the world's start): freshness only",
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -308,13 +389,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             dir_a, dir_b = Path(tmp) / "a", Path(tmp) / "b"
             dir_a.mkdir()
             dir_b.mkdir()
-            print("full refresh (bootstrap) into A ...", file=sys.stderr)
-            result["full_initial"] = full_refresh(sb, dir_a)
-            result["advance"] = sb.admin("POST", "/advance", hours=args.hours).get("summary")
-            print("incremental run into A ...", file=sys.stderr)
-            result["incremental"] = incremental(sb, dir_a)
-            print("full refresh of the same state into B ...", file=sys.stderr)
-            result["full_same_state"] = full_refresh(sb, dir_b)
+            if args.from_state is not None:
+                dir_a.rmdir()
+                result["from_state"] = from_state(sb, args.from_state, dir_a, args.hours)
+            else:
+                print("full refresh (bootstrap) into A ...", file=sys.stderr)
+                result["full_initial"] = full_refresh(sb, dir_a)
+            if args.from_state is None and not args.no_compare:
+                result["advance"] = sb.admin("POST", "/advance", hours=args.hours).get("summary")
+                print("incremental run into A ...", file=sys.stderr)
+                result["incremental"] = incremental(sb, dir_a)
+                print("full refresh of the same state into B ...", file=sys.stderr)
+                result["full_same_state"] = full_refresh(sb, dir_b)
             print("freshness with the sensor loop ...", file=sys.stderr)
             result["freshness"] = freshness(
                 sb, dir_a, args.rounds, args.poll, args.step_hours, args.gap
@@ -327,22 +413,38 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     OUT_DIR.mkdir(exist_ok=True)
     out = OUT_DIR / f"incremental-{args.scale}.json"
     out.write_text(json.dumps(result, indent=2, default=str))
-    inc, full = result["incremental"], result["full_same_state"]
     fr = result["freshness"]
-    print(
-        f"scale {args.scale}, {args.hours} h of changes ({inc['events']} events), "
-        f"latency {args.latency_ms} ms"
-    )
-    print(f"{'':24}{'requests':>10}{'lake s':>10}{'warehouse s':>13}{'models':>8}")
-    for name, row in (("incremental", inc), ("full refresh", full)):
+    if "incremental" in result:
+        inc, full = result["incremental"], result["full_same_state"]
         print(
-            f"{name:24}{row['requests']:>10}{row['seconds']:>10}"
-            f"{row['warehouse_seconds']:>13}{row['models_built']:>8}"
+            f"scale {args.scale}, {args.hours} h of changes ({inc['events']} events), "
+            f"latency {args.latency_ms} ms"
         )
+        print(f"{'':24}{'requests':>10}{'lake s':>10}{'warehouse s':>13}{'models':>8}")
+        for name, row in (("incremental", inc), ("full refresh", full)):
+            print(
+                f"{name:24}{row['requests']:>10}{row['seconds']:>10}"
+                f"{row['warehouse_seconds']:>13}{row['models_built']:>8}"
+            )
     print(
-        f"freshness (poll {fr['poll_seconds']} s): median {fr['median_seconds']} s, "
+        f"freshness (scale {args.scale}, latency {args.latency_ms} ms, poll "
+        f"{fr['poll_seconds']} s): median {fr['median_seconds']} s, "
         f"max {fr['max_seconds']} s over {len(fr['samples_seconds'])} changes"
     )
+    for n, (total, part) in enumerate(
+        zip(fr["samples_seconds"], fr["samples_parts"], strict=True), 1
+    ):
+        print(
+            f"  change {n}: {total} s = wait {part['wait']} + land {part['land']} "
+            f"+ refresh {part['refresh']} (+ the probe's lag)"
+        )
+    for run in fr["runs"]:
+        print(
+            f"  run: {run['events']} events, {run['requests']} requests, land {run['land']} s "
+            f"({run['land_cpu_seconds']} CPU s; {run['streams_seconds']}), refresh "
+            f"{run['refresh']} s ({run['refresh_cpu_seconds']} CPU s, by key / sums / whole "
+            f"{run['by_key_sums_whole']})"
+        )
     print(f"results: {out}")
     return result
 

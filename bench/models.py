@@ -73,7 +73,9 @@ def load_lake(data_dir: Path, sb: Any) -> tuple[dict[str, Any], Callable[[], Any
     from service.api import ReservationService
     from service.config import ServiceConfig
 
-    config = ServiceConfig(
+    # from the environment for the client's settings (RESERVOIR_TIMEOUT: a starved sandbox may
+    # take more than the default 30 s to answer a large page), the sandbox's for the rest
+    config = ServiceConfig.from_env(
         base_url=sb.base_url,
         client_id=sb.client_id,
         client_secret=sb.client_secret,
@@ -97,8 +99,14 @@ def load_lake(data_dir: Path, sb: Any) -> tuple[dict[str, Any], Callable[[], Any
 
 
 def _today(sb: Any) -> date:
-    with sb.world.lock:
-        return sb.world.now.date()
+    """The sandbox's business date: from its world in this process, else from its admin API."""
+    if hasattr(sb, "world"):
+        with sb.world.lock:
+            return sb.world.now.date()
+    import httpx
+
+    now = httpx.get(f"{sb.admin_url}/health", timeout=300).json()["now"]
+    return datetime.fromisoformat(now).date()
 
 
 def build_in_child(mode: str, data_dir: Path, as_of: date, only: set[str] | None = None) -> dict:

@@ -5,7 +5,7 @@ midnight, on lake states kept on disk so that a refresh can be repeated (and pro
     python -m bench.refresh_hour refresh /tmp/refresh-medium/hour    # within a day
     python -m bench.refresh_hour refresh /tmp/refresh-medium/day     # the hour across midnight
 
-`prepare` loads a lake from an in-process sandbox world (as `bench.models` does), builds the
+`prepare` loads a lake from a sandbox world served by a child process, builds the
 warehouse, lets the world advance one hour and lands it with an incremental run: a copy of that
 data dir (before its refresh) is `hour`. It then refreshes, advances to the last hour of the day,
 lands and refreshes, advances one hour across midnight and lands it: a copy is `day`.
@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -35,32 +35,44 @@ from typing import Any
 from bench.models import HORIZON_DAYS, _today, build_in_child, load_lake
 
 
+def _advance(sb: Any, hours: float) -> datetime:
+    """Move the sandbox's clock (in its own process: through its admin API); its new time."""
+    import httpx
+
+    answer = httpx.post(f"{sb.admin_url}/advance", params={"hours": hours}, timeout=900)
+    answer.raise_for_status()
+    return datetime.fromisoformat(answer.json()["now"])
+
+
 def _land(sb: Any, opener: Any, data_dir: Path, hours: float) -> None:
     from assets.modes import apply_changes
     from assets.settings import IngestSettings
     from lake.store import Lake
 
-    sb.world.advance(hours=hours)
+    _advance(sb, hours)
     settings = IngestSettings(today=_today(sb), horizon_days=HORIZON_DAYS)
     report = apply_changes(Lake(data_dir / "lake"), opener, settings)
     print(f"  +{hours} h landed: {sorted(report.tables)}")
 
 
 def prepare(scale: str, seed: int, out: Path) -> None:
-    from sandbox.runner import SandboxSettings, run_sandbox
+    from sandbox.process import run_sandbox_process
+    from sandbox.settings import SandboxSettings
 
     if out.exists() and any(out.iterdir()):
         raise SystemExit(f"{out} is not empty: give an empty (or new) --dir")
     data_dir = out / "data"
     data_dir.mkdir(parents=True)
-    with run_sandbox(SandboxSettings(seed=seed, scale=scale)) as sb:
+    # the sandbox in a process of its own: in a thread of this one it shares the GIL with the
+    # client, and on a busy host it did not answer a large availability page within the
+    # client's read timeout (session 12); RESERVOIR_TIMEOUT raises that timeout
+    with run_sandbox_process(SandboxSettings(seed=seed, scale=scale)) as sb:
         _, opener = load_lake(data_dir, sb)
         build_in_child("refresh", data_dir, _today(sb))
         _land(sb, opener, data_dir, 1)
         shutil.copytree(data_dir, out / "hour", symlinks=True)
         build_in_child("refresh", data_dir, _today(sb))
-        with sb.world.lock:
-            to_last_hour = 23 - sb.world.now.hour
+        to_last_hour = 23 - _advance(sb, 0).hour
         _land(sb, opener, data_dir, to_last_hour)
         build_in_child("refresh", data_dir, _today(sb))
         _land(sb, opener, data_dir, 1)
