@@ -48,6 +48,20 @@ CORE: dict[str, dict[str, str]] = {
         "books or cancelled, or of a reservation whose history holds an on-the-books guest "
         "version with nights (a currency of core.fct_pace_night_spans).",
     },
+    "core.fct_offer_stay_months": {
+        "part": "'taken': the reservation's sold nights in the month (reporting range) while it "
+        "took the offer; 'discount': the offer's discount allocated to those nights.",
+        "offer_id": "The offer: the resource of a discount line (item line of resourceType "
+        "SPECIAL, total not 0) on the reservation's bills.",
+        "is_booked": "Part 'taken': one of the month's sold nights is a stay night (the stay "
+        "counts once in the mart's bookings); null in part 'discount'.",
+        "nights": "Part 'taken': the stay nights among them; null in part 'discount'.",
+        "room_cents": "Part 'taken': their room revenue in integer cents, as billed (after the "
+        "discount); null in part 'discount'.",
+        "discount_cents": "Part 'discount': the discount on those nights in integer cents, "
+        "positive (the negated line allocation, VAT included); null in part 'taken'.",
+        "discount_net_cents": "Part 'discount': the same net of VAT; null in part 'taken'.",
+    },
     "core.fct_pace_night_spans": {
         "room_revenue": "Today's allocation of the reservation's room revenue to this night "
         "(0 for a night of a past version that the reservation no longer holds).",

@@ -57,6 +57,9 @@ SAME_DAY_KEYED = (
     "core.fct_pace_night_spans",
     "marts.orphan_nights",
     "marts.ancillary_revenue_monthly",
+    # what each stay that took an offer adds to offer_discount_monthly, by reservation (the
+    # mart sums it, rebuilt whole)
+    "core.fct_offer_stay_months",
 )
 # maintained by adding what changed in every run within a day (`warehouse.additive`): booking
 # pace's on-the-books cells (their snapshots move across midnight: then rebuilt whole)
