@@ -48,6 +48,31 @@ CORE: dict[str, dict[str, str]] = {
         "books or cancelled, or of a reservation whose history holds an on-the-books guest "
         "version with nights (a currency of core.fct_pace_night_spans).",
     },
+    "core.fct_guest_stays": {
+        "month_start": "Arrival month of the stay.",
+        "persons": "Persons booked: the PERSON subjects' quantities (0 when none).",
+        "arrival_weekday": "Weekday of the arrival, MON..SUN.",
+        "arrival_isodow": "ISO weekday of the arrival (1 Monday .. 7 Sunday).",
+        "is_repeat": "The customer (merges resolved) has a sold stay arriving earlier (ties by "
+        "reservation id); false without a customer.",
+        "party_bucket": "Party size bucket: persons, 6+ from six.",
+        "party_order": "Sort order of party_bucket: persons, at most 6.",
+        "stay_bucket": "Length of stay bucket: nights 1, 2, 3, 4, 5-6, 7, 8-13, 14+.",
+        "stay_order": "Sort order of stay_bucket: the lowest night count of the bucket.",
+        "window_bucket": "Booking window bucket: days from booking to arrival 0-6, 7-13, 14-29, "
+        "30-59, 60-89, 90-179, 180+.",
+        "window_order": "Sort order of window_bucket: the lowest day count of the bucket.",
+    },
+    "core.fct_guest_mix_cells": {
+        "month_start": "Arrival month of the stays.",
+        "dimension": "What the stays are split by: guest_type, country, party_size, "
+        "length_of_stay, booking_window, arrival_weekday (each stay once in each).",
+        "bucket": "The value within the dimension (core.fct_guest_stays: first / repeat, "
+        "country_code, party_bucket, stay_bucket, window_bucket, arrival_weekday).",
+        "bucket_order": "Sort order of the bucket within its dimension (0 for country).",
+        "stays": "Sold stays arriving in the month, in the bucket.",
+        "guests": "Their persons booked.",
+    },
     "core.fct_offer_stay_months": {
         "part": "'taken': the reservation's sold nights in the month (reporting range) while it "
         "took the offer; 'discount': the offer's discount allocated to those nights.",
