@@ -62,17 +62,26 @@ def narrowed_current_sql(table: str, column: str, match: str) -> str:
     """The current state of the rows of `table` whose `column` passes `match` (a predicate on
     `column`), the parent's narrowed the same way when it has that column. The same rows as
     filtering `lake_current.<table>` when each value of `column` has its own current rows (a
-    reservation's children), at the cost of those rows rather than of the whole table."""
+    reservation's children), at the cost of those rows rather than of the whole table.
+
+    The narrowed rows and the parent's narrowed current state are materialized once: the rule
+    names its candidates several times and a child names its parent in its candidates, so
+    inlined they read the parent's files some eight times for a child table (docs/benchmarks.md,
+    session 13)."""
     spec = LAKE_TABLES[table]
     everything = f"{LAKE_CATALOG}.{quote_ident(table)}"
-    raw = f"(select * from {everything} where {match})"
+    rows = quote_ident(f"_narrowed_{table}")
+    ctes = [f"{rows} as materialized (select * from {everything} where {match})"]
     parent = None
     if spec.parent is not None:
         if column in TABLES[spec.parent].all_columns:
-            parent = f"({narrowed_current_sql(spec.parent, column, match)})"
+            parent = quote_ident(f"_narrowed_current_{spec.parent}")
+            narrowed = narrowed_current_sql(spec.parent, column, match)
+            ctes.append(f"{parent} as materialized ({narrowed})")
         else:
             parent = f"{CURRENT_CATALOG}.{quote_ident(spec.parent)}"
-    return current_state_sql(spec, raw, parent, all_rows=everything)
+    current = current_state_sql(spec, rows, parent, all_rows=everything)
+    return f"with {', '.join(ctes)}\nselect * from ({current})"
 
 
 def _ordered_tables() -> list[str]:
