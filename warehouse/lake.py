@@ -80,7 +80,14 @@ def narrowed_current_sql(table: str, column: str, match: str) -> str:
             ctes.append(f"{parent} as materialized ({narrowed})")
         else:
             parent = f"{CURRENT_CATALOG}.{quote_ident(spec.parent)}"
-    current = current_state_sql(spec, rows, parent, all_rows=everything)
+    latest = None
+    if spec.parent is None:  # its last full batch, a fact of the whole table: read once
+        latest = quote_ident(f"_last_full_{table}")
+        ctes.append(
+            f"{latest} as materialized (select max(_batch_id) as _batch_id, "
+            f"'full' as _batch_kind from {everything} where _batch_kind = 'full')"
+        )
+    current = current_state_sql(spec, rows, parent, all_rows=latest)
     return f"with {', '.join(ctes)}\nselect * from ({current})"
 
 
