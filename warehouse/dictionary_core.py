@@ -73,6 +73,19 @@ CORE: dict[str, dict[str, str]] = {
         "stays": "Sold stays arriving in the month, in the bucket.",
         "guests": "Their persons booked.",
     },
+    "core.fct_reconciliation_bills": {
+        "month_start": "Booking month of the reservation; its cancellation month (else booking "
+        "month) for a cancelled one's compensation.",
+        "bill_revenue": "Sum of the counted bill lines' totals (item lines of an on-the-books "
+        f"reservation, tourist tax left out; a cancelled one's compensation), {_MONEY38}.",
+        "lines": "How many bill lines that counts.",
+    },
+    "core.fct_reconciliation_journal_cells": {
+        "journal_revenue": "Credit - debit on revenue ledgers (8xxx), VAT included, by "
+        f"mutation month, {_MONEY38}.",
+        "journal_revenue_vat_excluded": f"The same VAT excluded, {_MONEY38}.",
+        "entries": "How many journal entries that sums.",
+    },
     "core.fct_offer_stay_months": {
         "part": "'taken': the reservation's sold nights in the month (reporting range) while it "
         "took the offer; 'discount': the offer's discount allocated to those nights.",
