@@ -28,17 +28,21 @@ def table_files(lake_dir: Path, table: str) -> list[Path]:
     return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
 
 
-def _present_columns(files: list[Path]) -> set[str]:
+def _present_columns(files: list[Path], wanted: set[str]) -> set[str]:
+    """The columns any of the files has, read from their footers until every `wanted` column
+    is found (a lake file is written with every column of its table: usually the first)."""
     names: set[str] = set()
     for f in files:
         names.update(pq.read_schema(f).names)
+        if wanted <= names:
+            break
     return names
 
 
 def raw_view_sql(table: str, files: list[Path]) -> str:
     """A typed select over the table's files; missing columns become typed nulls."""
     spec = TABLES[table]
-    present = _present_columns(files) if files else set()
+    present = _present_columns(files, set(spec.all_columns)) if files else set()
     cols = []
     for name, typ in spec.all_columns.items():
         src = quote_ident(name) if name in present else "null"

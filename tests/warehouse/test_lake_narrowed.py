@@ -5,6 +5,7 @@ the parent's files read once rather than once per mention of the parent in the r
 from __future__ import annotations
 
 import duckdb
+import pyarrow.parquet as pq
 
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import Batch
@@ -40,4 +41,23 @@ def test_a_narrowed_child_equals_the_current_state_and_reads_each_table_once(lak
     # rule names its candidates, and a child its parent, several times: inlined, 21 scans)
     child = narrowed_current_sql("bill_lines", "reservation_id", MATCH)
     assert _scans(con, f"select * from ({child})") == 3
+    con.close()
+
+
+def test_a_column_only_a_later_file_has_is_read(lake: Lake) -> None:
+    """The views reference a column when any file has it (the footers are read until every
+    column is found): a first file written without one leaves its rows null there, and the
+    later file's values are read."""
+    Batch().reference(units=1).reservation(1, "2025-01-01", "2025-01-04", unit_id=1000).flush(
+        lake, kind="full"
+    )
+    Batch().reservation(2, "2025-01-02", "2025-01-05", unit_id=1000).flush(lake)
+    first, _ = sorted((lake.root / "reservations").glob("*.parquet"))
+    pq.write_table(pq.read_table(first).drop_columns(["reservation_number"]), first)
+    con = duckdb.connect()
+    attach_lake(con, lake.root)
+    numbers = con.execute(
+        "select reservation_id, reservation_number is null from lake.reservations order by 1"
+    ).fetchall()
+    assert numbers == [(1, True), (2, False)], numbers
     con.close()
