@@ -8,6 +8,11 @@ rows, the new rows the old ones did not have the added rows (duplicates count, n
 equal, as `except all` both ways); a key whose rows came back the same adds nothing. One
 aggregate over both sides counting -1 / +1 per row: `except all` numbers every row with a
 window first, about five times the CPU at millions of rows (docs/benchmarks.md, session 12).
+
+`replace_rows` is the delete+insert itself. The old rows are copied out before the delete only
+for a model that some model reads (the copy is the costly part: it reads every column of the
+whole table, where the delete reads the key columns); the new rows are computed once into a temp
+table and inserted from it, rather than read back from the table after the insert.
 """
 
 from __future__ import annotations
@@ -42,3 +47,25 @@ def keep_differing(con: duckdb.DuckDBPyConnection, base: str) -> tuple[list[str]
     )
     (rows,) = con.execute(f"select count(*) from {delta}").fetchone() or (0,)
     return [diff, removed, added, delta], int(rows)
+
+
+def replace_rows(
+    con: duckdb.DuckDBPyConnection, table: str, base: str, match: str, sql: str, *, diff: bool
+) -> tuple[list[str], int | None]:
+    """Delete `table`'s rows that pass `match` and insert those of `sql` that pass it. With
+    `diff`, keep the rows that differ (`keep_differing`): returns the temp tables written and
+    how many rows differ; without, None (nobody reads the model: its changed rows are not
+    needed)."""
+    if not diff:
+        con.execute(f"delete from {table} where {match}")
+        con.execute(f"insert into {table} by name select * from ({sql}) where {match}")
+        return [], None
+    old, new = quote_ident(f"_old_{base}"), quote_ident(f"_new_{base}")
+    con.execute(f"create or replace temp table {old} as select * from {table} where {match}")
+    con.execute(f"delete from {table} where {match}")
+    # the table's columns, in its order and types, then the new rows cast into them by name
+    con.execute(f"create or replace temp table {new} as select * from {table} limit 0")
+    con.execute(f"insert into {new} by name select * from ({sql}) where {match}")
+    con.execute(f"insert into {table} select * from {new}")
+    written, rows = keep_differing(con, base)
+    return [old, new, *written], rows

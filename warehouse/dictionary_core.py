@@ -48,6 +48,58 @@ CORE: dict[str, dict[str, str]] = {
         "books or cancelled, or of a reservation whose history holds an on-the-books guest "
         "version with nights (a currency of core.fct_pace_night_spans).",
     },
+    "core.fct_guest_stays": {
+        "month_start": "Arrival month of the stay.",
+        "persons": "Persons booked: the PERSON subjects' quantities (0 when none).",
+        "arrival_weekday": "Weekday of the arrival, MON..SUN.",
+        "arrival_isodow": "ISO weekday of the arrival (1 Monday .. 7 Sunday).",
+        "is_repeat": "The customer (merges resolved) has a sold stay arriving earlier (ties by "
+        "reservation id); false without a customer.",
+        "party_bucket": "Party size bucket: persons, 6+ from six.",
+        "party_order": "Sort order of party_bucket: persons, at most 6.",
+        "stay_bucket": "Length of stay bucket: nights 1, 2, 3, 4, 5-6, 7, 8-13, 14+.",
+        "stay_order": "Sort order of stay_bucket: the lowest night count of the bucket.",
+        "window_bucket": "Booking window bucket: days from booking to arrival 0-6, 7-13, 14-29, "
+        "30-59, 60-89, 90-179, 180+.",
+        "window_order": "Sort order of window_bucket: the lowest day count of the bucket.",
+    },
+    "core.fct_guest_mix_cells": {
+        "month_start": "Arrival month of the stays.",
+        "dimension": "What the stays are split by: guest_type, country, party_size, "
+        "length_of_stay, booking_window, arrival_weekday (each stay once in each).",
+        "bucket": "The value within the dimension (core.fct_guest_stays: first / repeat, "
+        "country_code, party_bucket, stay_bucket, window_bucket, arrival_weekday).",
+        "bucket_order": "Sort order of the bucket within its dimension (0 for country).",
+        "stays": "Sold stays arriving in the month, in the bucket.",
+        "guests": "Their persons booked.",
+    },
+    "core.fct_reconciliation_bills": {
+        "month_start": "Booking month of the reservation; its cancellation month (else booking "
+        "month) for a cancelled one's compensation.",
+        "bill_revenue": "Sum of the counted bill lines' totals (item lines of an on-the-books "
+        f"reservation, tourist tax left out; a cancelled one's compensation), {_MONEY38}.",
+        "lines": "How many bill lines that counts.",
+    },
+    "core.fct_reconciliation_journal_cells": {
+        "journal_revenue": "Credit - debit on revenue ledgers (8xxx), VAT included, by "
+        f"mutation month, {_MONEY38}.",
+        "journal_revenue_vat_excluded": f"The same VAT excluded, {_MONEY38}.",
+        "entries": "How many journal entries that sums.",
+    },
+    "core.fct_offer_stay_months": {
+        "part": "'taken': the reservation's sold nights in the month (reporting range) while it "
+        "took the offer; 'discount': the offer's discount allocated to those nights.",
+        "offer_id": "The offer: the resource of a discount line (item line of resourceType "
+        "SPECIAL, total not 0) on the reservation's bills.",
+        "is_booked": "Part 'taken': one of the month's sold nights is a stay night (the stay "
+        "counts once in the mart's bookings); null in part 'discount'.",
+        "nights": "Part 'taken': the stay nights among them; null in part 'discount'.",
+        "room_cents": "Part 'taken': their room revenue in integer cents, as billed (after the "
+        "discount); null in part 'discount'.",
+        "discount_cents": "Part 'discount': the discount on those nights in integer cents, "
+        "positive (the negated line allocation, VAT included); null in part 'taken'.",
+        "discount_net_cents": "Part 'discount': the same net of VAT; null in part 'taken'.",
+    },
     "core.fct_pace_night_spans": {
         "room_revenue": "Today's allocation of the reservation's room revenue to this night "
         "(0 for a night of a past version that the reservation no longer holds).",

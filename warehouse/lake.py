@@ -28,17 +28,21 @@ def table_files(lake_dir: Path, table: str) -> list[Path]:
     return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
 
 
-def _present_columns(files: list[Path]) -> set[str]:
+def _present_columns(files: list[Path], wanted: set[str]) -> set[str]:
+    """The columns any of the files has, read from their footers until every `wanted` column
+    is found (a lake file is written with every column of its table: usually the first)."""
     names: set[str] = set()
     for f in files:
         names.update(pq.read_schema(f).names)
+        if wanted <= names:
+            break
     return names
 
 
 def raw_view_sql(table: str, files: list[Path]) -> str:
     """A typed select over the table's files; missing columns become typed nulls."""
     spec = TABLES[table]
-    present = _present_columns(files) if files else set()
+    present = _present_columns(files, set(spec.all_columns)) if files else set()
     cols = []
     for name, typ in spec.all_columns.items():
         src = quote_ident(name) if name in present else "null"
@@ -62,17 +66,33 @@ def narrowed_current_sql(table: str, column: str, match: str) -> str:
     """The current state of the rows of `table` whose `column` passes `match` (a predicate on
     `column`), the parent's narrowed the same way when it has that column. The same rows as
     filtering `lake_current.<table>` when each value of `column` has its own current rows (a
-    reservation's children), at the cost of those rows rather than of the whole table."""
+    reservation's children), at the cost of those rows rather than of the whole table.
+
+    The narrowed rows and the parent's narrowed current state are materialized once: the rule
+    names its candidates several times and a child names its parent in its candidates, so
+    inlined they read the parent's files some eight times for a child table (docs/benchmarks.md,
+    session 13)."""
     spec = LAKE_TABLES[table]
     everything = f"{LAKE_CATALOG}.{quote_ident(table)}"
-    raw = f"(select * from {everything} where {match})"
+    rows = quote_ident(f"_narrowed_{table}")
+    ctes = [f"{rows} as materialized (select * from {everything} where {match})"]
     parent = None
     if spec.parent is not None:
         if column in TABLES[spec.parent].all_columns:
-            parent = f"({narrowed_current_sql(spec.parent, column, match)})"
+            parent = quote_ident(f"_narrowed_current_{spec.parent}")
+            narrowed = narrowed_current_sql(spec.parent, column, match)
+            ctes.append(f"{parent} as materialized ({narrowed})")
         else:
             parent = f"{CURRENT_CATALOG}.{quote_ident(spec.parent)}"
-    return current_state_sql(spec, raw, parent, all_rows=everything)
+    latest = None
+    if spec.parent is None:  # its last full batch, a fact of the whole table: read once
+        latest = quote_ident(f"_last_full_{table}")
+        ctes.append(
+            f"{latest} as materialized (select max(_batch_id) as _batch_id, "
+            f"'full' as _batch_kind from {everything} where _batch_kind = 'full')"
+        )
+    current = current_state_sql(spec, rows, parent, all_rows=latest)
+    return f"with {', '.join(ctes)}\nselect * from ({current})"
 
 
 def _ordered_tables() -> list[str]:

@@ -7,7 +7,8 @@ A refresh compares the lake and the code with what the published file records
   its key deletes the rows of the affected keys and inserts them again from its own SQL filtered
   on those keys; of the rows it deleted and inserted, those that differ (the old rows the new
   ones do not have, and the other way round) are its changed rows for the models reading it,
-  and when none differ it is unchanged for them;
+  and when none differ it is unchanged for them (a model no model reads keeps no old rows:
+  `warehouse.delta.replace_rows`);
 - any other model with a changed input is rebuilt whole, and counts as unchanged for its readers
   when its fingerprint (row count and sum of row hashes) is the same as before (a calendar that
   did not move, a dimension nobody touched). When a reader maps this model's rows to its own
@@ -38,7 +39,7 @@ from lake.sql import quote_ident
 from warehouse.additive import add_sums
 from warehouse.changes import FULL, lake_inputs, model_version
 from warehouse.columns import table_columns
-from warehouse.delta import keep_differing
+from warehouse.delta import replace_rows
 from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
 from warehouse.models import Incremental, Model
@@ -85,6 +86,7 @@ class Maintainer:
     settings_changed: bool
     versions: dict[str, str]
     existing: set[str]
+    # model -> how many models read it (one absent: taken as read, for a change by key)
     readers: dict[str, int] = field(default_factory=dict)
     # whole rebuilds that report their changed rows -> (lineage out of the diff, who names it)
     diffed: dict[str, tuple[bool, tuple[Model, ...]]] = field(default_factory=dict)
@@ -238,7 +240,7 @@ class Maintainer:
             f"create or replace temp table {keys} as select distinct {listed} from "
             f"({' union all '.join(selects)})"
         )
-        self.temps += [keys, delta, removed, added]
+        self.temps += [keys, delta, removed, added]  # dropped if they exist
         (count,) = self.con.execute(f"select count(*) from {keys}").fetchone() or (0,)
         if count == 0:
             return Outcome("keys", None)
@@ -294,20 +296,14 @@ class Maintainer:
             sql = _swap(model.sql, swaps)
         else:
             sql = model.sql
-        before, after = quote_ident(f"_old_{base}"), quote_ident(f"_new_{base}")
-        self.temps += [before, after]
-        self.con.execute(
-            f"create or replace temp table {before} as select * from {table} where {match}"
-        )
-        self.con.execute(f"delete from {table} where {match}")
-        self.con.execute(f"insert into {table} by name select * from ({sql}) where {match}")
-        self.con.execute(
-            f"create or replace temp table {after} as select * from {table} where {match}"
-        )
+        # a model nobody reads (known to have no readers) needs no changed rows
+        read = self.readers.get(model.qualified, 1) > 0
+        written, moved = replace_rows(self.con, table, base, match, sql, diff=read)
+        self.temps += written
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
-        written, moved = keep_differing(self.con, base)
-        self.temps += written
+        if moved is None:
+            return Outcome("keys", FULL, keys=int(count))
         parts = (f"_removed_{base}", f"_added_{base}")
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 

@@ -57,10 +57,22 @@ SAME_DAY_KEYED = (
     "core.fct_pace_night_spans",
     "marts.orphan_nights",
     "marts.ancillary_revenue_monthly",
+    # what each stay that took an offer adds to offer_discount_monthly, by reservation (the
+    # mart sums it, rebuilt whole)
+    "core.fct_offer_stay_months",
+    # the guest stays by customer (whether a stay repeats depends on the customer's others)
+    "core.fct_guest_stays",
+    # the bill side of revenue_reconciliation, by reservation
+    "core.fct_reconciliation_bills",
 )
 # maintained by adding what changed in every run within a day (`warehouse.additive`): booking
-# pace's on-the-books cells (their snapshots move across midnight: then rebuilt whole)
-SAME_DAY_SUMMED = ("core.fct_pace_on_the_books",)
+# pace's on-the-books cells (their snapshots move across midnight: then rebuilt whole), guest
+# mix's cells, revenue reconciliation's bill side
+SAME_DAY_SUMMED = (
+    "core.fct_pace_on_the_books",
+    "core.fct_guest_mix_cells",
+    "core.fct_reconciliation_bill_cells",
+)
 
 
 def _differences(a: Path, b: Path) -> dict[str, object]:

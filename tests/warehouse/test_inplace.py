@@ -21,6 +21,7 @@ from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import TYPE_ID, Batch
 from warehouse.build import build_warehouse
 from warehouse.inplace import update_warehouse
+from warehouse.maintain import Maintainer
 
 AS_OF = date(2025, 1, 20)
 SCHEMAS = ("staging", "core", "marts")
@@ -385,3 +386,30 @@ def test_a_key_whose_rows_came_back_the_same_hands_its_readers_nothing(
     assert result.refreshed["core.fct_unit_nights"] == "keys", result.refreshed
     assert result.refreshed["marts.orphan_nights"] == "keys", result.refreshed
     assert _differences_from_a_whole_rebuild(tmp_path, "extended", as_of) == {}
+
+
+def test_a_model_nobody_reads_keeps_no_copy_of_its_old_rows(
+    lake: Lake, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A mart no model reads is maintained by key without copying its affected rows out before
+    the delete (the copy reads every column of the whole table; its changed rows would serve
+    no reader), while a model that is read keeps them to hand on what differs. Both equal a
+    whole rebuild."""
+    _first_state(lake, tmp_path)
+    Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
+    temps: set[str] = set()
+    drop = Maintainer.drop_temps
+
+    def seen(walk: Maintainer) -> None:
+        found = walk.con.execute("select table_name from duckdb_tables() where temporary")
+        temps.update(name for (name,) in found.fetchall())
+        drop(walk)
+
+    monkeypatch.setattr(Maintainer, "drop_temps", seen)
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    assert result.refreshed["marts.revenue_daily"] == "keys", result.refreshed
+    assert result.refreshed["core.fct_stay_nights"] == "keys", result.refreshed
+    assert "_old_core_fct_stay_nights" in temps, sorted(temps)
+    assert "_old_marts_revenue_daily" not in temps, sorted(temps)
+    assert "_changed_marts_revenue_daily" not in temps, sorted(temps)
+    assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}

@@ -98,6 +98,7 @@ def test_only_rebuilds_the_models_of_changed_tables(lake, tmp_path: Path) -> Non
         "core.dim_reporting_currencies",  # reads core.dim_dates (the range)
         "core.fct_unit_nights",
         "core.fct_rate_nights",
+        "core.fct_offer_stay_months",  # reads core.dim_dates (the range)
         "marts.cash_clearance_daily",
         "marts.occupancy_daily",
         "marts.revenue_daily",

@@ -7,41 +7,25 @@
 -- by mutation month. Cumulative columns absorb timing differences between booking and
 -- posting; the asset check compares the all-time totals.
 
-with bill_lines as (
-    select * from core.fct_bill_lines
+-- The two sides are summed by core.fct_reconciliation_bill_cells and
+-- core.fct_reconciliation_journal_cells (maintained by adding what changed), so a refresh
+-- rebuilds this small mart whole from them.
+
+with bill_cells as (
+    select * from core.fct_reconciliation_bill_cells
 ),
 
-reservations as (
-    select * from core.fct_reservations
-),
-
-journal_entries as (
-    select * from core.fct_journal_entries
+journal_cells as (
+    select * from core.fct_reconciliation_journal_cells
 ),
 
 bills as (
     select
-        reservations.company_id,
-        cast(date_trunc(
-            'month',
-            case
-                when reservations.is_cancelled
-                    then coalesce(reservations.cancelled_on, reservations.booking_date)
-                else reservations.booking_date
-            end
-        ) as date) as month_start,
-        bill_lines.currency_code,
-        sum(bill_lines.total) as bill_revenue,
-    from bill_lines
-    inner join reservations
-        on bill_lines.reservation_id = reservations.reservation_id
-    where bill_lines.line_class = 'item'
-        and bill_lines.revenue_class <> 'tax'
-        and (
-            reservations.is_on_the_books
-            or (reservations.is_cancelled and bill_lines.revenue_class = 'cancellation')
-        )
-    group by all
+        company_id,
+        month_start,
+        currency_code,
+        bill_revenue,
+    from bill_cells
 ),
 
 journals as (
@@ -49,11 +33,9 @@ journals as (
         company_id,
         month_start,
         currency_code,
-        sum(net_vat_included) as journal_revenue,
-        sum(net_vat_excluded) as journal_revenue_vat_excluded,
-    from journal_entries
-    where is_revenue_ledger
-    group by all
+        journal_revenue,
+        journal_revenue_vat_excluded,
+    from journal_cells
 ),
 
 joined as (

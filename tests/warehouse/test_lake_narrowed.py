@@ -1,0 +1,63 @@
+"""The lake's current state narrowed to a few reservations (`warehouse.lake.narrowed_current_sql`,
+what a refresh by reservation reads): the same rows as the whole current state filtered, with
+the parent's files read once rather than once per mention of the parent in the rule."""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow.parquet as pq
+
+from tests.warehouse.lakefixture import Lake
+from tests.warehouse.scenarios import Batch
+from warehouse.lake import attach_lake, narrowed_current_sql
+
+MATCH = "(reservation_id in (select k from keys))"
+
+
+def _scans(con: duckdb.DuckDBPyConnection, sql: str) -> int:
+    """How many Parquet scans the physical plan of `sql` holds."""
+    plan = "\n".join(row[1] for row in con.execute(f"explain {sql}").fetchall())
+    return plan.upper().count("READ_PARQUET")
+
+
+def test_a_narrowed_child_equals_the_current_state_and_reads_each_table_once(lake: Lake) -> None:
+    Batch().reference(units=3).reservation(1, "2025-01-01", "2025-01-04", unit_id=1000).reservation(
+        2, "2025-01-02", "2025-01-05", unit_id=1001
+    ).reservation(3, "2025-01-03", "2025-01-06", unit_id=1002).flush(lake, kind="full")
+    # reservation 2 again in a later batch (its lines replaced), 3 cancelled
+    Batch().reservation(2, "2025-01-02", "2025-01-06", unit_id=1001, nightly="90.00").reservation(
+        3, "2025-01-03", "2025-01-06", unit_id=1002, status=-12, cancelled="2024-12-20"
+    ).flush(lake)
+    con = duckdb.connect()
+    attach_lake(con, lake.root)
+    con.execute("create temp table keys as select unnest([2, 3]) as k")
+    for table in ("reservations", "bill_lines"):
+        narrowed = narrowed_current_sql(table, "reservation_id", MATCH)
+        got = sorted(con.execute(f"select * from ({narrowed})").fetchall(), key=repr)
+        whole = f"select * from lake_current.{table} where {MATCH}"
+        assert got == sorted(con.execute(whole).fetchall(), key=repr), table
+        assert got, table
+    # the child's rows, the parent's rows and the parent's last full batch: one scan each (the
+    # rule names its candidates, and a child its parent, several times: inlined, 21 scans)
+    child = narrowed_current_sql("bill_lines", "reservation_id", MATCH)
+    assert _scans(con, f"select * from ({child})") == 3
+    con.close()
+
+
+def test_a_column_only_a_later_file_has_is_read(lake: Lake) -> None:
+    """The views reference a column when any file has it (the footers are read until every
+    column is found): a first file written without one leaves its rows null there, and the
+    later file's values are read."""
+    Batch().reference(units=1).reservation(1, "2025-01-01", "2025-01-04", unit_id=1000).flush(
+        lake, kind="full"
+    )
+    Batch().reservation(2, "2025-01-02", "2025-01-05", unit_id=1000).flush(lake)
+    first, _ = sorted((lake.root / "reservations").glob("*.parquet"))
+    pq.write_table(pq.read_table(first).drop_columns(["reservation_number"]), first)
+    con = duckdb.connect()
+    attach_lake(con, lake.root)
+    numbers = con.execute(
+        "select reservation_id, reservation_number is null from lake.reservations order by 1"
+    ).fetchall()
+    assert numbers == [(1, True), (2, False)], numbers
+    con.close()
