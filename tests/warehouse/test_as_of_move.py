@@ -68,7 +68,7 @@ def test_a_moved_as_of_date_keys_the_nights_whose_held_allotment_moved(
 
     result = update_warehouse(data_dir, as_of=date(2025, 1, 6))
 
-    assert result.refreshed.get("marts.allotment_pickup") == "whole"  # every snapshot moved
+    assert result.refreshed.get("marts.allotment_pickup") == "keys"  # its snapshots moved with the date
     assert result.refreshed.get("marts.occupancy_daily") == "keys"
     after = _held(data_dir / "warehouse.duckdb")
     # the night released on the new date (13th: 6th + 7) holds nothing any more, the nights
