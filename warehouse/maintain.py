@@ -304,7 +304,10 @@ class Maintainer:
                 affected = f"(select {renamed} from {keys})"
             for source, condition in inc.narrows:
                 on = _AFFECTED.sub(affected, condition)
-                swaps[source] = f"(select * from {source} where {on})"
+                # a query stands for the input's rows (the same columns), a condition filters it
+                swaps[source] = (
+                    f"({on})" if _QUERY.match(on) else f"(select * from {source} where {on})"
+                )
             sql = _swap(model.sql, swaps)
         else:
             sql = model.sql

@@ -38,6 +38,10 @@ date 364 days on, the nights of a stay, the reservations of a month), one line p
 where `affected_keys` is the set of affected key values (one column, `k`); every reference to
 that input is then read through the condition. The condition must keep every row that any
 affected key's rows depend on (a whole reservation when the model looks across its versions).
+A `select` in place of the condition stands for the input's rows, with the same columns: a
+query may cut them to what the affected keys read (`marts/allotment_pickup.sql` reads each
+allotment for the keyed nights of its type alone: a condition on the allotments and one on the
+calendar could only keep every night of every keyed type).
 
 A key may be several columns, where an hour's changes are sparse in their combination but not
 in any one of them (an hour's stays reach a third of the nights and half the types, but a few
