@@ -19,7 +19,7 @@
 -- is a function of its own date, not of the as-of date: when the date moves N days, the stored
 -- snapshots move N days with it (`as_of_date` + N), and only the nights whose rows the days in
 -- between reach are recomputed: a release date among them, or a covered stay booked or
--- cancelled on one of them (the 13 snapshots' days, 7 apart, as in `snapshots` below).
+-- cancelled on one of them (for each of the 13 snapshots, 7 days apart).
 
 with settings as (
     select * from meta.build_settings
