@@ -385,3 +385,57 @@ def test_a_key_whose_rows_came_back_the_same_hands_its_readers_nothing(
     assert result.refreshed["core.fct_unit_nights"] == "keys", result.refreshed
     assert result.refreshed["marts.orphan_nights"] == "keys", result.refreshed
     assert _differences_from_a_whole_rebuild(tmp_path, "extended", as_of) == {}
+
+
+def test_orphan_nights_recompute_only_the_nights_of_the_runs_that_changed(
+    lake: Lake, tmp_path: Path
+) -> None:
+    """By night x type: a stay booked on one unit changes the nights of the free runs it splits
+    (from the 10th on), not the nights the type's other runs alone hold (the 5th to the 9th, when
+    the first unit is booked), which keep their stored rows; equal to a whole rebuild."""
+    as_of = date(2025, 1, 1)
+    days = ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"]
+    first = (
+        Batch()
+        .reference(units=2)
+        .reservation(1, "2025-01-05", "2025-01-10", unit_id=1000)
+        .reservation(2, "2025-01-20", "2025-01-24", unit_id=1001)
+    )
+    first.tables["rentability_sets"].append(
+        {"rentability_set_id": 1, "name": "3+", "arrival_days": days, "min_duration": 3}
+    )
+    first.tables["rentability_config"].append(
+        {
+            "rentability_config_id": 1,
+            "resource_id": 10,
+            "rentability_set_id": 1,
+            "start_date": "2024-12-01",
+            "end_date": "2025-12-31",
+        }
+    )
+    first.flush(lake, kind="full")
+    build_warehouse(tmp_path, as_of=as_of)
+    mark = "update marts.orphan_nights set unsold_nights = {} where date_day = '2025-01-06'"
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"))
+    try:
+        con.execute(mark.format(99))  # a night no changed run reaches: recomputed, it is lost
+    finally:
+        con.close()
+    Batch().reservation(3, "2025-01-12", "2025-01-14", unit_id=1000).flush(lake)
+    result = update_warehouse(tmp_path, as_of=as_of)
+    assert result.refreshed["marts.orphan_nights"] == "keys", result.refreshed
+    con = duckdb.connect(str(result.path))
+    try:
+        kept = con.execute(
+            "select unsold_nights from marts.orphan_nights where date_day = '2025-01-06'"
+        ).fetchall()
+        orphans = con.execute(
+            "select date_day, orphan_nights from marts.orphan_nights "
+            "where orphan_nights > 0 and date_day < date '2025-02-01' order by 1"
+        ).fetchall()
+        con.execute(mark.format(1))  # the second unit, free that night
+    finally:
+        con.close()
+    assert kept == [(99,)]
+    assert [(d.isoformat(), n) for d, n in orphans] == [("2025-01-10", 1), ("2025-01-11", 1)]
+    assert _differences_from_a_whole_rebuild(tmp_path, "booked", as_of) == {}
