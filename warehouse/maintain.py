@@ -55,8 +55,7 @@ LINEAGE = ("batch_id", "batch_kind", "extracted_at")
 
 _COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
 _AFFECTED = re.compile(r"\baffected_keys\b")
-_QUERY = re.compile(r"^(?:select|with)\s", re.IGNORECASE)
-_WITH = re.compile(r"^with\s", re.IGNORECASE)
+_QUERY = re.compile(r"^select\s", re.IGNORECASE)
 
 
 def _swap(sql: str, swaps: dict[str, str]) -> str:
@@ -242,8 +241,7 @@ class Maintainer:
             assert expr is not None
             rows = f"with changed_rows as (select * from {quote_ident(relation)})"
             if _QUERY.match(expr):  # a query over all the changed rows at once
-                query = _WITH.sub(", ", expr)  # its own CTEs follow changed_rows
-                selects.append(f"select * from ({rows} {query}) as q({listed})")
+                selects.append(f"select * from ({rows} {expr}) as q({listed})")
                 continue
             value = f"unnest({expr})" if expr.startswith("[") else expr
             # `changed` is one changed row; `changed_rows` all of them (a diff holds the old and

@@ -14,10 +14,9 @@ The first form: every input (model or lake table) that changed is mapped to the 
 column of the same name. The second names, per input, the SQL expression over that input's
 changed rows (`changed`) that gives the key values it touches (a list expression `[a, b]` gives
 several, as does `unnest(...)`; e.g. the reservations a customer merge touches, in
-`core/fct_reservations.sql`; an expression that starts with `select` or `with` is a query over
-all the changed rows at once, `changed_rows`, whose columns give the keys: e.g. the nights x
-types of the free runs that the unit nights that changed within the window touch, in
-`marts/orphan_nights.sql`);
+`core/fct_reservations.sql`; an expression that starts with `select` is a query over all the
+changed rows at once, `changed_rows`, whose one column gives the keys: e.g. the types of the
+unit nights that changed within the window, in `marts/orphan_nights.sql`);
 an input that changed and is not named makes the model rebuild whole. The expression sees the
 changed row as `changed` and every changed row as `changed_rows`; a model rebuilt whole that a
 reader names reports as changed the rows its old and new table do not share (both versions of

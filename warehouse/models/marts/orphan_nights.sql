@@ -1,9 +1,9 @@
--- incremental by date_day, accommodation_type_id from core.fct_unit_nights: with horizon as (select as_of as first_night, as_of + 180 + cast((select coalesce(max(min_duration), 0) from staging.stg_rentability_sets) as integer) as end_night from meta.build_settings), moved as (select c.unit_id, c.night_date from changed_rows as c cross join horizon as h where c.night_date >= h.first_night and c.night_date < h.end_night group by c.unit_id, c.night_date having count(*) <> 2 or count(distinct row(c.accommodation_type_id, c.is_available, c.is_out_of_order, c.is_sold, c.is_owner_hold)) <> 1), free as (select u.unit_id, u.accommodation_type_id, u.night_date, u.night_date - cast(row_number() over (partition by u.unit_id order by u.night_date) as integer) as run_key from core.fct_unit_nights as u cross join horizon as h where u.unit_id in (select unit_id from moved) and u.is_available and not u.is_out_of_order and not u.is_sold and not u.is_owner_hold and u.night_date >= h.first_night and u.night_date < h.end_night), touched as (select distinct f.unit_id, f.run_key from free as f inner join moved as m on f.unit_id = m.unit_id and f.night_date >= m.night_date - 1 and f.night_date <= m.night_date + 1) select f.night_date, f.accommodation_type_id from free as f semi join touched as t on f.unit_id = t.unit_id and f.run_key = t.run_key union select c.night_date, c.accommodation_type_id from changed_rows as c semi join moved as m on c.unit_id = m.unit_id and c.night_date = m.night_date
--- incremental by date_day, accommodation_type_id from core.dim_accommodation_types: select o.date_day, o.accommodation_type_id from marts.orphan_nights as o where o.accommodation_type_id in (select c.accommodation_type_id from changed_rows as c group by c.accommodation_type_id having count(*) <> 2 or count(distinct row(c.location_id)) <> 1)
--- incremental by date_day, accommodation_type_id from staging.stg_rentability_config: select o.date_day, o.accommodation_type_id from marts.orphan_nights as o where o.accommodation_type_id in (select resource_id from changed_rows)
--- incremental narrows core.fct_unit_nights: select n.* from core.fct_unit_nights as n where n.unit_id in (select u.unit_id from core.fct_unit_nights as u semi join affected_keys as k on u.night_date = k.date_day and u.accommodation_type_id is not distinct from k.accommodation_type_id)
--- incremental narrows core.dim_accommodation_types: accommodation_type_id in (select accommodation_type_id from affected_keys)
--- incremental narrows staging.stg_rentability_config: resource_id in (select accommodation_type_id from affected_keys)
+-- incremental by accommodation_type_id from core.fct_unit_nights: select distinct changed.accommodation_type_id from changed_rows as changed inner join (select c.unit_id, c.night_date from changed_rows as c where c.night_date >= (select as_of from meta.build_settings) and c.night_date < (select as_of from meta.build_settings) + 180 + cast((select coalesce(max(min_duration), 0) from staging.stg_rentability_sets) as integer) group by all having count(*) <> 2 or count(distinct row(c.accommodation_type_id, c.is_available, c.is_out_of_order, c.is_sold, c.is_owner_hold)) <> 1) as moved on changed.unit_id = moved.unit_id and changed.night_date = moved.night_date
+-- incremental by accommodation_type_id from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then [changed.accommodation_type_id] else [] end)
+-- incremental by accommodation_type_id from staging.stg_rentability_config: resource_id
+-- incremental narrows core.fct_unit_nights: accommodation_type_id in affected_keys or (accommodation_type_id is null and exists (select 1 from affected_keys as a where a.k is null))
+-- incremental narrows core.dim_accommodation_types: accommodation_type_id in affected_keys
+-- incremental narrows staging.stg_rentability_config: resource_id in affected_keys
 -- Orphan nights per night x location x accommodation type, from the build's as_of over the next
 -- 180 nights within the reporting range: unsold unit nights (available, not out of order, no
 -- on-the-books stay) that no stay allowed by the type's rentability (arrival weekday, minimum
@@ -11,15 +11,11 @@
 -- fillable when some allowed arrival A with max(start, as_of) <= A <= D has
 -- A + min_duration <= end (a stay can then run from A to past D within the run).
 --
--- Maintained by night x accommodation type: a unit night that changed (freed, sold, out of order,
--- another type) within the window or the horizon below changes the nights of the free runs it
--- touches (the run it is in, or the runs it ends and starts, before and after: a night's status
--- depends on its run alone) for the unit's type (a change before as_of or past the horizon
--- changes none); a type's rentability rules and location change all its rows. A keyed night x
--- type reads every night of the units of that type that have the night (their whole runs). The
--- rentability sets, the calendar and the as-of date rebuild it whole (a new date moves the
--- window's ends and every first arrival of a run it starts: reading the runs those reach reads
--- about half of the horizon's free nights, for a whole rebuild of 1.4 CPU s at large).
+-- Maintained by accommodation type: a unit night that changed (freed, sold, out of order, another
+-- type) within the window or the horizon below changes its type's rows (a change before as_of or
+-- past the horizon changes none), as do the type's rentability rules and location; the rentability
+-- sets, the calendar and the as-of date rebuild it whole. (By night, an hour's changes touch
+-- every night of the window: a unit's free run spans it.)
 
 with settings as (
     select * from meta.build_settings
