@@ -20,9 +20,8 @@ A refresh compares the lake and the code with what the published file records
   (`warehouse.additive`): a by-key change keeps the rows it removed apart from those it inserted;
 - an input that changed whole (the settings, i.e. the as-of date, or a model rebuilt whole with
   no diff) maps to the key only by the reader's `-- incremental when <input> changed whole:`
-  query over the database; without one the reader is rebuilt whole; a model of snapshots that
-  `shifts` its date column with the as-of date moves its stored rows' dates first (then it is
-  changed whole for its readers);
+  query over the database; without one the reader is rebuilt whole; a model that `shifts` its
+  snapshots with the as-of date moves its stored rows first (then changed whole for readers);
 - a model that is missing, or whose SQL (or the macros) changed, is rebuilt whole.
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
@@ -304,8 +303,7 @@ class Maintainer:
                 affected = f"(select {renamed} from {keys})"
             for source, condition in inc.narrows:
                 on = _AFFECTED.sub(affected, condition)
-                # a query stands for the input's rows (the same columns), a condition filters it
-                swaps[source] = (
+                swaps[source] = (  # a query stands for its rows, a condition filters them
                     f"({on})" if _QUERY.match(on) else f"(select * from {source} where {on})"
                 )
             sql = _swap(model.sql, swaps)
