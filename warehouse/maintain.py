@@ -311,18 +311,16 @@ class Maintainer:
             sql = model.sql
         before, after = quote_ident(f"_old_{base}"), quote_ident(f"_new_{base}")
         self.temps += [before, after]
-        self.con.execute(
-            f"create or replace temp table {before} as select * from {table} where {match}"
-        )
+        keep = f"select * from {table} where {match}"  # a shifted model hands on no diff
+        if not shifted:
+            self.con.execute(f"create or replace temp table {before} as {keep}")
         self.con.execute(f"delete from {table} where {match}")
         self.con.execute(f"insert into {table} by name select * from ({sql}) where {match}")
-        self.con.execute(
-            f"create or replace temp table {after} as select * from {table} where {match}"
-        )
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
         if shifted:  # every row moved: changed whole for its readers
             return Outcome("keys", FULL, keys=int(count))
+        self.con.execute(f"create or replace temp table {after} as {keep}")
         written, moved = keep_differing(self.con, base)
         self.temps += written
         parts = (f"_removed_{base}", f"_added_{base}")
