@@ -7,6 +7,7 @@ summary and `reservoir status` all show it, so every figure has one "today": the
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -77,3 +78,34 @@ def current_as_of(warehouse_path: Path, lake_dir: Path) -> str | None:
     summary and `reservoir status` show."""
     found = published(warehouse_path) or from_lake(lake_dir)
     return found.describe() if found is not None else None
+
+
+# the settings the stored tables were built with, kept for the refresh that moves them (a temp
+# table: a header's query for a moved as-of date may read the date it moved from)
+PREVIOUS_SETTINGS = "build_settings_before"
+
+
+def keep_previous(con: duckdb.DuckDBPyConnection) -> None:
+    """Before a refresh writes its settings: keep the stored ones as the temp table
+    `build_settings_before` (as_of, range_start, range_end; no row when there were none)."""
+    con.execute(
+        f"create or replace temp table {PREVIOUS_SETTINGS} "
+        "(as_of date, range_start date, range_end date)"
+    )
+    with suppress(duckdb.CatalogException):  # a file without settings: no date to move from
+        con.execute(
+            f"insert into {PREVIOUS_SETTINGS} "
+            "select as_of, range_start, range_end from meta.build_settings"
+        )
+
+
+def days_moved(con: duckdb.DuckDBPyConnection) -> int | None:
+    """How many days the as-of date moved in this refresh (negative: back); None when the date
+    it moved from (or to) is unknown."""
+    try:
+        row = con.execute(
+            f"select n.as_of - b.as_of from meta.build_settings as n, {PREVIOUS_SETTINGS} as b"
+        ).fetchone()
+    except duckdb.CatalogException:
+        return None
+    return None if row is None or row[0] is None else int(row[0])

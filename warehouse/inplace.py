@@ -24,6 +24,7 @@ import duckdb
 from lake.locks import compaction_lock
 from lake.store import Lake
 from lake.tenancy import tenant_of
+from warehouse import asof
 from warehouse.build import (
     LAKE_DIR,
     SETTINGS_TABLE,
@@ -94,6 +95,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 return build_warehouse(data_dir, as_of=as_of)
             dated = resolve_as_of(con, data_dir, as_of)
             before = _settings(con)
+            asof.keep_previous(con)  # the date a header's query may move from
             write_settings(con, build_id, dated, None, tenant_of(data_dir))
             readers = {q: sum(q in m.deps for m in models.values()) for q in models}
             walk = Maintainer(

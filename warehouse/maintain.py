@@ -21,7 +21,8 @@ A refresh compares the lake and the code with what the published file records
   (`warehouse.additive`): a by-key change keeps the rows it removed apart from those it inserted;
 - an input that changed whole (the settings, i.e. the as-of date, or a model rebuilt whole with
   no diff) maps to the key only by the reader's `-- incremental when <input> changed whole:`
-  query over the database; without one the reader is rebuilt whole;
+  query over the database; without one the reader is rebuilt whole; a model that `shifts` its
+  snapshots with the as-of date moves its stored rows first (then changed whole for readers);
 - a model that is missing, or whose SQL (or the macros) changed, is rebuilt whole.
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
@@ -37,6 +38,7 @@ import duckdb
 
 from lake.sql import quote_ident
 from warehouse.additive import add_sums
+from warehouse.asof import days_moved
 from warehouse.changes import FULL, lake_inputs, model_version
 from warehouse.columns import table_columns
 from warehouse.delta import replace_rows
@@ -214,6 +216,18 @@ class Maintainer:
         # from every model column, so that a match's column names reach the row it filters)
         names = ("k",) if len(inc.keys) == 1 else tuple(f"k{i}" for i in range(len(inc.keys)))
         listed = ", ".join(quote_ident(n) for n in names)
+        table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        shifted = 0
+        if inc.shifts is not None and changed.get(SETTINGS_INPUT) == FULL:
+            moved = days_moved(self.con)
+            if moved is None:  # no date it moved from: rebuilt whole
+                return None
+            if moved:  # every snapshot moves with the date (`warehouse.models`)
+                column = quote_ident(inc.shifts)
+                self.con.execute(
+                    f"update {table} set {column} = {column} + cast($1 as integer)", [moved]
+                )
+                shifted = moved
         selects = []
         queries = set()
         for source, relation in sorted(changed.items()):
@@ -243,8 +257,7 @@ class Maintainer:
         self.temps += [keys, delta, removed, added]  # dropped if they exist
         (count,) = self.con.execute(f"select count(*) from {keys}").fetchone() or (0,)
         if count == 0:
-            return Outcome("keys", None)
-        table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+            return Outcome("keys", FULL if shifted else None)
         nulls = False
         if len(names) == 1:
             (found,) = self.con.execute(
@@ -292,12 +305,15 @@ class Maintainer:
                 affected = f"(select {renamed} from {keys})"
             for source, condition in inc.narrows:
                 on = _AFFECTED.sub(affected, condition)
-                swaps[source] = f"(select * from {source} where {on})"
+                swaps[source] = (  # a query stands for its rows, a condition filters them
+                    f"({on})" if _QUERY.match(on) else f"(select * from {source} where {on})"
+                )
             sql = _swap(model.sql, swaps)
         else:
             sql = model.sql
-        # a model nobody reads (known to have no readers) needs no changed rows
-        read = self.readers.get(model.qualified, 1) > 0
+        # a model nobody reads (known to have no readers) needs no changed rows, nor does a
+        # shifted one: every row moved, so it is changed whole for its readers
+        read = self.readers.get(model.qualified, 1) > 0 and not shifted
         written, moved = replace_rows(self.con, table, base, match, sql, diff=read)
         self.temps += written
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:

@@ -38,6 +38,10 @@ date 364 days on, the nights of a stay, the reservations of a month), one line p
 where `affected_keys` is the set of affected key values (one column, `k`); every reference to
 that input is then read through the condition. The condition must keep every row that any
 affected key's rows depend on (a whole reservation when the model looks across its versions).
+A `select` in place of the condition stands for the input's rows, with the same columns: a
+query may cut them to what the affected keys read (`marts/allotment_pickup.sql` reads each
+allotment for the keyed nights of its type alone: a condition on the allotments and one on the
+calendar could only keep every night of every keyed type).
 
 A key may be several columns, where an hour's changes are sparse in their combination but not
 in any one of them (an hour's stays reach a third of the nights and half the types, but a few
@@ -58,7 +62,20 @@ database whose rows (one column per key column) are the affected keys then:
 
 The query runs after the input was brought up to date and before the model is: it can compare
 the model's stored rows with the input's new ones (`marts/occupancy_daily.sql`: the nights x
-types whose allotment-held nights differ from the new as-of snapshot of allotment pickup).
+types whose allotment-held nights differ from the new as-of snapshot of allotment pickup). The
+settings the stored tables were built with are the temp table `build_settings_before`.
+
+A model of snapshots taken a fixed number of days before the as-of date (the as-of date and the
+weeks before it) moves every row when the date moves; when a snapshot's rows are a function of
+its own date (not of the as-of date), the rows of the snapshot N days later are those rows with
+the date moved N days, except where the inputs between the two dates moved them:
+
+    -- incremental shifts as_of_date with the as-of date
+
+moves the stored rows' `as_of_date` by the days the as-of date moved; the `when
+meta.build_settings changed whole` query then gives the keys whose rows the days in between
+moved (`marts/allotment_pickup.sql`: a release date or a booking among them), recomputed as
+any affected key. Its readers see it changed whole.
 
 A model of sums says so instead (`warehouse.additive`):
 
@@ -91,9 +108,11 @@ _GUARD = re.compile(r"^--\s*incremental guard:\s*(.+)$")
 _NARROW = re.compile(r"^--\s*incremental narrows its inputs\s*$")
 _NARROWS = re.compile(r"^--\s*incremental narrows ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)\s*:\s*(.+)$")
 _WHOLE = re.compile(
-    r"^--\s*incremental when ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*) changed whole\s*:\s*(select\s.+)$",
+    r"^--\s*incremental when ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*) changed whole\s*:"
+    r"\s*((?:select|with)\s.+)$",
     re.IGNORECASE,
 )
+_SHIFTS = re.compile(r"^--\s*incremental shifts ([a-z_][a-z0-9_]*) with the as-of date\s*$")
 _SUMS = re.compile(
     r"^--\s*incremental sums over ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)"
     r" by ([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*)\s*$"
@@ -111,6 +130,9 @@ class Incremental:
     `whole`: input (`layer.name`, or `meta.build_settings`) -> a query over the database (the
     input already brought up to date, the model not yet) giving the affected keys when that
     input changed whole.
+    `shifts`: a date column that moves with the as-of date (the rows of snapshots a fixed number
+    of days before it): when the date moves N days, the stored rows' column moves N days before
+    the `when meta.build_settings changed whole` query runs.
     """
 
     keys: tuple[str, ...]
@@ -119,6 +141,7 @@ class Incremental:
     narrow: bool = False
     narrows: tuple[tuple[str, str], ...] = ()
     whole: tuple[tuple[str, str], ...] = ()
+    shifts: str | None = None
 
     def expression(self, source: str) -> str | None:
         """The key expression over `source`'s changed rows (one value per key column, comma
@@ -167,7 +190,9 @@ def _header(sql: str) -> str:
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
-        if any(p.match(line) for p in (_INCREMENTAL, _GUARD, _NARROW, _NARROWS, _WHOLE, _SUMS)):
+        if any(
+            p.match(line) for p in (_INCREMENTAL, _GUARD, _NARROW, _NARROWS, _WHOLE, _SHIFTS, _SUMS)
+        ):
             continue
         lines.append(line[2:].strip())
     return " ".join(x for x in lines if x)
@@ -181,10 +206,13 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
     narrow = False
     narrows: list[tuple[str, str]] = []
     whole: list[tuple[str, str]] = []
+    shifts: list[str] = []
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
-        if found := _WHOLE.match(line.strip()):
+        if found := _SHIFTS.match(line.strip()):
+            shifts.append(found.group(1))
+        elif found := _WHOLE.match(line.strip()):
             whole.append((found.group(1), found.group(2).strip()))
         elif found := _INCREMENTAL.match(line.strip()):
             keys.add(tuple(k.strip() for k in found.group(1).split(",")))
@@ -209,8 +237,19 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
         raise ValueError(
             f"{where}: `incremental when <input> changed whole:` needs the `from` form"
         )
+    if shifts and (len(shifts) > 1 or "meta.build_settings" not in dict(whole)):
+        raise ValueError(
+            f"{where}: one `incremental shifts <column> with the as-of date` line, with an "
+            "`incremental when meta.build_settings changed whole:` query"
+        )
     return Incremental(
-        key, tuple(sources), " ".join(guard) or None, narrow, tuple(narrows), tuple(whole)
+        key,
+        tuple(sources),
+        " ".join(guard) or None,
+        narrow,
+        tuple(narrows),
+        tuple(whole),
+        shifts[0] if shifts else None,
     )
 
 

@@ -107,11 +107,12 @@ SUPPLY_KEYED = {
         "core.fct_availability",
     ),
     # the business date moved, and with it the operations tasks (a new repair taking a unit out
-    # of order) and every reference list were re-read whole: the calendar moved, so allotment
-    # pickup (every snapshot moves) is rebuilt whole; occupancy, which reads the as-of date only
-    # through its allotment-held nights, keys the nights whose held nights moved; the rest
-    # follows the rows that differ
+    # of order) and every reference list were re-read whole: allotment pickup moves its
+    # snapshots with the date and recomputes the nights the day between reached (a release
+    # date, a booking); occupancy, which reads the as-of date only through its allotment-held
+    # nights, keys the nights whose held nights moved; the rest follows the rows that differ
     "new day": (
+        "marts.allotment_pickup",
         "marts.occupancy_daily",
         "core.fct_reservations",
         "core.fct_stay_nights",

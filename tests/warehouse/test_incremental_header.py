@@ -70,3 +70,27 @@ def test_a_query_for_an_input_changed_whole_is_kept_apart_from_the_description(
     )
     with pytest.raises(ValueError, match="from"):
         parse_model(_model(tmp_path, "-- incremental by a\n" + header.splitlines()[1]))
+
+
+def test_a_date_column_that_shifts_with_the_as_of_date_needs_the_query_for_the_settings(
+    tmp_path: Path,
+) -> None:
+    header = (
+        "-- incremental by a from core.x: a\n"
+        "-- incremental shifts as_of_date with the as-of date\n"
+        "-- incremental when meta.build_settings changed whole: with d as (select 1 as a) "
+        "select a from d\n"
+        "-- The description."
+    )
+    model = parse_model(_model(tmp_path, header))
+    assert model.incremental is not None and model.incremental.shifts == "as_of_date"
+    assert model.incremental.when_whole("meta.build_settings") == (
+        "with d as (select 1 as a) select a from d"
+    )
+    assert model.description == "The description."
+    pickup = discover_models()["marts.allotment_pickup"].incremental
+    assert pickup is not None and pickup.shifts == "as_of_date"
+    assert pickup.keys == ("stay_date", "accommodation_type_id")
+    without = "\n".join(line for line in header.splitlines() if "changed whole" not in line)
+    with pytest.raises(ValueError, match="shifts"):
+        parse_model(_model(tmp_path, without))

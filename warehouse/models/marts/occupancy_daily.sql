@@ -21,7 +21,7 @@
 -- when it is of the as-of snapshot and its still-held nights moved; a type or location whose
 -- code changed keys all its rows; a night whose calendar row changed keys every type. The as-of
 -- date reaches a row through its allotment-held nights alone (the still-held nights of the as-of
--- snapshot): when it moves (and allotment pickup is rebuilt whole, every snapshot moving with it),
+-- snapshot): when it moves (allotment pickup then changes whole: every snapshot moves with it),
 -- the rows keyed are those whose stored allotment-held nights differ from the new snapshot's (the
 -- stay dates whose release date passed, or whose pickup moved, on the new date), not every row.
 

@@ -80,6 +80,17 @@ runs as (
     group by unit_id, run_key
 ),
 
+-- the arrival dates a free night can be: the horizon's (a config's rule over every date of the
+-- calendar is some 16 million rows, which the planner may build before the join with the free
+-- nights when a table was rebuilt in the refresh's transaction: 4-5 CPU s instead of 1.5)
+arrival_dates as (
+    select dates.date_day,
+    from dates
+    cross join horizon
+    where dates.date_day >= horizon.first_night
+        and dates.date_day < horizon.end_night
+),
+
 rules as (
     select
         configs.resource_id as accommodation_type_id,
@@ -91,7 +102,7 @@ rules as (
     from configs
     inner join rentability_sets
         on configs.rentability_set_id = rentability_sets.rentability_set_id
-    inner join dates
+    inner join arrival_dates as dates
         on dates.date_day >= configs.start_date
         and dates.date_day < configs.end_date
     where configs.distribution_channel_id is null
