@@ -46,8 +46,20 @@ candidates as (
         active_rates.rate_value,
     from active_rates
     inner join dates
-        on dates.date_day between coalesce(active_rates.nights_from, date '0001-01-01')
-        and coalesce(active_rates.nights_to, date '9999-12-31')
+        -- the reference stay arrives, is booked and starts on D: D within the rate's nights,
+        -- arrival and booking windows at once (rate_applies checks each pair in full, so the
+        -- candidates are the same as those of the nights window alone, at fewer pairs;
+        -- docs/benchmarks.md, session 13)
+        on dates.date_day between greatest(
+            coalesce(active_rates.nights_from, date '0001-01-01'),
+            coalesce(active_rates.arrival_from, date '0001-01-01'),
+            coalesce(active_rates.bookdate_from, date '0001-01-01')
+        )
+        and least(
+            coalesce(active_rates.nights_to, date '9999-12-31'),
+            coalesce(active_rates.arrival_to, date '9999-12-31'),
+            coalesce(active_rates.bookdate_to, date '9999-12-31')
+        )
     where dates.is_in_reporting_range
         and rate_applies(
             dates.date_day, dates.date_day, 7, dates.date_day,

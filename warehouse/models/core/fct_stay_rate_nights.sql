@@ -66,6 +66,47 @@ rate_months as (
         )) as night_month,
     from active_rates
     cross join stay_span
+    where active_rates.nights_from is not null
+        or active_rates.nights_to is not null
+),
+
+-- the rates open to every night (no nights window) would be listed under every month and meet
+-- every stay night of their type; each is met instead with the stays the rule's stay-level
+-- conditions let it price (arrival, booking date, length: rate_applies without the night's
+-- conditions), then with those stays' nights (about a third of the pairs to check at large;
+-- docs/benchmarks.md, session 13)
+stays as (
+    select
+        reservation_id,
+        accommodation_type_id,
+        rate_type_id,
+        arrival_date,
+        departure_date - arrival_date as stay_nights,
+        booking_date,
+    from reservations
+    where departure_date > arrival_date
+        and accommodation_type_id is not null
+        and rate_type_id is not null
+),
+
+open_stay_rates as (
+    select
+        stays.reservation_id,
+        active_rates.*,
+    from stays
+    inner join active_rates
+        on stays.accommodation_type_id = active_rates.accommodation_type_id
+        and stays.rate_type_id = active_rates.rate_type_id
+    where active_rates.nights_from is null
+        and active_rates.nights_to is null
+        and rate_applies(
+            stays.arrival_date, stays.arrival_date, stays.stay_nights, stays.booking_date,
+            null, null,
+            active_rates.arrival_from, active_rates.arrival_to,
+            active_rates.bookdate_from, active_rates.bookdate_to,
+            active_rates.min_duration, active_rates.max_duration,
+            null
+        )
 ),
 
 candidates as (
@@ -89,6 +130,26 @@ candidates as (
         rate_months.bookdate_from, rate_months.bookdate_to,
         rate_months.min_duration, rate_months.max_duration,
         rate_months.applicable_days
+    )
+    union all
+    select
+        stay_nights.reservation_id,
+        stay_nights.night_date,
+        open_stay_rates.rate_id,
+        open_stay_rates.priority,
+        open_stay_rates.rate_quantifier,
+        open_stay_rates.rate_value,
+    from stay_nights
+    inner join open_stay_rates
+        on stay_nights.reservation_id = open_stay_rates.reservation_id
+    where rate_applies(
+        stay_nights.night_date, stay_nights.arrival_date, stay_nights.stay_nights,
+        stay_nights.booking_date,
+        open_stay_rates.nights_from, open_stay_rates.nights_to,
+        open_stay_rates.arrival_from, open_stay_rates.arrival_to,
+        open_stay_rates.bookdate_from, open_stay_rates.bookdate_to,
+        open_stay_rates.min_duration, open_stay_rates.max_duration,
+        open_stay_rates.applicable_days
     )
 ),
 
