@@ -254,7 +254,7 @@ class Maintainer:
             f"create or replace temp table {keys} as select distinct {listed} from "
             f"({' union all '.join(selects)})"
         )
-        self.temps += [keys, delta, removed, added]  # dropped if they exist
+        self.temps += [keys, delta, removed, added]
         (count,) = self.con.execute(f"select count(*) from {keys}").fetchone() or (0,)
         if count == 0:
             return Outcome("keys", FULL if shifted else None)

@@ -67,11 +67,12 @@ SAME_DAY_KEYED = (
 )
 # maintained by adding what changed in every run within a day (`warehouse.additive`): booking
 # pace's on-the-books cells (their snapshots move across midnight: then rebuilt whole), guest
-# mix's cells, revenue reconciliation's bill side
+# mix's cells, revenue reconciliation's two sides
 SAME_DAY_SUMMED = (
     "core.fct_pace_on_the_books",
     "core.fct_guest_mix_cells",
     "core.fct_reconciliation_bill_cells",
+    "core.fct_reconciliation_journal_cells",
 )
 
 
