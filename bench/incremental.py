@@ -163,6 +163,15 @@ def incremental(sb: Sandbox, data_dir: Path) -> dict[str, Any]:
     }
 
 
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its waited-for children, from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 class SensorLoop(threading.Thread):
     """The feed sensor's decision and the incremental job's work, every `poll` seconds."""
 
@@ -192,8 +201,10 @@ class SensorLoop(threading.Thread):
                     self.stop.wait(self.poll)
                     continue
                 started, cpu = time.monotonic(), time.process_time()
+                served = _cpu_of(self.sb.process.pid)
                 report = apply_changes(self.lake, resource.open_client, _settings(self.sb))
                 landed, land_cpu = time.monotonic(), time.process_time() - cpu
+                served = _cpu_of(self.sb.process.pid) - served
                 cpu = time.process_time()
                 refreshed = refresh_warehouse(self.data_dir)
                 hows = list(refreshed.refreshed.values()) if refreshed is not None else []
@@ -209,6 +220,8 @@ class SensorLoop(threading.Thread):
                         "tables": sorted(report.tables),
                         # CPU s process-wide (this loop's threads and the probe's few calls)
                         "land_cpu_seconds": round(land_cpu, 2),
+                        # the sandbox's process (and its encode workers, once reaped) meanwhile
+                        "sandbox_cpu_seconds": round(served, 2),
                         "refresh_cpu_seconds": round(time.process_time() - cpu, 2),
                         "by_key_sums_whole": [hows.count(h) for h in ("keys", "sums", "whole")],
                     }
@@ -441,7 +454,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for run in fr["runs"]:
         print(
             f"  run: {run['events']} events, {run['requests']} requests, land {run['land']} s "
-            f"({run['land_cpu_seconds']} CPU s; {run['streams_seconds']}), refresh "
+            f"({run['land_cpu_seconds']} CPU s, the sandbox {run['sandbox_cpu_seconds']}; "
+            f"{run['streams_seconds']}), refresh "
             f"{run['refresh']} s ({run['refresh_cpu_seconds']} CPU s, by key / sums / whole "
             f"{run['by_key_sums_whole']})"
         )
