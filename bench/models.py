@@ -70,16 +70,21 @@ def load_lake(data_dir: Path, sb: Any) -> tuple[dict[str, Any], Callable[[], Any
     from assets.modes import apply_changes
     from assets.settings import IngestSettings
     from lake.store import Lake
+    from pipelines.resources import ReservationServiceResource
     from service.api import ReservationService
-    from service.config import ServiceConfig
 
-    # from the environment for the client's settings (RESERVOIR_TIMEOUT: a starved sandbox may
-    # take more than the default 30 s to answer a large page), the sandbox's for the rest
-    config = ServiceConfig.from_env(
-        base_url=sb.base_url,
-        client_id=sb.client_id,
-        client_secret=sb.client_secret,
-        scope=sb.scope,
+    # the sandbox's URL and credentials, the client's settings from the environment as a run
+    # takes them (RESERVOIR_TIMEOUT: a starved sandbox may take more than the default 30 s to
+    # answer a large page)
+    config = (
+        ReservationServiceResource(
+            base_url=sb.base_url,
+            client_id=sb.client_id,
+            client_secret=sb.client_secret,
+            scope=sb.scope,
+        )
+        .with_environment()
+        .service_config()
     )
 
     def opener() -> Any:
