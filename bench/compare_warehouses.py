@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 import duckdb
@@ -39,6 +40,9 @@ def compare(old: Path, new: Path, memory_limit: str = "3GB") -> list[str]:
     """The differences between the two files (empty: every table identical)."""
     con = duckdb.connect()
     con.execute(f"set memory_limit = '{memory_limit}'")
+    # spills go to the system's temp folder (an in-memory database's default is ./.tmp)
+    spill = Path(tempfile.gettempdir()) / "compare-warehouses-spill"
+    con.execute(f"set temp_directory = '{spill}'")
     con.execute("set preserve_insertion_order = false")
     con.execute(f"attach '{old}' as a (read_only)")
     con.execute(f"attach '{new}' as b (read_only)")
