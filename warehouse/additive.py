@@ -7,7 +7,10 @@ the rows a delete+insert removed apart from those it inserted), the model's own 
 the removed rows and over the inserted ones gives, per key, what to subtract and what to add:
 in proportion to the changed rows, however many keys they reach (a reservation's nights reach
 every snapshot that counts them). Keys whose sums all become 0 are removed: a whole build has
-no such row. Money stays exact (the sums are DECIMAL); a sum's type is the table's.
+no such row. Money stays exact (the sums are DECIMAL); a sum's type is the table's. A sum that
+comes out null over the old or the new rows (a group whose values are all null, in a model that
+does not coalesce them) is no difference to add (`x + null` is null): the model is then left as
+it is and the caller rebuilds it whole.
 
 The changed rows it reports for its readers are, as for a delete+insert, the old and the new
 versions of the rows it touched, kept apart too.
@@ -38,9 +41,12 @@ def _same(keys: list[str], a: str, b: str) -> str:
     return " and ".join(f"{a}.{k} is not distinct from {b}.{k}" for k in keys)
 
 
-def add_sums(con: duckdb.DuckDBPyConnection, model: Model, old_sql: str, new_sql: str) -> Added:
+def add_sums(
+    con: duckdb.DuckDBPyConnection, model: Model, old_sql: str, new_sql: str
+) -> Added | None:
     """Apply the model's SQL over its input's old rows (`old_sql`) and new rows (`new_sql`) to
-    its table as a difference, in the caller's transaction."""
+    its table as a difference, in the caller's transaction. None, with the table untouched,
+    when a sum over either side is null: the caller rebuilds the model whole."""
     assert model.sums is not None
     table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
     base = f"{model.layer}_{model.name}"
@@ -59,12 +65,16 @@ def add_sums(con: duckdb.DuckDBPyConnection, model: Model, old_sql: str, new_sql
     minus = ", ".join(f"-{m} as {m}" for m in measures)
     summed = ", ".join(f"sum({m}) as {m}" for m in measures)
     moved = " or ".join(f"sum({m}) <> 0" for m in measures)
+    null = "bool_or(" + " or ".join(f"{m} is null" for m in measures) + ")"
     con.execute(
-        f"create or replace temp table {delta} as select {listed}, {summed} from ("
-        f"select {listed}, {plus} from ({new_sql}) "
+        f"create or replace temp table {delta} as select {listed}, {summed}, {null} as _null "
+        f"from (select {listed}, {plus} from ({new_sql}) "
         f"union all select {listed}, {minus} from ({old_sql})) "
-        f"group by all having {moved}"
+        f"group by all having {null} or {moved}"
     )
+    (nulls,) = con.execute(f"select count(*) from {delta} where _null").fetchone() or (0,)
+    if nulls:
+        return None
     touched = f"exists (select 1 from {delta} as d where {_same(keys, 'd', 't')})"
     con.execute(
         f"create or replace temp table {removed} as select * from {table} as t where {touched}"

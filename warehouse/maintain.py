@@ -124,10 +124,11 @@ class Maintainer:
             and set(changed) == {sums.source}
             and sums.source in self.parts
         ):
-            outcome = self._added(model)
-            outcome.seconds = time.perf_counter() - t0
-            self._keep(q, outcome)
-            return outcome
+            added = self._added(model)
+            if added is not None:  # else a null sum: rebuilt whole below
+                added.seconds = time.perf_counter() - t0
+                self._keep(q, added)
+                return added
         inc = model.incremental
         if (
             fresh
@@ -157,17 +158,18 @@ class Maintainer:
         if outcome.parts is not None and outcome.state is not None:
             self.parts[q] = outcome.parts
 
-    def _added(self, model: Model) -> Outcome:
-        """A model of sums over the one input that changed by key (`warehouse.additive`)."""
+    def _added(self, model: Model) -> Outcome | None:
+        """A model of sums over the one input that changed by key (`warehouse.additive`); None
+        when a sum came out null (the model is left as it is for a whole rebuild)."""
         assert model.sums is not None
         removed, added = self.parts[model.sums.source]
         old = _swap(model.sql, {model.sums.source: quote_ident(removed)})
         new = _swap(model.sql, {model.sums.source: quote_ident(added)})
         done = add_sums(self.con, model, old, new)
-        self.temps += [
-            quote_ident(t) for t in (f"_sums_{model.layer}_{model.name}", done.removed, done.added)
-        ]
-        self.temps.append(quote_ident(f"_changed_{model.layer}_{model.name}"))
+        base = f"{model.layer}_{model.name}"
+        self.temps += [quote_ident(f"_{p}_{base}") for p in ("sums", "removed", "added", "changed")]
+        if done is None:
+            return None
         return Outcome("sums", done.changed, keys=done.keys, parts=(done.removed, done.added))
 
     def _maps(self, inc: Incremental, source: str, relation: str) -> bool:

@@ -172,3 +172,73 @@ def test_adding_what_changed_equals_the_sums_of_the_new_rows(tmp_path: Path) -> 
     assert [g for g, _, _ in got] == ["a", "c", None]
     # its changed rows: the old and the new version of every row it touched (b's old only)
     assert con.execute(f"select count(*) from {done.changed}").fetchone() == (3 + 3,)
+
+
+def test_a_null_sum_is_no_difference_and_leaves_the_model_to_a_whole_rebuild(
+    tmp_path: Path,
+) -> None:
+    """A group whose values are all null sums to null over one side: `x + null` would wipe its
+    total, so the engine declines (None), writes nothing, and the refresh rebuilds it whole."""
+    from warehouse.additive import add_sums
+
+    con = duckdb.connect()
+    con.execute("create schema core")
+    con.execute("create table core.src (id integer, g varchar, v decimal(18, 2))")
+    con.execute("insert into core.src values (1, 'a', 1.10), (2, 'a', 2.20), (3, 'b', 4.00)")
+    sql = "select g, cast(sum(v) as decimal(38, 2)) as total from core.src group by all"
+    model = Model(
+        layer="core",
+        name="sums",
+        path=tmp_path / "sums.sql",
+        sql=sql,
+        description="",
+        deps=frozenset({"core.src"}),
+        lake_tables=frozenset(),
+        sums=Sums("core.src", ("g",)),
+    )
+    con.execute(f"create table core.sums as {sql}")
+    before = con.execute("select * from core.sums order by all").fetchall()
+    # 3 loses its amount: b's new sum is null, a difference cannot say what b's total becomes
+    con.execute("create temp table removed as select * from core.src where id = 3")
+    con.execute("update core.src set v = null where id = 3")
+    con.execute("create temp table added as select * from core.src where id = 3")
+    done = add_sums(
+        con, model, sql.replace("core.src", "removed"), sql.replace("core.src", "added")
+    )
+    assert done is None
+    assert con.execute("select * from core.sums order by all").fetchall() == before
+
+
+def test_a_declined_sum_is_rebuilt_whole_in_the_refresh(
+    lake: Lake, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """When the engine declines (a null sum, as above), the refresh rebuilds the cells whole in
+    the same transaction, and they equal a whole rebuild of the same lake."""
+    import warehouse.maintain
+
+    first = Batch().reference(units=4)
+    _booked(first, 1, "2025-01-25", "2025-01-28", booked="2025-01-02T09:00:00")
+    _booked(first, 2, "2025-02-10", "2025-02-12", booked="2025-01-03T09:00:00")
+    first.flush(lake, kind="full")
+    build_warehouse(tmp_path, as_of=AS_OF)
+    second = Batch()
+    _booked(
+        second,
+        1,
+        "2025-02-01",
+        "2025-02-04",
+        booked="2025-01-02T09:00:00",
+        modified="2025-01-19T10:00:00",
+    )
+    second.flush(lake)
+    monkeypatch.setattr(warehouse.maintain, "add_sums", lambda *a, **k: None)
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    assert result.refreshed["core.fct_pace_night_spans"] == "keys"
+    assert result.refreshed[CELLS] == "whole", result.refreshed
+
+    reference = tmp_path.with_name(f"{tmp_path.name}-whole")
+    reference.mkdir()
+    (reference / "lake").symlink_to(tmp_path / "lake")
+    whole = build_warehouse(reference, as_of=AS_OF)
+    for schema in ("core", "marts"):
+        assert mart_differences(tmp_path / "warehouse.duckdb", whole.path, schema) == {}, schema
