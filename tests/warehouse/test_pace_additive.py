@@ -131,6 +131,20 @@ def test_the_sums_form_is_parsed_and_declared_by_the_cells() -> None:
     assert models["core.fct_pace_night_spans"].incremental is not None
 
 
+def _sums_model(tmp_path: Path, sql: str) -> Model:
+    """A model of sums over `core.src` by its column `g` (the engine alone, without a build)."""
+    return Model(
+        layer="core",
+        name="sums",
+        path=tmp_path / "sums.sql",
+        sql=sql,
+        description="",
+        deps=frozenset({"core.src"}),
+        lake_tables=frozenset(),
+        sums=Sums("core.src", ("g",)),
+    )
+
+
 def test_adding_what_changed_equals_the_sums_of_the_new_rows(tmp_path: Path) -> None:
     """The engine alone on a model of sums over a table: a group whose rows all go is removed, a
     new group is added, a null key is a key like any other, and money stays exact."""
@@ -147,16 +161,7 @@ def test_adding_what_changed_equals_the_sums_of_the_new_rows(tmp_path: Path) -> 
         "select g, count(*) as n, cast(sum(v) as decimal(38, 2)) as total "
         "from core.src group by all"
     )
-    model = Model(
-        layer="core",
-        name="sums",
-        path=tmp_path / "sums.sql",
-        sql=sql,
-        description="",
-        deps=frozenset({"core.src"}),
-        lake_tables=frozenset(),
-        sums=Sums("core.src", ("g",)),
-    )
+    model = _sums_model(tmp_path, sql)
     con.execute(f"create table core.sums as {sql}")
     # 3 (all of b) and 5 go, 1 changes its amount, 6 starts group c, 7 joins the null group
     con.execute("create temp table removed as select * from core.src where id in (1, 3, 5)")
@@ -186,16 +191,7 @@ def test_a_null_sum_is_no_difference_and_leaves_the_model_to_a_whole_rebuild(
     con.execute("create table core.src (id integer, g varchar, v decimal(18, 2))")
     con.execute("insert into core.src values (1, 'a', 1.10), (2, 'a', 2.20), (3, 'b', 4.00)")
     sql = "select g, cast(sum(v) as decimal(38, 2)) as total from core.src group by all"
-    model = Model(
-        layer="core",
-        name="sums",
-        path=tmp_path / "sums.sql",
-        sql=sql,
-        description="",
-        deps=frozenset({"core.src"}),
-        lake_tables=frozenset(),
-        sums=Sums("core.src", ("g",)),
-    )
+    model = _sums_model(tmp_path, sql)
     con.execute(f"create table core.sums as {sql}")
     before = con.execute("select * from core.sums order by all").fetchall()
     # 3 loses its amount: b's new sum is null, a difference cannot say what b's total becomes
