@@ -42,6 +42,16 @@ def _cells(path: Path, where: str) -> list[tuple[Any, ...]]:
         con.close()
 
 
+def _assert_equals_a_whole_rebuild(data_dir: Path) -> None:
+    """The refreshed file's core and marts, table by table, against a new build of its lake."""
+    reference = data_dir.with_name(f"{data_dir.name}-whole")
+    reference.mkdir()
+    (reference / "lake").symlink_to(data_dir / "lake")
+    whole = build_warehouse(reference, as_of=AS_OF)
+    for schema in ("core", "marts"):
+        assert mart_differences(data_dir / "warehouse.duckdb", whole.path, schema) == {}, schema
+
+
 def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
     lake: Lake, tmp_path: Path
 ) -> None:
@@ -113,12 +123,7 @@ def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
         "as_of_date = date '2025-01-20' and stay_date = date '2025-02-10'",
     ) == [(date(2025, 1, 20), date(2025, 2, 10), "EUR", 2, 2, 180)]
 
-    reference = tmp_path.with_name(f"{tmp_path.name}-whole")
-    reference.mkdir()
-    (reference / "lake").symlink_to(tmp_path / "lake")
-    whole = build_warehouse(reference, as_of=AS_OF)
-    for schema in ("core", "marts"):
-        assert mart_differences(tmp_path / "warehouse.duckdb", whole.path, schema) == {}, schema
+    _assert_equals_a_whole_rebuild(tmp_path)
 
 
 def test_the_sums_form_is_parsed_and_declared_by_the_cells() -> None:
@@ -232,9 +237,4 @@ def test_a_declined_sum_is_rebuilt_whole_in_the_refresh(
     assert result.refreshed["core.fct_pace_night_spans"] == "keys"
     assert result.refreshed[CELLS] == "whole", result.refreshed
 
-    reference = tmp_path.with_name(f"{tmp_path.name}-whole")
-    reference.mkdir()
-    (reference / "lake").symlink_to(tmp_path / "lake")
-    whole = build_warehouse(reference, as_of=AS_OF)
-    for schema in ("core", "marts"):
-        assert mart_differences(tmp_path / "warehouse.duckdb", whole.path, schema) == {}, schema
+    _assert_equals_a_whole_rebuild(tmp_path)
