@@ -49,15 +49,21 @@ def record_build(con: duckdb.DuckDBPyConnection, lake_dir: Path, built: list[Mod
         for f in table_files(lake_dir, table)
         if (ident := file_id(f)) is not None
     ]
+    # one statement of lists (`executemany` is a statement per row: ~0.2 CPU s for a large
+    # lake's ~500 files, docs/benchmarks.md session 14)
     if rows:
-        con.executemany(f"insert into {LAKE_FILES_TABLE} values (?, ?, ?, ?)", rows)
+        con.execute(
+            f"insert into {LAKE_FILES_TABLE} select unnest($1::varchar[]), "
+            "unnest($2::varchar[]), unnest($3::bigint[]), unnest($4::bigint[])",
+            [list(column) for column in zip(*rows, strict=True)],
+        )
     con.execute(f"create table if not exists {VERSIONS_TABLE} (model varchar, version varchar)")
     names = [m.qualified for m in built]
     con.execute(f"delete from {VERSIONS_TABLE} where list_contains($1, model)", [names])
     if built:
-        con.executemany(
-            f"insert into {VERSIONS_TABLE} values (?, ?)",
-            [(m.qualified, model_version(m)) for m in built],
+        con.execute(
+            f"insert into {VERSIONS_TABLE} select unnest($1::varchar[]), unnest($2::varchar[])",
+            [names, [model_version(m) for m in built]],
         )
 
 

@@ -96,6 +96,11 @@ class Maintainer:
     # models changed by key -> the temp tables of the rows they removed and of those inserted
     parts: dict[str, tuple[str, str]] = field(default_factory=dict)
     temps: list[str] = field(default_factory=list)
+    # the temp views among `temps` (dropped as views)
+    views: set[str] = field(default_factory=set)
+    # every table's columns (`table_columns`), read once and again after a whole rebuild (the
+    # only step that may change a table's columns): one query of the catalog costs ~10 ms
+    column_cache: dict[str, tuple[tuple[str, str], ...]] | None = None
 
     def changed_inputs(self, model: Model) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -257,15 +262,13 @@ class Maintainer:
             f"({' union all '.join(selects)})"
         )
         self.temps += [keys, delta, removed, added]
-        (count,) = self.con.execute(f"select count(*) from {keys}").fetchone() or (0,)
+        null_keys = "count(*) filter (where k is null)" if len(names) == 1 else "0"
+        (count, found) = self.con.execute(
+            f"select count(*), {null_keys} from {keys}"
+        ).fetchone() or (0, 0)
         if count == 0:
             return Outcome("keys", FULL if shifted else None)
-        nulls = False
-        if len(names) == 1:
-            (found,) = self.con.execute(
-                f"select count(*) from {keys} where k is null"
-            ).fetchone() or (0,)
-            nulls = bool(found)
+        nulls = bool(found)
 
         def matching(columns: tuple[str, ...]) -> str:
             """Rows whose `columns` hold an affected key (nulls equal)."""
@@ -316,8 +319,9 @@ class Maintainer:
         # a model nobody reads (known to have no readers) needs no changed rows, nor does a
         # shifted one: every row moved, so it is changed whole for its readers
         read = self.readers.get(model.qualified, 1) > 0 and not shifted
-        written, moved = replace_rows(self.con, table, base, match, sql, diff=read)
+        written, views, moved = replace_rows(self.con, table, base, match, sql, diff=read)
         self.temps += written
+        self.views.update(views)
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
         if moved is None:
@@ -332,7 +336,9 @@ class Maintainer:
         through the CTEs a model reads twice (it materialises them whole)."""
         inc = model.incremental
         assert inc is not None
-        columns = table_columns(self.con)  # one query for every input
+        if self.column_cache is None:
+            self.column_cache = table_columns(self.con)  # one query for every input
+        columns = self.column_cache
         narrowed = [
             dep
             for dep in sorted(model.deps)
@@ -350,6 +356,7 @@ class Maintainer:
         table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
         before = self._fingerprint(table) if compare else None
         self.con.execute(f"create or replace table {table} as\n{model.sql}")
+        self.column_cache = None
         if before is not None and self._fingerprint(table) == before:
             return Outcome("whole", None)
         return Outcome("whole", FULL)
@@ -366,6 +373,7 @@ class Maintainer:
         self.con.execute(f"create or replace temp table {before} as select * from {table}")
         columns = self._columns(before)
         self.con.execute(f"create or replace table {table} as\n{model.sql}")
+        self.column_cache = None
         if self._columns(table) != columns:
             return Outcome("whole", FULL)
         blind = self.diffed[model.qualified][0]
@@ -390,8 +398,16 @@ class Maintainer:
         return (cols, row)
 
     def drop_temps(self) -> None:
-        for name in self.temps:
-            self.con.execute(f"drop table if exists temp.{name}")
-        for table in self.lake.values():
-            if table != FULL:
-                self.con.execute(f"drop view if exists temp.{quote_ident(table)}")
+        """Drop the temp tables and views this walk wrote (those that exist: one query of the
+        temp catalog rather than a statement per name)."""
+        present = dict(
+            self.con.execute(
+                "select table_name, table_type from information_schema.tables "
+                "where table_catalog = 'temp'"
+            ).fetchall()
+        )
+        views = {quote_ident(t) for t in self.lake.values() if t != FULL} | self.views
+        for name in dict.fromkeys([*views, *self.temps]):
+            kind = present.get(name.strip('"'))
+            if kind is not None:
+                self.con.execute(f"drop {'view' if kind == 'VIEW' else 'table'} temp.{name}")
