@@ -46,7 +46,7 @@ from warehouse.build import (
 from warehouse.changes import built_versions, delta_readers, lake_changes, record_build
 from warehouse.lake import detach_lake
 from warehouse.macros import KPI_WINDOW
-from warehouse.maintain import Maintainer
+from warehouse.maintain import Maintainer, keyed_sources
 from warehouse.models import discover_models
 
 
@@ -105,6 +105,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 versions=versions,
                 existing=table_names(con),
                 readers=readers,
+                keyed=keyed_sources(models),
                 diffed=delta_readers(models),
             )
             seconds: dict[str, float] = {}

@@ -67,6 +67,25 @@ def _swap(sql: str, swaps: dict[str, str]) -> str:
     return pattern.sub(lambda found: swaps[found.group(1)], sql)
 
 
+def keyed_sources(models: dict[str, Model]) -> set[str]:
+    """The models whose changed rows some reader takes by key: a reader maintained by key
+    with a key expression over the model, or a model of sums over it. A model outside this
+    set that is maintained by key hands its readers FULL, without copying its old rows out
+    before the delete: each of its readers is rebuilt whole on its change (or maps it by its
+    `when ... changed whole` query) and would only learn from the changed rows that none
+    changed (docs/benchmarks.md, session 14: marts.sales_daily's copy, 0.23 CPU s of 4.9
+    million rows, served forecast_daily, rebuilt whole every hour in 0.1)."""
+    out: set[str] = set()
+    for reader in models.values():
+        inc, sums = reader.incremental, reader.sums
+        for dep in reader.deps:
+            if (inc is not None and inc.expression(dep) is not None) or (
+                sums is not None and sums.source == dep
+            ):
+                out.add(dep)
+    return out
+
+
 @dataclass
 class Outcome:
     """What maintaining one model did: how (`keys`, `sums`, `whole`, `unchanged`), and its
@@ -90,6 +109,9 @@ class Maintainer:
     existing: set[str]
     # model -> how many models read it (one absent: taken as read, for a change by key)
     readers: dict[str, int] = field(default_factory=dict)
+    # the models whose changed rows a reader takes by key (`keyed_sources`); None: every model
+    # that is read
+    keyed: set[str] | None = None
     # whole rebuilds that report their changed rows -> (lineage out of the diff, who names it)
     diffed: dict[str, tuple[bool, tuple[Model, ...]]] = field(default_factory=dict)
     states: dict[str, str | None] = field(default_factory=dict)
@@ -316,9 +338,12 @@ class Maintainer:
             sql = _swap(model.sql, swaps)
         else:
             sql = model.sql
-        # a model nobody reads (known to have no readers) needs no changed rows, nor does a
-        # shifted one: every row moved, so it is changed whole for its readers
-        read = self.readers.get(model.qualified, 1) > 0 and not shifted
+        # a model nobody reads (known to have no readers), or whose readers take no changed
+        # rows by key, needs no changed rows, nor does a shifted one: every row moved, so it
+        # is changed whole for its readers
+        q = model.qualified
+        read = self.readers.get(q, 1) > 0 if self.keyed is None else q in self.keyed
+        read = read and not shifted
         written, views, moved = replace_rows(self.con, table, base, match, sql, diff=read)
         self.temps += written
         self.views.update(views)

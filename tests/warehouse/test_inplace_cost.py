@@ -1,0 +1,106 @@
+"""What a model maintained by key costs in an in-place refresh (`warehouse.maintain`,
+`warehouse.delta`): which rows it copies out, how its delete finds its rows, where its changed
+rows live. Each refresh here also equals a whole rebuild of the same lake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+import warehouse.maintain
+from tests.warehouse.lakefixture import Lake
+from tests.warehouse.scenarios import Batch
+from tests.warehouse.test_inplace import AS_OF, _differences_from_a_whole_rebuild, _first_state
+from warehouse.inplace import update_warehouse
+from warehouse.maintain import Maintainer, keyed_sources
+from warehouse.models import discover_models
+
+
+class _Recording:
+    """A connection that records the statements run through it."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, seen: list[str]) -> None:
+        self._con, self._seen = con, seen
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self._seen.append(" ".join(sql.split()))
+        return self._con.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+
+def _record(monkeypatch: Any) -> tuple[list[str], dict[str, str]]:
+    """The statements of every delete+insert by key, and the temp objects left before the walk
+    drops them (name -> 'table' or 'view')."""
+    statements: list[str] = []
+    temps: dict[str, str] = {}
+    replace = warehouse.maintain.replace_rows
+
+    def recorded(con: duckdb.DuckDBPyConnection, *args: Any, **kwargs: Any) -> Any:
+        return replace(_Recording(con, statements), *args, **kwargs)  # type: ignore[arg-type]
+
+    drop = Maintainer.drop_temps
+
+    def seen(walk: Maintainer) -> None:
+        found = walk.con.execute(
+            "select table_name, table_type from information_schema.tables "
+            "where table_catalog = 'temp'"
+        )
+        temps.update((n, "view" if t == "VIEW" else "table") for n, t in found.fetchall())
+        drop(walk)
+
+    monkeypatch.setattr(warehouse.maintain, "replace_rows", recorded)
+    monkeypatch.setattr(Maintainer, "drop_temps", seen)
+    return statements, temps
+
+
+def test_a_read_model_deletes_by_the_row_ids_it_copied(
+    lake: Lake, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A model whose rows a reader takes by key copies the affected keys' old rows with their
+    row ids and deletes by those ids (not by matching every row's key columns again); the rows
+    that differ are a table, the removed, added and changed rows views over it. A mart nobody
+    reads deletes by its keys and copies nothing. Equal to a whole rebuild."""
+    _first_state(lake, tmp_path)
+    Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
+    statements, temps = _record(monkeypatch)
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    assert result.refreshed["core.fct_stay_nights"] == "keys", result.refreshed
+    assert result.refreshed["marts.revenue_daily"] == "keys", result.refreshed
+    deletes = {s.split()[2]: s for s in statements if s.startswith("delete from ")}
+    assert "rowid in (select _old_rowid" in deletes['"core"."fct_stay_nights"'], deletes
+    assert "rowid" not in deletes['"marts"."revenue_daily"'], deletes
+    assert temps.get("_old_core_fct_stay_nights") == "table", temps
+    assert temps.get("_diff_core_fct_stay_nights") == "table", temps
+    for part in ("removed", "added", "changed"):
+        assert temps.get(f"_{part}_core_fct_stay_nights") == "view", temps
+    assert "_old_marts_revenue_daily" not in temps, sorted(temps)
+    assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
+
+
+def test_a_model_whose_readers_take_no_rows_by_key_copies_none(
+    lake: Lake, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """marts.sales_daily is maintained by key, but its one reader, marts.forecast_daily, is
+    rebuilt whole whenever it changes: its old rows are not copied out (the copy reads the
+    whole table) and it hands its reader a change whole. fct_stay_nights, whose readers map
+    its rows to their keys, keeps them. Equal to a whole rebuild."""
+    models = discover_models()
+    keyed = keyed_sources(models)
+    assert "marts.sales_daily" not in keyed and "core.fct_stay_nights" in keyed
+    assert [q for q, m in models.items() if "marts.sales_daily" in m.deps] == [
+        "marts.forecast_daily"
+    ]
+    _first_state(lake, tmp_path)
+    Batch().reservation(4, "2025-01-03", "2025-01-04", unit_id=4, nightly="80.00").flush(lake)
+    _, temps = _record(monkeypatch)
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    assert result.refreshed["marts.sales_daily"] == "keys", result.refreshed
+    assert result.refreshed["marts.forecast_daily"] == "whole", result.refreshed
+    assert "_old_marts_sales_daily" not in temps, sorted(temps)
+    assert "_changed_marts_sales_daily" not in temps, sorted(temps)
+    assert temps.get("_old_core_fct_stay_nights") == "table", temps
+    assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
