@@ -413,12 +413,11 @@ class Maintainer:
         return Outcome("whole", f"_changed_{base}" if count else None)
 
     def _fingerprint(self, table: str) -> tuple[object, ...]:
-        cols = self.con.execute(
-            "select list(column_name || ' ' || data_type order by ordinal_position) "
-            "from information_schema.columns where table_catalog = current_database() "
-            "and table_schema || '.' || table_name = $1",
-            [table.replace('"', "")],
-        ).fetchone()
+        # `describe` of the one table: a query of information_schema reads every table's
+        # columns, and the lake's views' (~10 ms each)
+        cols = [
+            f"{name} {kind}" for name, kind, *_ in self.con.execute(f"describe {table}").fetchall()
+        ]
         row = self.con.execute(f"select count(*), sum(hash(t)) from {table} as t").fetchone()
         return (cols, row)
 
