@@ -7,8 +7,9 @@ A refresh compares the lake and the code with what the published file records
   its key deletes the rows of the affected keys and inserts them again from its own SQL filtered
   on those keys; of the rows it deleted and inserted, those that differ (the old rows the new
   ones do not have, and the other way round) are its changed rows for the models reading it,
-  and when none differ it is unchanged for them (a model no model reads keeps no old rows:
-  `warehouse.delta.replace_rows`);
+  and when none differ it is unchanged for them; the table writes only the rows that differ
+  (a model whose readers take none of its rows by key, `keyed_sources`, keeps no old rows and
+  is changed whole for them: `warehouse.delta.replace_rows`);
 - any other model with a changed input is rebuilt whole, and counts as unchanged for its readers
   when its fingerprint (row count and sum of row hashes) is the same as before (a calendar that
   did not move, a dimension nobody touched). When a reader maps this model's rows to its own
