@@ -18,8 +18,7 @@
 --
 -- Maintained by month x location: an hour's stays reach most months, but a tenth of the months x
 -- locations; a line night or a bill line keys the months and locations of its reservation's
--- stay nights. Its inputs are read by the keyed months' dates (from the calendar, every night
--- the model counts is there) rather than by truncating every night to its month: half the CPU.
+-- stay nights; its inputs are read by the keyed months' dates of the calendar.
 
 with line_nights as (
     select * from core.fct_bill_line_nights
