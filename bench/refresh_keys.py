@@ -15,9 +15,10 @@ nights in two versions (sold and free), are the changed rows a refresh would han
 Each mart is then maintained by `warehouse.maintain.Maintainer` as a refresh would (by key, or by
 adding what changed, its table taken as built by its current SQL), timed, and built whole into
 a temp table, timed. The marts are taken in the order given, each reading the changes of those
-before it (booking pace: `core.fct_pace_night_spans core.fct_pace_on_the_books
-core.dim_pace_currencies marts.booking_pace`; the sampled reservations' pace nights are first
-given a cent more room revenue, which their refresh by key takes back, so that the cells move).
+before it (booking pace: `core.fct_pace_night_spans core.fct_pace_span_groups
+core.fct_pace_on_the_books core.dim_pace_currencies marts.booking_pace`; the sampled
+reservations' pace nights are first given a cent more room revenue, which their refresh by key
+takes back, so that the cells move).
 The transaction is rolled back: the copy is left as it was.
 """
 

@@ -115,6 +115,17 @@ CORE: dict[str, dict[str, str]] = {
         "version's effective_from); today's status judges only as-of dates before it. "
         "9999-12-31 without a recorded version.",
     },
+    "core.fct_pace_span_groups": {
+        "first_counted_date": "First as-of date at which the group's nights count: their "
+        "first_as_of_date, or 372 days before the night when later.",
+        "last_counted_date": "Last as-of date at which they count, inclusive: their "
+        "last_as_of_date, or the night itself when earlier.",
+        "before_history_until": "Today's status (is_from_history false): the as-of dates "
+        "before this one are before the reservation's recorded history (its history start, "
+        "cut to the counted dates); null for nights from history.",
+        "nights": "Nights of core.fct_pace_night_spans in the group.",
+        "room_revenue": f"Their room revenue (today's allocation); {_MONEY38}.",
+    },
     "core.fct_pace_on_the_books": {
         "as_of_date": "Weekly snapshot: the build's as_of and the 105 weeks before it (those "
         "marts.booking_pace reports, and those its pickup and STLY look back to).",

@@ -62,23 +62,26 @@ def current_view_sql(table: str) -> str:
     return current_state_sql(spec, raw, parent)
 
 
-def narrowed_current_sql(table: str, column: str, match: str) -> str:
+def narrowed_current_sql(table: str, column: str | tuple[str, ...], match: str) -> str:
     """The current state of the rows of `table` whose `column` passes `match` (a predicate on
-    `column`), the parent's narrowed the same way when it has that column. The same rows as
-    filtering `lake_current.<table>` when each value of `column` has its own current rows (a
-    reservation's children), at the cost of those rows rather than of the whole table.
+    `column`, or on several columns together), the parent's narrowed the same way when it has
+    those columns. The same rows as filtering `lake_current.<table>` when each value of
+    `column` has its own current rows (a reservation's children; an availability record's
+    accommodation type and arrival date, part of its key), at the cost of those rows rather than
+    of the whole table.
 
     The narrowed rows and the parent's narrowed current state are materialized once: the rule
     names its candidates several times and a child names its parent in its candidates, so
     inlined they read the parent's files some eight times for a child table (docs/benchmarks.md,
     session 13)."""
+    columns = (column,) if isinstance(column, str) else column
     spec = LAKE_TABLES[table]
     everything = f"{LAKE_CATALOG}.{quote_ident(table)}"
     rows = quote_ident(f"_narrowed_{table}")
     ctes = [f"{rows} as materialized (select * from {everything} where {match})"]
     parent = None
     if spec.parent is not None:
-        if column in TABLES[spec.parent].all_columns:
+        if set(columns) <= set(TABLES[spec.parent].all_columns):
             parent = quote_ident(f"_narrowed_current_{spec.parent}")
             narrowed = narrowed_current_sql(spec.parent, column, match)
             ctes.append(f"{parent} as materialized ({narrowed})")

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from lake.sql import quote_ident
+from lake.tables import TABLES as LAKE_TABLES
 from warehouse.additive import add_sums
 from warehouse.asof import days_moved
 from warehouse.changes import FULL, lake_inputs, model_version
@@ -319,9 +320,13 @@ class Maintainer:
                     continue
                 on = matching(columns)
                 swaps[source] = f"(select * from {source} where {on})"
-                if source.startswith("lake.") and len(columns) == 1:
-                    lake_table = source.removeprefix("lake.")
-                    current = narrowed_current_sql(lake_table, columns[0], on)
+                lake_table = source.removeprefix("lake.")
+                # its current state narrowed by one column (a reservation's rows), or by several
+                # when they are part of the lake table's key (so each value has its own rows)
+                if source.startswith("lake.") and (
+                    len(columns) == 1 or set(columns) <= set(LAKE_TABLES[lake_table].key)
+                ):
+                    current = narrowed_current_sql(lake_table, columns, on)
                     swaps[f"lake_current.{lake_table}"] = f"({current})"
             # an input read by the condition its `incremental narrows` line gives
             # `affected_keys`: one column `k`, or one per key column, named as the key columns

@@ -52,7 +52,9 @@ thousand of the nights x types):
 Each expression then gives one value per key column, comma separated (a query, one column per
 key column); a key matches a row when every column is not distinct from it (nulls equal);
 `affected_keys` has one column per key column, named as the key columns; "narrows its inputs"
-narrows an input whose expression is the input's own columns by all of them.
+narrows an input whose expression is the input's own columns by all of them (a lake table's
+current state too when they are part of its key: `staging/stg_availability.sql` by type x
+arrival date).
 
 An input that changed whole (the build settings, i.e. a moved as-of date, or a model rebuilt
 whole that reports no diff) makes the model rebuild whole, unless a line gives a query over the

@@ -66,9 +66,11 @@ SAME_DAY_KEYED = (
     "core.fct_reconciliation_bills",
 )
 # maintained by adding what changed in every run within a day (`warehouse.additive`): booking
-# pace's on-the-books cells (their snapshots move across midnight: then rebuilt whole), guest
+# pace's nights grouped and its on-the-books cells (their snapshots move across midnight: then
+# rebuilt whole from the groups), guest
 # mix's cells, revenue reconciliation's two sides
 SAME_DAY_SUMMED = (
+    "core.fct_pace_span_groups",
     "core.fct_pace_on_the_books",
     "core.fct_guest_mix_cells",
     "core.fct_reconciliation_bill_cells",

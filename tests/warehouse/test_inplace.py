@@ -128,8 +128,9 @@ def _availability(day: int, units: int, price: str) -> dict[str, list[dict[str, 
 def test_changed_availability_is_maintained_by_type_and_date(lake: Lake, tmp_path: Path) -> None:
     """A record of the availability index that changed (a delta of it alone, as a run lands it),
     one that is gone (a tombstone) and one that is new reach the availability models by their
-    accommodation type and the rate availability mart by the arrival dates whose available units
-    moved, not by a whole rebuild."""
+    accommodation type x arrival date (the type's other arrival dates are not recomputed) and
+    the rate availability mart by the arrival dates whose available units moved, not by a whole
+    rebuild."""
     first = Batch()
     for day in range(1, 13):
         for table, rows in _availability(day, 4, "300.00").items():
@@ -144,6 +145,24 @@ def test_changed_availability_is_maintained_by_type_and_date(lake: Lake, tmp_pat
     gone = {"resource_id": TYPE_ID, "arrival_date": "2025-01-07", "duration": 3}
     change.tables["availability"].append({**gone, "_is_deleted": True})
     change.flush(lake)
+    # a mark on the 3rd's record, which nothing changed: the models go by type x arrival date,
+    # so a refresh keeps it (by type alone, every record of the type was recomputed)
+    marks = (
+        ("staging.stg_availability", "max_capacity", 99),
+        ("staging.stg_availability_prices", "price", Decimal("999.00")),
+        ("core.fct_availability", "price", Decimal("999.00")),
+    )
+    on_the_3rd = "arrival_date = '2025-01-03'"
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"))
+    try:
+        kept = {
+            t: con.execute(f"select {c} from {t} where {on_the_3rd}").fetchall()
+            for t, c, _ in marks
+        }
+        for table, column, mark in marks:
+            con.execute(f"update {table} set {column} = $1 where {on_the_3rd}", [mark])
+    finally:
+        con.close()
     result = update_warehouse(tmp_path, as_of=AS_OF)
     for model in (
         "staging.stg_availability",
@@ -153,6 +172,16 @@ def test_changed_availability_is_maintained_by_type_and_date(lake: Lake, tmp_pat
     ):
         assert result.refreshed.get(model) == "keys", (model, result.refreshed)
     assert "marts.revenue_daily" not in result.refreshed  # it does not read availability
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"))
+    try:
+        for table, column, mark in marks:
+            found = con.execute(f"select {column} from {table} where {on_the_3rd}").fetchall()
+            assert found == [(mark,)], (table, found)  # not recomputed
+            # the mark aside (its value before), every table equals a whole rebuild
+            ((value,),) = kept[table]
+            con.execute(f"update {table} set {column} = $1 where {on_the_3rd}", [value])
+    finally:
+        con.close()
     assert _differences_from_a_whole_rebuild(tmp_path, "availability") == {}
     con = duckdb.connect(str(result.path), read_only=True)
     try:

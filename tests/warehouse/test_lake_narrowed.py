@@ -4,6 +4,9 @@ the parent's files read once rather than once per mention of the parent in the r
 
 from __future__ import annotations
 
+from decimal import Decimal
+from typing import Any
+
 import duckdb
 import pyarrow.parquet as pq
 
@@ -60,4 +63,54 @@ def test_a_column_only_a_later_file_has_is_read(lake: Lake) -> None:
         "select reservation_id, reservation_number is null from lake.reservations order by 1"
     ).fetchall()
     assert numbers == [(1, True), (2, False)], numbers
+    con.close()
+
+
+def _record(type_id: int, day: int, price: str) -> dict[str, list[dict[str, Any]]]:
+    key = {"resource_id": type_id, "arrival_date": f"2025-01-{day:02d}", "duration": 2}
+    return {
+        "availability": [{**key, "location_id": 1, "available_units": 3}],
+        "availability_prices": [
+            {**key, "rate_type_id": 1, "currency_code": "EUR", "price": Decimal(price)}
+        ],
+    }
+
+
+def test_availability_narrowed_by_type_and_arrival_date(lake: Lake) -> None:
+    """Narrowed by two columns of the lake's key (accommodation type x arrival date, as the
+    availability models are maintained): the same rows as the current state filtered, the
+    parent (availability) narrowed by both as well, so each table is read once."""
+    first, later = Batch(), Batch()
+    for type_id in (10, 11):
+        for day in (1, 2, 3):
+            for table, rows in _record(type_id, day, "100.00").items():
+                first.tables[table] += rows
+    first.flush(lake, kind="full")
+    for table, rows in _record(10, 2, "120.00").items():  # changed: new prices replace the old
+        later.tables[table] += rows
+    later.tables["availability"].append(  # gone
+        {"resource_id": 11, "arrival_date": "2025-01-03", "duration": 2, "_is_deleted": True}
+    )
+    later.flush(lake)
+    con = duckdb.connect()
+    attach_lake(con, lake.root)
+    con.execute(
+        "create temp table keys as select * from (values (10, date '2025-01-02'), "
+        "(11, date '2025-01-03'), (11, date '2025-01-01')) as k(k0, k1)"
+    )
+    match = (
+        "exists (select 1 from keys as _k where _k.k0 is not distinct from resource_id "
+        "and _k.k1 is not distinct from arrival_date)"
+    )
+    for table in ("availability", "availability_prices"):
+        narrowed = narrowed_current_sql(table, ("resource_id", "arrival_date"), match)
+        got = sorted(con.execute(f"select * from ({narrowed})").fetchall(), key=repr)
+        whole = f"select * from lake_current.{table} where {match}"
+        assert got == sorted(con.execute(whole).fetchall(), key=repr), table
+        assert len(got) == 2, (table, got)  # 10 on the 2nd (its new price), 11 on the 1st
+    prices = narrowed_current_sql("availability_prices", ("resource_id", "arrival_date"), match)
+    assert con.execute(f"select price from ({prices}) where resource_id = 10").fetchall() == [
+        (Decimal("120.00"),)
+    ]
+    assert _scans(con, f"select * from ({prices})") == 3
     con.close()

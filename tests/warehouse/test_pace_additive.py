@@ -6,6 +6,7 @@ added, one whose currency changed; cells left without nights are gone."""
 
 from __future__ import annotations
 
+import shutil
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from warehouse.models import Model, Sums, discover_models
 
 AS_OF = date(2025, 1, 20)
 CELLS = "core.fct_pace_on_the_books"
+GROUPS = "core.fct_pace_span_groups"
 
 
 def _booked(batch: Batch, rid: int, arrival: str, departure: str, **kw: Any) -> Batch:
@@ -42,12 +44,12 @@ def _cells(path: Path, where: str) -> list[tuple[Any, ...]]:
         con.close()
 
 
-def _assert_equals_a_whole_rebuild(data_dir: Path) -> None:
+def _assert_equals_a_whole_rebuild(data_dir: Path, as_of: date = AS_OF) -> None:
     """The refreshed file's core and marts, table by table, against a new build of its lake."""
     reference = data_dir.with_name(f"{data_dir.name}-whole")
     reference.mkdir()
     (reference / "lake").symlink_to(data_dir / "lake")
-    whole = build_warehouse(reference, as_of=AS_OF)
+    whole = build_warehouse(reference, as_of=as_of)
     for schema in ("core", "marts"):
         assert mart_differences(data_dir / "warehouse.duckdb", whole.path, schema) == {}, schema
 
@@ -107,8 +109,8 @@ def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
     )
     second.flush(lake)
     result = update_warehouse(tmp_path, as_of=AS_OF)
-    how = {q: result.refreshed.get(q) for q in ("core.fct_pace_night_spans", CELLS)}
-    assert how == {"core.fct_pace_night_spans": "keys", CELLS: "sums"}, result.refreshed
+    how = {q: result.refreshed.get(q) for q in ("core.fct_pace_night_spans", GROUPS, CELLS)}
+    assert how == {"core.fct_pace_night_spans": "keys", GROUPS: "sums", CELLS: "sums"}, how
 
     # the cell 1 held alone as of Jan 20 is gone; as of Jan 6 and 13 its old version still
     # counts (with today's allocation of its revenue: none on a night it no longer holds)
@@ -126,13 +128,66 @@ def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
     _assert_equals_a_whole_rebuild(tmp_path)
 
 
+def test_a_new_business_date_rebuilds_the_cells_from_the_groups_alone(
+    lake: Lake, tmp_path: Path
+) -> None:
+    """Across midnight every snapshot moves, so the cells are rebuilt whole, but from the nights
+    grouped by the as-of dates they count over (free of the as-of date): with nothing booked
+    the groups stay as they are, with a booking they add it; both equal a whole rebuild at the
+    new date (a snapshot now on a Tuesday, the nights of the history's start and of a
+    cancellation counted in the right weeks)."""
+    first = Batch().reference(units=6)
+    _booked(first, 1, "2025-01-25", "2025-01-28", booked="2025-01-02T09:00:00")
+    _booked(first, 2, "2025-02-10", "2025-02-12", booked="2024-11-20T09:00:00")
+    _booked(
+        first,
+        3,
+        "2025-02-10",
+        "2025-02-13",
+        status=-12,
+        booked="2024-12-03T09:00:00",
+        cancelled="2025-01-14T10:00:00",
+        modified="2025-01-14T10:00:00",
+    )
+    first.flush(lake, kind="full")
+    build_warehouse(tmp_path, as_of=AS_OF)
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
+        (groups,) = con.execute(f"select count(*) from {GROUPS}").fetchone() or (0,)
+    assert groups > 0
+
+    day = date(2025, 1, 21)
+    result = update_warehouse(tmp_path, as_of=day)
+    assert GROUPS not in result.refreshed, result.refreshed  # nothing it reads moved
+    assert result.refreshed.get(CELLS) == "whole", result.refreshed
+    _assert_equals_a_whole_rebuild(tmp_path, day)
+    assert _cells(tmp_path / "warehouse.duckdb", "stay_date = date '2025-02-11'") != []
+
+    second = Batch()
+    _booked(
+        second,
+        4,
+        "2025-02-11",
+        "2025-02-12",
+        booked="2025-01-22T01:00:00",
+        modified="2025-01-22T01:00:00",
+    )
+    second.flush(lake)
+    later = date(2025, 1, 22)
+    result = update_warehouse(tmp_path, as_of=later)
+    assert result.refreshed.get(GROUPS) == "sums", result.refreshed
+    assert result.refreshed.get(CELLS) == "whole", result.refreshed
+    shutil.rmtree(tmp_path.with_name(f"{tmp_path.name}-whole"))
+    _assert_equals_a_whole_rebuild(tmp_path, later)
+
+
 def test_the_sums_form_is_parsed_and_declared_by_the_cells() -> None:
     models = discover_models()
     cells: Model = models[CELLS]
-    assert cells.sums == Sums(
-        "core.fct_pace_night_spans", ("as_of_date", "stay_date", "currency_code")
-    )
+    assert cells.sums == Sums(GROUPS, ("as_of_date", "stay_date", "currency_code"))
     assert cells.incremental is None
+    groups = models[GROUPS].sums
+    assert groups is not None and groups.source == "core.fct_pace_night_spans"
+    assert "meta.build_settings" not in models[GROUPS].sql  # a new date leaves the groups
     assert models["core.fct_pace_night_spans"].incremental is not None
 
 

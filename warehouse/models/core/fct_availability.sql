@@ -1,4 +1,4 @@
--- incremental by accommodation_type_id
+-- incremental by accommodation_type_id, arrival_date
 -- The service's availability index: accommodation type x arrival date x duration with the
 -- available units, one row per rate-type price (a record without prices keeps one row).
 

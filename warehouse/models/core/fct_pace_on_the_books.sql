@@ -1,4 +1,4 @@
--- incremental sums over core.fct_pace_night_spans by as_of_date, stay_date, currency_code
+-- incremental sums over core.fct_pace_span_groups by as_of_date, stay_date, currency_code
 -- Nights and room revenue on the books per weekly as-of snapshot x stay date x currency, the
 -- cells marts.booking_pace reads: the build's as_of and the 105 weeks before it (53 reported,
 -- plus the ones pickup and same time last year look back to), stay dates from the snapshot to
@@ -6,37 +6,41 @@
 -- as-of span: by its history (a version in force then) or by today's status, and today's status
 -- also before the reservation's history starts. Every measure is a sum over those nights, so a
 -- refresh adds the changed reservations' new nights and subtracts their old ones; a cell whose
--- nights all went is removed (a whole build has no cell without nights).
+-- nights all went is removed (a whole build has no cell without nights). It reads the nights
+-- through core.fct_pace_span_groups (the nights counted over the same as-of dates summed,
+-- free of the as-of date): a new business date moves every snapshot, so the cells are rebuilt
+-- whole then, from those groups.
 
 with settings as (
     select * from meta.build_settings
 ),
 
-spans as (
-    select * from core.fct_pace_night_spans
+groups as (
+    select * from core.fct_pace_span_groups
 ),
 
--- the snapshots each night counts in, as weeks back (as-of date = as_of - 7 x weeks_back, 0 to
--- 105): those within its as-of span and from 372 days before the night to the night itself;
--- today's status judges the weeks from first_week_before_history on (before the history)
+-- the snapshots each group's nights count in, as weeks back (as-of date = as_of - 7 x
+-- weeks_back, 0 to 105): from first_counted_date to last_counted_date; today's status judges
+-- the weeks from first_week_before_history on (the as-of dates before before_history_until)
 bounds as (
     select
-        spans.night_date,
-        spans.currency_code,
-        spans.is_from_history,
-        spans.room_revenue,
+        groups.night_date,
+        groups.currency_code,
+        groups.is_from_history,
+        groups.nights,
+        groups.room_revenue,
         greatest(0, cast(ceil(
-            (settings.as_of - least(spans.last_as_of_date, spans.night_date)) / 7
+            (settings.as_of - groups.last_counted_date) / 7
         ) as bigint)) as first_week,
         least(105, cast(floor(
-            (settings.as_of - greatest(spans.first_as_of_date, spans.night_date - 372)) / 7
+            (settings.as_of - groups.first_counted_date) / 7
         ) as bigint)) as last_week,
         case
-            when spans.is_from_history then 106
+            when groups.is_from_history then 106
             else least(106, greatest(0,
-                cast(floor((settings.as_of - spans.history_start_date) / 7) as bigint) + 1))
+                cast(floor((settings.as_of - groups.before_history_until) / 7) as bigint) + 1))
         end as first_week_before_history,
-    from spans
+    from groups
     cross join settings
 ),
 
@@ -50,7 +54,7 @@ grouped as (
         first_week,
         last_week,
         first_week_before_history,
-        count(*) as nights,
+        sum(nights) as nights,
         sum(room_revenue) as room_revenue,
     from bounds
     where first_week <= last_week

@@ -3,10 +3,10 @@
 -- incremental by month_start, location_id from core.fct_unit_nights: cast(date_trunc('month', night_date) as date), location_id
 -- incremental by month_start, location_id from core.fct_bill_lines: select cast(date_trunc('month', s.night_date) as date), s.location_id from core.fct_stay_nights as s where s.reservation_id in (select c.reservation_id from changed_rows as c)
 -- incremental by month_start, location_id from core.dim_dates: select c.month_start, l.location_id from changed_rows as c cross join (select location_id from core.fct_stay_nights union select location_id from core.fct_unit_nights union select location_id from marts.ancillary_revenue_monthly) as l
--- incremental narrows core.fct_stay_nights: (cast(date_trunc('month', night_date) as date), location_id) in (select month_start, location_id from affected_keys) or location_id is null
--- incremental narrows core.fct_bill_line_nights: cast(date_trunc('month', night_date) as date) in (select month_start from affected_keys) and reservation_id in (select s.reservation_id from core.fct_stay_nights as s where (cast(date_trunc('month', s.night_date) as date), s.location_id) in (select month_start, location_id from affected_keys) or s.location_id is null)
--- incremental narrows core.fct_unit_nights: (cast(date_trunc('month', night_date) as date), location_id) in (select month_start, location_id from affected_keys) or location_id is null
--- incremental narrows core.fct_bill_lines: reservation_id in (select s.reservation_id from core.fct_stay_nights as s where (cast(date_trunc('month', s.night_date) as date), s.location_id) in (select month_start, location_id from affected_keys) or s.location_id is null)
+-- incremental narrows core.fct_stay_nights: (night_date, location_id) in (select d.date_day, k.location_id from core.dim_dates as d inner join affected_keys as k on d.month_start = k.month_start) or location_id is null
+-- incremental narrows core.fct_bill_line_nights: night_date in (select d.date_day from core.dim_dates as d where d.month_start in (select month_start from affected_keys)) and reservation_id in (select s.reservation_id from core.fct_stay_nights as s where (s.night_date, s.location_id) in (select d.date_day, k.location_id from core.dim_dates as d inner join affected_keys as k on d.month_start = k.month_start) or s.location_id is null)
+-- incremental narrows core.fct_unit_nights: (night_date, location_id) in (select d.date_day, k.location_id from core.dim_dates as d inner join affected_keys as k on d.month_start = k.month_start) or location_id is null
+-- incremental narrows core.fct_bill_lines: reservation_id in (select s.reservation_id from core.fct_stay_nights as s where (s.night_date, s.location_id) in (select d.date_day, k.location_id from core.dim_dates as d inner join affected_keys as k on d.month_start = k.month_start) or s.location_id is null)
 -- incremental narrows core.dim_dates: month_start in (select month_start from affected_keys)
 -- Ancillary (extras) revenue per month x location x currency x add-on category: the extra bill
 -- lines of on-the-books guest stays allocated to the month's nights (core.fct_bill_line_nights),
@@ -18,7 +18,7 @@
 --
 -- Maintained by month x location: an hour's stays reach most months, but a tenth of the months x
 -- locations; a line night or a bill line keys the months and locations of its reservation's
--- stay nights.
+-- stay nights; its inputs are read by the keyed months' dates of the calendar.
 
 with line_nights as (
     select * from core.fct_bill_line_nights

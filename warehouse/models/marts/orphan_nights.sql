@@ -91,14 +91,13 @@ arrival_dates as (
         and dates.date_day < horizon.end_night
 ),
 
+-- per type and arrival date: the shortest stay an allowed arrival that day needs (a night is
+-- fillable from an arrival when some rule's stay fits the run: the shortest one does)
 rules as (
     select
         configs.resource_id as accommodation_type_id,
         dates.date_day as arrival_date,
-        rentability_sets.min_duration,
-        list_contains(
-            rentability_sets.arrival_days, upper(dayname(dates.date_day))
-        ) as is_arrival_day,
+        min(rentability_sets.min_duration) as min_duration,
     from configs
     inner join rentability_sets
         on configs.rentability_set_id = rentability_sets.rentability_set_id
@@ -107,6 +106,8 @@ rules as (
         and dates.date_day < configs.end_date
     where configs.distribution_channel_id is null
         and coalesce(configs.resource_type, 'ACCOMMODATIONTYPE') like 'ACCOMMODATI%'
+        and list_contains(rentability_sets.arrival_days, upper(dayname(dates.date_day)))
+    group by all
 ),
 
 first_arrival as (
@@ -122,8 +123,7 @@ first_arrival as (
     inner join rules
         on free_nights.accommodation_type_id = rules.accommodation_type_id
         and free_nights.night_date = rules.arrival_date
-    where rules.is_arrival_day
-        and free_nights.night_date >= settings.as_of
+    where free_nights.night_date >= settings.as_of
         and free_nights.night_date + cast(rules.min_duration as integer) <= runs.run_end
     group by free_nights.unit_id, free_nights.run_key
 ),

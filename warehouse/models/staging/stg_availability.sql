@@ -1,8 +1,10 @@
--- incremental by accommodation_type_id from lake.availability: resource_id
+-- incremental by accommodation_type_id, arrival_date from lake.availability: resource_id, arrival_date
 -- incremental narrows its inputs
 -- Availability index records: accommodation type x arrival date x duration.
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.
+--
+-- Maintained by accommodation type x arrival date, as staging.stg_availability_prices.
 
 with source as (
     select * from lake_current.availability
