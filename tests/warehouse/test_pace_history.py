@@ -262,3 +262,41 @@ def test_a_refresh_in_place_goes_by_reservation_and_equals_a_whole_rebuild(
     whole = build_warehouse(reference, as_of=as_of)
     for schema in ("core", "marts"):  # the cells too: none left at 0 nights
         assert mart_differences(tmp_path / "warehouse.duckdb", whole.path, schema) == {}, schema
+
+
+def test_a_cancelled_night_without_a_cancellation_date_never_counts(
+    lake, query, tmp_path: Path
+) -> None:
+    """A reservation cancelled without a cancellation date was on the books as of no date
+    (docs/metrics.md; the truth's rule): booking pace is what it is without it. DuckDB's
+    `least` skips a null, which once counted such a night from its booking date to the night."""
+    batch = Batch().reference(units=5)
+    _version(
+        batch,
+        1,
+        "2025-03-09",
+        status=21,
+        booked="2025-01-10T09:00:00",
+        modified="2025-02-01T12:00:00",
+    )
+    batch.reservation(2, STAY, "2025-03-09", status=-12, booked="2025-01-05T09:00:00", unit_id=1002)
+    batch.tables["reservations"][-1]["modified_date"] = "2025-02-03T10:00:00"
+    batch.flush(lake, kind="full")
+    build_warehouse(
+        tmp_path, as_of=date(2025, 3, 1), reporting_range=(date(2025, 3, 1), date(2025, 3, 31))
+    )
+    (cancelled,) = query(
+        "select count(*) from core.fct_stay_nights where reservation_id = 2 "
+        "and is_cancelled and cancelled_on is null"
+    )
+    assert cancelled == (2,)  # the two nights exist, cancelled, without a date
+    assert _pace(query, "2025-03-07") == {
+        "2025-01-04": (0, 0, 0, 0),
+        "2025-01-11": (1, 0, 1, 1),
+        "2025-01-18": (1, 0, 1, 1),
+        "2025-01-25": (1, 0, 1, 1),
+        "2025-02-01": (1, 1, 0, 1),
+        "2025-02-08": (1, 1, 0, 1),
+        "2025-02-15": (1, 1, 0, 1),
+        "2025-02-22": (1, 1, 0, 1),
+    }

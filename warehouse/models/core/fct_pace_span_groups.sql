@@ -21,7 +21,9 @@ bounded as (
         room_revenue,
         history_start_date,
         greatest(first_as_of_date, night_date - 372) as first_counted_date,
-        least(last_as_of_date, night_date) as last_counted_date,
+        -- null (cancelled without a date) stays null: DuckDB's least would skip it
+        case when last_as_of_date is not null then least(last_as_of_date, night_date) end
+            as last_counted_date,
     from spans
 ),
 
