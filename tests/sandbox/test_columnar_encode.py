@@ -343,10 +343,13 @@ def _requests(client: httpx.Client, world: World) -> list[bytes]:
         out.append(client.get(path, params={"size": 3, "page": 2}).content)
     details = "/reservations/details"
     out += _walk(client, details, "reservationId", 1, pages=5)
-    for size in (100, 333):
-        out += _walk(client, details, "reservationId", size)
+    # Every reservation once in whole documents; another page size and the section choices
+    # over the first read-ahead batch and into the next (READ_AHEAD_RECORDS is 1,000): the
+    # records are the same, only their cut and their sections differ.
+    out += _walk(client, details, "reservationId", 100)
+    out += _walk(client, details, "reservationId", 333, pages=4)
     for sections in ("CUSTOMERBILL", "AGENTBILL,SUBJECTS", "RESERVEDRESOURCES,PAYINGCUSTOMERBILL"):
-        out += _walk(client, details, "reservationId", 100, returnSections=sections)
+        out += _walk(client, details, "reservationId", 100, pages=12, returnSections=sections)
     ids = list(world.keys("reservations"))
     middle = ids[len(ids) // 2]
     out.append(
