@@ -71,7 +71,10 @@ class ServiceConfig:
     events_path: str = DEFAULT_EVENTS_PATH
     auth_style: AuthStyle = "camel"
     locale: str | None = None
-    show_archived: bool = False
+    # Archived entities (units, locations, channels) stay referenced by stays, bills and
+    # allotments, so every client asks for them: without the header the service hides them
+    # (interface: `x-show-archived`), and a lake built without them misses dimensions.
+    show_archived: bool = True
     daily_free_requests: int = DEFAULT_DAILY_FREE_REQUESTS
     max_requests: int = DEFAULT_MAX_REQUESTS
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES

@@ -114,6 +114,22 @@ def test_full_read_reads_every_record_once_near_the_minimum(handle: Any) -> None
     assert server["throttled"] == 0
 
 
+def test_a_client_left_at_its_defaults_reads_archived_records(handle: Any) -> None:
+    """Stays and bills keep pointing at archived units, locations and channels: a client built
+    without saying so reads them too (a benchmark's lake once missed 433 archived units)."""
+    settings = {k: v for k, v in vars(config_for(handle)).items() if k != "show_archived"}
+
+    async def units() -> list[dict]:
+        client = ServiceClient(ServiceConfig(**settings), limiter=ConcurrencyLimiter(LIMIT))
+        async with ReservationService(client, owns_client=True) as service:
+            return await drain(service.units())
+
+    rows = run(units())
+    archived = [r for r in rows if r.get("archivedFrom") is not None]
+    assert archived, "the world has archived units"
+    assert_exactly_once(handle, rows, "units", "unitId")
+
+
 FAULTS = [
     pytest.param({"storm_429": 0.15}, {}, id="storm_429"),
     pytest.param({"http_500": 0.05, "http_502": 0.05, "http_503": 0.05}, {}, id="http_5xx"),
