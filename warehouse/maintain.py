@@ -23,10 +23,7 @@ A refresh compares the lake and the code with what the published file records
   no diff) maps to the key only by the reader's `-- incremental when <input> changed whole:`
   query over the database; without one the reader is rebuilt whole; a model that `shifts` its
   snapshots with the as-of date moves its stored rows first (then changed whole for readers);
-- a model that is missing, or whose SQL (or the macros) changed, is rebuilt whole;
-- a model stored as a view (`-- materialized as a view`) is created again when it is missing
-  or its SQL changed, else left as it is; its readers see it changed whole when its inputs
-  changed.
+- a model that is missing, or whose SQL (or the macros) changed, is rebuilt whole.
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
 """
@@ -42,7 +39,6 @@ import duckdb
 from lake.sql import quote_ident
 from warehouse.additive import add_sums
 from warehouse.asof import days_moved
-from warehouse.build import create_view
 from warehouse.changes import FULL, lake_inputs, model_version
 from warehouse.columns import table_columns
 from warehouse.delta import replace_rows
@@ -121,13 +117,6 @@ class Maintainer:
         if fresh and not changed:
             self.states[q] = None
             return Outcome("unchanged", None)
-        if model.view:  # nothing stored: new SQL replaces it, its readers see it changed whole
-            if fresh:
-                self.states[q] = FULL
-                return Outcome("unchanged", FULL)
-            create_view(self.con, model)
-            self.states[q] = FULL
-            return Outcome("whole", FULL, seconds=time.perf_counter() - t0)
         sums = model.sums
         if (
             fresh
