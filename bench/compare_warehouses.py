@@ -1,11 +1,13 @@
 """Compare two built warehouse files table by table: the same tables, columns and rows.
 
-    python -m bench.compare_warehouses OLD.duckdb NEW.duckdb
+    python -m bench.compare_warehouses OLD.duckdb NEW.duckdb [--allow-added]
 
-Every table of the staging, core and marts schemas (and `meta`, but for the build's own records:
+Every table (and view) of the staging, core and marts schemas (and `meta`, but for the build's own records:
 its id and time, the lake files' times) is compared by column names and types, row counts and
 `except all` both ways; lineage is compared too (a batch id is data). Exits 1 on any difference.
 Used to show that a change to the build's SQL or settings leaves every table identical.
+`--allow-added`: a table of NEW with every column of OLD's (same names, types and order) and
+more after them is compared on OLD's columns, its added columns listed but not a difference.
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ def _tables(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, list[tupl
     return out
 
 
-def compare(old: Path, new: Path, memory_limit: str = "3GB") -> list[str]:
+def compare(
+    old: Path, new: Path, memory_limit: str = "3GB", *, allow_added: bool = False
+) -> list[str]:
     """The differences between the two files (empty: every table identical)."""
     con = duckdb.connect()
     con.execute(f"set memory_limit = '{memory_limit}'")
@@ -50,11 +54,16 @@ def compare(old: Path, new: Path, memory_limit: str = "3GB") -> list[str]:
     problems = [f"{t}: only in {old}" for t in sorted(set(a) - set(b))]
     problems += [f"{t}: only in {new}" for t in sorted(set(b) - set(a))]
     for table in sorted(set(a) & set(b)):
-        if a[table] != b[table]:
+        added = b[table][len(a[table]) :] if b[table][: len(a[table])] == a[table] else None
+        if a[table] != b[table] and not (allow_added and added):
             problems.append(f"{table}: columns differ: {a[table]} != {b[table]}")
             continue
         schema, name = table.split(".")
         left, right = f'a."{schema}"."{name}"', f'b."{schema}"."{name}"'
+        if a[table] != b[table]:
+            print(f"{table}: columns added in {new}: {', '.join(c for c, _ in added or ())}")
+            listed = ", ".join(f'"{c}"' for c, _ in a[table])
+            right = f"(select {listed} from {right})"
         (na,) = con.execute(f"select count(*) from {left}").fetchone() or (0,)
         (nb,) = con.execute(f"select count(*) from {right}").fetchone() or (0,)
         (only_a,) = con.execute(
@@ -76,8 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("old", type=Path)
     parser.add_argument("new", type=Path)
     parser.add_argument("--memory-limit", default="3GB")
+    parser.add_argument("--allow-added", action="store_true", help="columns added at the end")
     args = parser.parse_args(argv)
-    problems = compare(args.old, args.new, args.memory_limit)
+    problems = compare(args.old, args.new, args.memory_limit, allow_added=args.allow_added)
     print(f"{len(problems)} difference(s)")
     for p in problems:
         print(f"  {p}")

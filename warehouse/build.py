@@ -242,11 +242,28 @@ def _select(
 
 
 def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> float:
-    """Build one model's table; returns the seconds it took."""
+    """Build one model's table (or view); returns the seconds it took."""
     t0 = time.perf_counter()
-    name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
-    con.execute(f"create or replace table {name} as\n{model.sql}")
+    if model.view:
+        create_view(con, model)
+    else:
+        name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        con.execute(f"create or replace table {name} as\n{model.sql}")
     return time.perf_counter() - t0
+
+
+def create_view(con: duckdb.DuckDBPyConnection, model: Model) -> None:
+    """Create a `-- materialized as a view` model, over the table a file built before the
+    model was a view keeps under its name."""
+    name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+    (tables,) = con.execute(
+        "select count(*) from duckdb_tables() where database_name = current_database() "
+        "and schema_name = $1 and table_name = $2",
+        [model.layer, model.name],
+    ).fetchone() or (0,)
+    if tables:
+        con.execute(f"drop table {name}")
+    con.execute(f"create or replace view {name} as\n{model.sql}")
 
 
 def describe_models(
@@ -306,8 +323,11 @@ def discard(building: Path) -> None:
 
 
 def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The file's tables and views (a model may be either)."""
     rows = con.execute(
         "select schema_name || '.' || table_name from duckdb_tables() "
-        "where database_name = current_database()"
+        "where database_name = current_database() "
+        "union all select schema_name || '.' || view_name from duckdb_views() "
+        "where database_name = current_database() and not internal"
     ).fetchall()
     return {r[0] for r in rows}

@@ -5,7 +5,8 @@ A column's description comes from, in this order: the metric dictionary (`MARTS`
 column), the core dictionary (`CORE`, the core columns a model computes), the lake's text for a
 staging column (`warehouse.dictionary_staging`), or, for a core column that carries a column of
 a model it reads under the same name, that model's description (staging models first, then
-core ones, each in name order). The column lists come from the
+core ones, each in name order), else that of a staging view of the model (a core model that
+reads the lake itself and keeps staging's columns, `core/fct_bill_lines.sql`). The column lists come from the
 caller (the file being built, or `warehouse.probe` for the definitions), so a column the
 dictionary does not know is an empty description that `tests/warehouse/test_catalog.py` fails.
 """
@@ -41,7 +42,9 @@ def _describe(model: Model, column: str, columns: Columns, models: dict[str, Mod
         return staging_docs(model).get(column, "")
     if model.layer != "core":
         return ""
-    for dep in sorted(model.deps, key=lambda d: (models[d].layer != "staging", d)):
+    # a staging view of this model says what its columns from the lake are
+    views = sorted(v for v, m in models.items() if m.view and q in m.deps)
+    for dep in [*sorted(model.deps, key=lambda d: (models[d].layer != "staging", d)), *views]:
         if column in columns.get(dep, ()):
             found = _describe(models[dep], column, columns, models)
             if found:

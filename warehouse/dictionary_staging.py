@@ -14,14 +14,15 @@ from functools import cache
 
 from lake.column_docs import lake_column_docs
 from lake.tables import TABLES as LAKE_TABLES
-from warehouse.models import Model
+from warehouse.models import Model, discover_models
 
 _SELECTED = re.compile(r"^\s*([a-z_][a-z0-9_]*)(?:\s+as\s+([a-z_][a-z0-9_]*))?\s*,?\s*$")
 
 
-def renames(model: Model) -> dict[str, str]:
-    """Staging column -> the lake column it selects, from the model's `final` select."""
-    _, _, final = model.sql.partition("final as (")
+def renames(model: Model, *, whole: bool = False) -> dict[str, str]:
+    """Staging column -> the lake column it selects, from the model's `final` select (`whole`:
+    from every select of the model, for the core model a staging view projects)."""
+    _, _, final = ("", "", model.sql) if whole else model.sql.partition("final as (")
     out: dict[str, str] = {}
     for line in final.splitlines():
         found = _SELECTED.match(line)
@@ -33,9 +34,16 @@ def renames(model: Model) -> dict[str, str]:
 
 @cache
 def staging_docs(model: Model) -> dict[str, str]:
-    """Column -> description of a staging model (empty when its lake table is unknown)."""
-    (table,) = model.lake_tables or ("",)
+    """Column -> description of a staging model (empty when its lake table is unknown). A
+    staging view (`-- materialized as a view`) selects its columns by name from the one model
+    it reads, which renames them from the lake (`core/fct_bill_lines.sql`)."""
+    source = discover_models()[min(model.deps)] if model.view and model.deps else model
+    (table,) = source.lake_tables or ("",)
     if table not in LAKE_TABLES:
         return {}
     lake = lake_column_docs(LAKE_TABLES[table], include_pii=False)
-    return {name: lake[source] for name, source in renames(model).items() if source in lake}
+    columns = renames(model)
+    if model.view:
+        through = renames(source, whole=True)
+        columns = {name: through.get(column, "") for name, column in columns.items()}
+    return {name: lake[column] for name, column in columns.items() if column in lake}

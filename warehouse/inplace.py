@@ -33,6 +33,7 @@ from warehouse.build import (
     ModelResult,
     apply_comments,
     build_warehouse,
+    create_view,
     describe_models,
     discard,
     new_build_id,
@@ -43,11 +44,18 @@ from warehouse.build import (
     warehouse_path,
     write_settings,
 )
-from warehouse.changes import built_versions, delta_readers, lake_changes, record_build
+from warehouse.changes import (
+    FULL,
+    built_versions,
+    delta_readers,
+    lake_changes,
+    model_version,
+    record_build,
+)
 from warehouse.lake import detach_lake
 from warehouse.macros import KPI_WINDOW
-from warehouse.maintain import Maintainer, keyed_sources
-from warehouse.models import discover_models
+from warehouse.maintain import Maintainer, Outcome, keyed_sources
+from warehouse.models import Model, discover_models
 
 
 def _settings(con: duckdb.DuckDBPyConnection) -> tuple[object, ...] | None:
@@ -56,6 +64,19 @@ def _settings(con: duckdb.DuckDBPyConnection) -> tuple[object, ...] | None:
         return con.execute(f"select as_of, range_start, range_end from {SETTINGS_TABLE}").fetchone()
     except duckdb.CatalogException:
         return None
+
+
+def _view(walk: Maintainer, model: Model) -> Outcome:
+    """A model stored as a view (`-- materialized as a view`): created again when it is missing
+    or its SQL changed, else nothing to maintain; its readers see it changed whole when any of
+    its inputs changed."""
+    q = model.qualified
+    if q in walk.existing and walk.versions.get(q) == model_version(model):
+        walk.states[q] = FULL if walk.changed_inputs(model) else None
+        return Outcome("unchanged", walk.states[q])
+    create_view(walk.con, model)
+    walk.states[q] = FULL
+    return Outcome("whole", FULL)
 
 
 def _open(target: Path, build_id: str) -> tuple[duckdb.DuckDBPyConnection, Path | None]:
@@ -110,7 +131,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
             )
             seconds: dict[str, float] = {}
             for q, model in models.items():
-                outcome = walk.maintain(model)
+                outcome = _view(walk, model) if model.view else walk.maintain(model)
                 if outcome.how != "unchanged":
                     refreshed[q] = outcome.how
                     seconds[q] = outcome.seconds

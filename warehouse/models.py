@@ -79,6 +79,15 @@ meta.build_settings changed whole` query then gives the keys whose rows the days
 moved (`marts/allotment_pickup.sql`: a release date or a booking among them), recomputed as
 any affected key. Its readers see it changed whole.
 
+A model whose rows are another model's, column for column (a projection of a wider table),
+is stored as a view rather than written a second time:
+
+    -- materialized as a view
+
+The build creates it with `create view`; a refresh has nothing to maintain in it (it reads its
+input as that input is), and its readers see it changed whole when any of its inputs changed.
+A view reads only models (never the lake: the lake's catalogs are detached before publishing).
+
 A model of sums says so instead (`warehouse.additive`):
 
     -- incremental sums over core.fct_pace_night_spans by as_of_date, stay_date, currency_code
@@ -115,6 +124,7 @@ _WHOLE = re.compile(
     re.IGNORECASE,
 )
 _SHIFTS = re.compile(r"^--\s*incremental shifts ([a-z_][a-z0-9_]*) with the as-of date\s*$")
+_VIEW = re.compile(r"^--\s*materialized as a view\s*$")
 _SUMS = re.compile(
     r"^--\s*incremental sums over ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)"
     r" by ([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*)\s*$"
@@ -181,6 +191,7 @@ class Model:
     lake_tables: frozenset[str]
     incremental: Incremental | None = None
     sums: Sums | None = None
+    view: bool = False  # `-- materialized as a view`: stored as a view, not a table
 
     @property
     def qualified(self) -> str:
@@ -193,7 +204,8 @@ def _header(sql: str) -> str:
         if not line.startswith("--"):
             break
         if any(
-            p.match(line) for p in (_INCREMENTAL, _GUARD, _NARROW, _NARROWS, _WHOLE, _SHIFTS, _SUMS)
+            p.match(line)
+            for p in (_INCREMENTAL, _GUARD, _NARROW, _NARROWS, _WHOLE, _SHIFTS, _SUMS, _VIEW)
         ):
             continue
         lines.append(line[2:].strip())
@@ -271,11 +283,26 @@ def _sums(sql: str, where: Path) -> Sums | None:
     return Sums(found[0].group(1), keys)
 
 
+def _view(sql: str, where: Path, lake_tables: set[str]) -> bool:
+    """Whether the header says `-- materialized as a view` (see the module doc)."""
+    header = []
+    for line in sql.splitlines():
+        if not line.startswith("--"):
+            break
+        header.append(line.strip())
+    if not any(_VIEW.match(line) for line in header):
+        return False
+    if lake_tables or _incremental(sql, where) is not None or _sums(sql, where) is not None:
+        raise ValueError(f"{where}: a view reads models only, and is not maintained by key")
+    return True
+
+
 def parse_model(path: Path) -> Model:
     sql = path.read_text()
     code = _COMMENT.sub("", sql)
     layer, name = path.parent.name, path.stem
     deps = {f"{lyr}.{n}" for lyr, n in _MODEL_REF.findall(code)} - {f"{layer}.{name}"}
+    lake_tables = set(_LAKE_REF.findall(code))
     return Model(
         layer=layer,
         name=name,
@@ -283,9 +310,10 @@ def parse_model(path: Path) -> Model:
         sql=sql.strip().rstrip(";"),
         description=_header(sql),
         deps=frozenset(deps),
-        lake_tables=frozenset(_LAKE_REF.findall(code)),
+        lake_tables=frozenset(lake_tables),
         incremental=_incremental(sql, path),
         sums=_sums(sql, path),
+        view=_view(sql, path, lake_tables),
     )
 
 

@@ -30,9 +30,8 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 SCHEMAS = ("staging", "core", "marts")
 KEYED = (
     "staging.stg_reservations",
-    "staging.stg_bill_lines",
     "core.fct_reservations",
-    "core.fct_bill_lines",
+    "core.fct_bill_lines",  # from the lake by key; staging.stg_bill_lines is its view
     "core.fct_stay_nights",
 )
 # by key at least within a day (rates that change rebuild fct_stay_rate_nights whole)

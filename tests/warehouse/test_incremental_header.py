@@ -94,3 +94,20 @@ def test_a_date_column_that_shifts_with_the_as_of_date_needs_the_query_for_the_s
     without = "\n".join(line for line in header.splitlines() if "changed whole" not in line)
     with pytest.raises(ValueError, match="shifts"):
         parse_model(_model(tmp_path, without))
+
+
+def test_a_view_reads_models_only_and_is_not_maintained_by_key(tmp_path: Path) -> None:
+    """`-- materialized as a view`: kept out of the description; refused over the lake (its
+    catalogs are detached before publishing) or with an incremental form (nothing stored)."""
+    model = parse_model(_model(tmp_path, "-- materialized as a view\n-- The description."))
+    assert model.view and model.description == "The description."
+    stg = discover_models()["staging.stg_bill_lines"]
+    assert stg.view and stg.deps == {"core.fct_bill_lines"} and stg.incremental is None
+    assert not discover_models()["core.fct_bill_lines"].view
+    path = tmp_path / "staging" / "v.sql"
+    path.parent.mkdir()
+    path.write_text("-- materialized as a view\nselect * from lake_current.bill_lines\n")
+    with pytest.raises(ValueError, match="view"):
+        parse_model(path)
+    with pytest.raises(ValueError, match="view"):
+        parse_model(_model(tmp_path, "-- materialized as a view\n-- incremental by a"))

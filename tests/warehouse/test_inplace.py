@@ -83,9 +83,8 @@ def test_changed_reservations_are_maintained_by_key(lake: Lake, tmp_path: Path) 
     result = update_warehouse(data_dir, as_of=AS_OF)
     for model in (
         "staging.stg_reservations",
-        "staging.stg_bill_lines",
         "core.fct_reservations",
-        "core.fct_bill_lines",
+        "core.fct_bill_lines",  # read from the lake by key (its staging model is its view)
         "core.fct_stay_nights",
         "core.fct_unit_nights",
         "marts.occupancy_daily",
@@ -104,6 +103,7 @@ def test_changed_reservations_are_maintained_by_key(lake: Lake, tmp_path: Path) 
     assert result.refreshed.get("core.fct_pace_on_the_books") == "sums", result.refreshed
     assert result.refreshed.get("marts.booking_pace") == "whole", result.refreshed
     assert "core.dim_units" not in result.refreshed  # nothing it reads changed
+    assert "staging.stg_bill_lines" not in result.refreshed  # a view: nothing to maintain
     assert _differences_from_a_whole_rebuild(data_dir, "reference") == {}
     con = duckdb.connect(str(result.path), read_only=True)
     try:
@@ -441,4 +441,40 @@ def test_a_model_nobody_reads_keeps_no_copy_of_its_old_rows(
     assert "_old_core_fct_stay_nights" in temps, sorted(temps)
     assert "_old_marts_revenue_daily" not in temps, sorted(temps)
     assert "_changed_marts_revenue_daily" not in temps, sorted(temps)
+    assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
+
+
+def test_a_file_built_when_the_view_was_a_table_gets_the_view(lake: Lake, tmp_path: Path) -> None:
+    """A file built before `staging.stg_bill_lines` was a view of `core.fct_bill_lines` holds a
+    table under its name and an older version: the refresh replaces the table with the view,
+    and every table equals a whole rebuild."""
+    path = _first_state(lake, tmp_path)
+    con = duckdb.connect(str(path))
+    try:
+        con.execute("create table staging.stg_copy as select * from staging.stg_bill_lines")
+        con.execute("drop view staging.stg_bill_lines")
+        con.execute("alter table staging.stg_copy rename to stg_bill_lines")
+        con.execute(
+            "update meta.model_versions set version = 'before' "
+            "where model = 'staging.stg_bill_lines'"
+        )
+    finally:
+        con.close()
+    Batch().reservation(4, "2025-01-03", "2025-01-04", unit_id=4, nightly="80.00").flush(lake)
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    assert result.refreshed.get("staging.stg_bill_lines") == "whole", result.refreshed
+    assert result.refreshed.get("core.fct_bill_lines") == "keys", result.refreshed
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        kinds = con.execute(
+            "select table_type from information_schema.tables "
+            "where table_schema = 'staging' and table_name = 'stg_bill_lines'"
+        ).fetchall()
+        lines = con.execute(
+            "select count(*) from staging.stg_bill_lines where reservation_id = 4"
+        ).fetchone()
+    finally:
+        con.close()
+    assert kinds == [("VIEW",)]
+    assert lines is not None and lines[0] > 0
     assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}

@@ -75,8 +75,13 @@ def test_factory_specs_and_materialize(tmp_path: Path) -> None:
     assert spec.group_name == "warehouse_marts"
     assert set(spec.kinds) == {"duckdb", "sql"}
     assert dg.AssetKey(["warehouse", "core", "fct_unit_nights"]) in {d.asset_key for d in spec.deps}
+    stg = next(s for s in assets.specs if s.key.path[-1] == "stg_reservations")
+    assert {d.asset_key for d in stg.deps} == {dg.AssetKey(["lake", "reservations"])}
+    # the bill lines are read from the lake by the fact; their staging model is its view
+    fct = next(s for s in assets.specs if s.key.path[-1] == "fct_bill_lines")
+    assert dg.AssetKey(["lake", "bill_lines"]) in {d.asset_key for d in fct.deps}
     stg = next(s for s in assets.specs if s.key.path[-1] == "stg_bill_lines")
-    assert {d.asset_key for d in stg.deps} == {dg.AssetKey(["lake", "bill_lines"])}
+    assert {d.asset_key for d in stg.deps} == {dg.AssetKey(["warehouse", "core", "fct_bill_lines"])}
     assert {c.name for c in assets.check_specs} == set(CHECKS)
 
     Batch().reference(units=2).reservation(1, "2025-01-01", "2025-01-03", unit_id=1000).flush(

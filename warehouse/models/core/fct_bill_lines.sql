@@ -1,4 +1,5 @@
--- incremental by reservation_id from staging.stg_bill_lines: reservation_id
+-- incremental by reservation_id from lake.bill_lines: reservation_id
+-- incremental by reservation_id from lake.reservations: reservation_id
 -- incremental by reservation_id from staging.stg_reservations: reservation_id
 -- incremental by reservation_id from core.dim_distribution_channels: unnest(case when (select count(*) <> 2 or count(distinct row(c.currency_code)) <> 1 from changed_rows as c where c.distribution_channel_id = changed.distribution_channel_id) then (select list(r.reservation_id) from staging.stg_reservations as r where r.distribution_channel_id = changed.distribution_channel_id) else [] end)
 -- incremental narrows its inputs
@@ -9,10 +10,39 @@
 -- distribution channel. STAY_ARTICLE (130) is an item line: an article billed for the stay,
 -- revenue class 'extra' unless its resource is the accommodation itself (docs/metrics.md).
 -- WARRANT (50, a deposit), WITHHOLDINGARTICLE (140) and COST_TYPE (180) are outside the bill
--- total: class 'other'.
+-- total: class 'other'. Read from the lake's current state (its staging renames below), with
+-- staging's lineage columns last: `staging.stg_bill_lines` is a view of this table, so the
+-- 12.8M bill lines of a large world are written once (docs/benchmarks.md, session 14).
 
-with bill_lines as (
-    select * from staging.stg_bill_lines
+with source as (
+    select * from lake_current.bill_lines
+),
+
+bill_lines as (
+    select
+        reservation_bill_line_id as bill_line_id,
+        reservation_bill_id as bill_id,
+        reservation_id,
+        payer_type,
+        bill_line_type,
+        resource_id,
+        resource_type,
+        reserved_resource_id,
+        rate_id,
+        rate_type_id,
+        description,
+        quantity,
+        multiplier,
+        value as unit_value,
+        total,
+        vat_rate,
+        start_date,
+        end_date,
+        _batch_id as batch_id,
+        _batch_kind as batch_kind,
+        _extracted_at as extracted_at,
+        _extra as extra_fields,
+    from source
 ),
 
 reservations as (
@@ -80,6 +110,9 @@ final as (
         classified.end_date - classified.start_date as line_nights,
         channels.currency_code,
         classified.batch_id,
+        classified.batch_kind,
+        classified.extracted_at,
+        classified.extra_fields,
     from classified
     left join reservations
         on classified.reservation_id = reservations.reservation_id

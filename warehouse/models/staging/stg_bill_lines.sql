@@ -1,16 +1,18 @@
--- incremental by reservation_id
+-- materialized as a view
 -- Bill lines of reservations per payer type (child of reservations).
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
--- and child-replacement rules); renamed and cast only.
+-- and child-replacement rules); renamed and cast only. A view of `core.fct_bill_lines`, which
+-- reads the same current state with the same renames and keeps these columns: the bill lines
+-- are stored once.
 
-with source as (
-    select * from lake_current.bill_lines
+with bill_lines as (
+    select * from core.fct_bill_lines
 ),
 
 final as (
     select
-        reservation_bill_line_id as bill_line_id,
-        reservation_bill_id as bill_id,
+        bill_line_id,
+        bill_id,
         reservation_id,
         payer_type,
         bill_line_type,
@@ -22,16 +24,16 @@ final as (
         description,
         quantity,
         multiplier,
-        value as unit_value,
+        unit_value,
         total,
         vat_rate,
         start_date,
         end_date,
-        _batch_id as batch_id,
-        _batch_kind as batch_kind,
-        _extracted_at as extracted_at,
-        _extra as extra_fields
-    from source
+        batch_id,
+        batch_kind,
+        extracted_at,
+        extra_fields,
+    from bill_lines
 )
 
 select * from final
