@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -186,19 +186,26 @@ class Lake:
     # -- current state ---------------------------------------------------------------------
 
     def current_sql(
-        self, table: str, params: dict[str, Any], *, before: str | None = None
+        self,
+        table: str,
+        params: dict[str, Any],
+        *,
+        before: str | None = None,
+        only: tuple[str, Sequence[Any]] | None = None,
     ) -> str | None:
         """The current-state rule (`lake.sql.current_state_sql`) over this lake's files, as a
         parenthesised relation; its file lists are added to `params`. None when the table (or,
         for a child, its parent) has no files. `before`: the state as it was before that batch
-        (its rows and any later ones left out), e.g. the last good version a run keeps."""
+        (its rows and any later ones left out), e.g. the last good version a run keeps.
+        `only`: (a key column, values): the current rows whose column holds one of the values,
+        ranking only those keys' rows (for a child the column must be in its parent's key too)."""
         files = self.files(table)
         if not files:
             return None
         spec = TABLES[table]
         parent = None
         if spec.parent is not None:
-            parent = self.current_sql(spec.parent, params, before=before)
+            parent = self.current_sql(spec.parent, params, before=before, only=only)
             if parent is None:
                 return None
         name = f"files_{table}"
@@ -207,7 +214,18 @@ class Lake:
         if before is not None:
             params["before_batch"] = before
             raw = f"(select * from {raw} where _batch_id < $before_batch)"
-        return f"({current_state_sql(spec, raw, parent)})"
+        all_rows = None
+        if only is not None:
+            column, values = only
+            if column not in spec.key:
+                raise ValueError(f"internal error: {column!r} is not in {table!r}'s key")
+            params["only_values"] = list(values)
+            all_rows = raw
+            raw = (
+                f"(select * from {raw} where {quote_ident(column)} in "
+                "(select unnest($only_values)))"
+            )
+        return f"({current_state_sql(spec, raw, parent, all_rows=all_rows)})"
 
     def _schema(self, table: str) -> pa.Schema:
         files = self.files(table)
@@ -221,6 +239,19 @@ class Lake:
         sql = self.current_sql(table, params)
         schema = self._schema(table)
         if sql is None:
+            return schema.empty_table()
+        with connect() as con:
+            result = con.sql(f"select * from {sql}", params=params).to_arrow_table()
+        return result.select(schema.names).cast(schema)
+
+    def current_where(self, table: str, column: str, values: Sequence[Any]) -> pa.Table:
+        """`current(table)` restricted to the rows whose key column `column` holds one of
+        `values`, at the cost of those rows (a few accommodation types' availability out of
+        every type's)."""
+        params: dict[str, Any] = {}
+        sql = self.current_sql(table, params, only=(column, values))
+        schema = self._schema(table)
+        if sql is None or not len(values):
             return schema.empty_table()
         with connect() as con:
             result = con.sql(f"select * from {sql}", params=params).to_arrow_table()
