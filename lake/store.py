@@ -186,26 +186,19 @@ class Lake:
     # -- current state ---------------------------------------------------------------------
 
     def current_sql(
-        self,
-        table: str,
-        params: dict[str, Any],
-        *,
-        before: str | None = None,
-        only: tuple[str, Sequence[Any]] | None = None,
+        self, table: str, params: dict[str, Any], *, before: str | None = None
     ) -> str | None:
         """The current-state rule (`lake.sql.current_state_sql`) over this lake's files, as a
         parenthesised relation; its file lists are added to `params`. None when the table (or,
         for a child, its parent) has no files. `before`: the state as it was before that batch
-        (its rows and any later ones left out), e.g. the last good version a run keeps.
-        `only`: (a key column, values): the current rows whose column holds one of the values,
-        ranking only those keys' rows (for a child the column must be in its parent's key too)."""
+        (its rows and any later ones left out), e.g. the last good version a run keeps."""
         files = self.files(table)
         if not files:
             return None
         spec = TABLES[table]
         parent = None
         if spec.parent is not None:
-            parent = self.current_sql(spec.parent, params, before=before, only=only)
+            parent = self.current_sql(spec.parent, params, before=before)
             if parent is None:
                 return None
         name = f"files_{table}"
@@ -214,18 +207,7 @@ class Lake:
         if before is not None:
             params["before_batch"] = before
             raw = f"(select * from {raw} where _batch_id < $before_batch)"
-        all_rows = None
-        if only is not None:
-            column, values = only
-            if column not in spec.key:
-                raise ValueError(f"internal error: {column!r} is not in {table!r}'s key")
-            params["only_values"] = list(values)
-            all_rows = raw
-            raw = (
-                f"(select * from {raw} where {quote_ident(column)} in "
-                "(select unnest($only_values)))"
-            )
-        return f"({current_state_sql(spec, raw, parent, all_rows=all_rows)})"
+        return f"({current_state_sql(spec, raw, parent)})"
 
     def _schema(self, table: str) -> pa.Schema:
         files = self.files(table)
@@ -245,17 +227,56 @@ class Lake:
         return result.select(schema.names).cast(schema)
 
     def current_where(self, table: str, column: str, values: Sequence[Any]) -> pa.Table:
-        """`current(table)` restricted to the rows whose key column `column` holds one of
-        `values`, at the cost of those rows (a few accommodation types' availability out of
-        every type's)."""
+        """`current(table)` restricted to the rows whose `column` holds one of `values`, at the
+        cost of those rows (a few accommodation types' availability, a few journal reports'
+        entries). The same rows as filtering `current(table)` when each value has its own
+        current rows: `column` is in the table's key, or links a child to its parent's key
+        (a parent is narrowed the same way through that link)."""
         params: dict[str, Any] = {}
-        sql = self.current_sql(table, params, only=(column, values))
+        sql = self._narrowed_sql(table, column, params) if len(values) else None
         schema = self._schema(table)
-        if sql is None or not len(values):
+        if sql is None:
             return schema.empty_table()
+        params["only_values"] = list(values)
         with connect() as con:
-            result = con.sql(f"select * from {sql}", params=params).to_arrow_table()
+            result = con.sql(sql, params=params).to_arrow_table()
         return result.select(schema.names).cast(schema)
+
+    def _narrowed_sql(self, table: str, column: str, params: dict[str, Any]) -> str | None:
+        """The current-state rule over the rows of `table` whose `column` is in
+        `$only_values`, materialized once (the rule names its candidates several times, a
+        child its parent); None when the table or its parent has no files."""
+        spec = TABLES[table]
+        if column not in spec.key and column not in spec.parent_key:
+            raise ValueError(
+                f"internal error: {column!r} is neither in {table!r}'s key nor its parent link"
+            )
+        files = self.files(table)
+        if not files:
+            return None
+        name = f"files_{table}"
+        params[name] = [str(f) for f in files]
+        everything = f"read_parquet(${name}, union_by_name = true)"
+        rows = quote_ident(f"_narrowed_{table}")
+        ctes = [
+            f"{rows} as materialized (select * from {everything} "
+            f"where {quote_ident(column)} in (select unnest($only_values)))"
+        ]
+        parent = latest = None
+        if spec.parent is not None:
+            inner = self._narrowed_sql(spec.parent, spec.parent_key.get(column, column), params)
+            if inner is None:
+                return None
+            parent = quote_ident(f"_narrowed_current_{spec.parent}")
+            ctes.append(f"{parent} as materialized ({inner})")
+        else:  # its last full batch, a fact of the whole table
+            latest = quote_ident(f"_last_full_{table}")
+            ctes.append(
+                f"{latest} as materialized (select max(_batch_id) as _batch_id, "
+                f"'full' as _batch_kind from {everything} where _batch_kind = 'full')"
+            )
+        current = current_state_sql(spec, rows, parent, all_rows=latest)
+        return f"with {', '.join(ctes)}\nselect * from ({current})"
 
     def current_ids(self, table: str, column: str) -> list[int]:
         """Distinct values of one column of the current state, sorted (for fan-out calls)."""
