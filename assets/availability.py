@@ -56,6 +56,14 @@ def _in_scope(
     return table.filter(mask)
 
 
+def _current(lake: Lake, table: str, scope: set[int] | None, gone: set[int]) -> pa.Table:
+    """The lake's current rows of the types in scope (all with `scope` None), reading only
+    theirs: a few types' records out of the whole horizon's."""
+    if scope is None:
+        return lake.current(table)
+    return lake.current_where(table, "resource_id", sorted(scope | gone))
+
+
 def keep_what_differs(
     lake: Lake,
     landing: Landing,
@@ -76,7 +84,9 @@ def keep_what_differs(
     # a record of a type not asked for (a service ignoring `resourceId`) is not compared: it
     # does not land
     fresh = {t.name: _in_scope(landing.fresh(t.name), scope, set(), window) for t in tables}
-    current = {t.name: _in_scope(lake.current(t.name), scope, gone, window) for t in tables}
+    current = {
+        t.name: _in_scope(_current(lake, t.name, scope, gone), scope, gone, window) for t in tables
+    }
     differing, removed = keyed_diff(tables, fresh, current)
     quarantined = bool(landing.report.quarantined)
     if scope is None and not quarantined:

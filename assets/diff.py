@@ -3,46 +3,20 @@ the availability horizon)."""
 
 from __future__ import annotations
 
-import hashlib
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from assets.landing import Landing, data_columns, keys_of
+from assets.landing import Landing, keys_of
 from lake.schema import Table
 from lake.sql import quote_ident, quote_literal
 from lake.store import Lake, connect
 
 # compared beside the data columns: the fields the service sent that the lake does not model
 COMPARED_LINEAGE = ("_extra",)
-
-
-def _canon(value: Any) -> Any:
-    if isinstance(value, float) and value != value:  # NaN
-        return "NaN"
-    if isinstance(value, list):
-        return tuple(_canon(v) for v in value)
-    return value
-
-
-def fingerprints(
-    table: pa.Table, group: Sequence[str], columns: Sequence[str] | None = None
-) -> dict[tuple[Any, ...], str]:
-    """Content hash per group of rows (non-lineage columns), order-independent within a group."""
-    columns = list(columns or data_columns(table.schema))
-    rows: dict[tuple[Any, ...], list[str]] = defaultdict(list)
-    if table.num_rows:
-        data = {c: table.column(c).to_pylist() for c in columns}
-        keys = keys_of(table, group)
-        for i, key in enumerate(keys):
-            rows[key].append(repr(tuple(_canon(data[c][i]) for c in columns)))
-    return {
-        k: hashlib.blake2b("\n".join(sorted(v)).encode(), digest_size=16).hexdigest()
-        for k, v in rows.items()
-    }
 
 
 @dataclass
@@ -80,51 +54,39 @@ def diff_against_lake(
     """Compare a landing's buffered rows (root + children) with the lake's current state.
 
     `only_keys` limits the comparison to those root keys (e.g. reservations modified since a
-    mark); `detect_removed` reports current keys the fresh list lacks (full lists only).
+    mark); `detect_removed` reports current keys the fresh list lacks (full lists only). The
+    compare runs in DuckDB (`keyed_diff`: data columns and `_extra`, the children's rows as a
+    multiset per root key).
     """
     spec = landing.spec
     root = spec.table
     group = list(root.key)
-    fresh_fp: dict[tuple[Any, ...], list[str]] = defaultdict(list)
-    lake_fp: dict[tuple[Any, ...], list[str]] = defaultdict(list)
-    for table in spec.tables:
-        if table is root:
-            cols = group
-        elif table.parent == root.name:
-            cols = list(table.parent_key)
-        else:
-            continue
-        fresh = landing.fresh(table.name)
-        current = lake.current(table.name)
-        data_cols = [c for c in data_columns(fresh.schema) if c in current.schema.names]
-        if only_keys is not None and current.num_rows:
-            mask = [k in only_keys for k in keys_of(current, cols)]
-            current = current.filter(pa.array(mask, type=pa.bool_()))
-        for k, v in fingerprints(fresh, cols, data_cols).items():
-            fresh_fp[k].append(f"{table.name}:{v}")
-        for k, v in fingerprints(current, cols, data_cols).items():
-            lake_fp[k].append(f"{table.name}:{v}")
+    tables = [root, *(t for t in spec.tables if t.parent == root.name)]
+    fresh = {t.name: landing.fresh(t.name) for t in tables}
+    current = {}
+    for t in tables:
+        cols = group if t is root else list(t.parent_key)
+        current[t.name] = _only(lake.current(t.name), cols, only_keys)
+    differing, removed = keyed_diff(tables, fresh, current)
+    root_lake = set(keys_of(current[root.name], group))
     out = Diff()
-    root_fresh = set(keys_of(landing.fresh(), group))
-    root_lake = set(keys_of(current_filtered(lake, root.name, group, only_keys), group))
-    for key in root_fresh:
-        if key not in root_lake:
-            out.new.add(key)
-        elif sorted(fresh_fp.get(key, [])) != sorted(lake_fp.get(key, [])):
-            out.changed.add(key)
+    for key in keys_of(differing, group):
+        (out.changed if key in root_lake else out.new).add(key)
     if detect_removed:
-        out.removed = root_lake - root_fresh
+        out.removed = set(keys_of(removed, group))
     return out
 
 
-def current_filtered(
-    lake: Lake, table: str, cols: Sequence[str], keys: set[tuple[Any, ...]] | None
-) -> pa.Table:
-    current = lake.current(table)
-    if keys is None or not current.num_rows:
-        return current
-    mask = [k in keys for k in keys_of(current, cols)]
-    return current.filter(pa.array(mask, type=pa.bool_()))
+def _only(table: pa.Table, cols: Sequence[str], keys: set[tuple[Any, ...]] | None) -> pa.Table:
+    """The rows of `table` whose `cols` hold one of `keys` (all rows with `keys` None)."""
+    if keys is None or not table.num_rows:
+        return table
+    if len(cols) == 1:
+        column = table.column(cols[0])
+        wanted = pa.array([k[0] for k in keys], column.type)
+        return table.filter(pc.fill_null(pc.is_in(column, wanted), False))
+    mask = [k in keys for k in keys_of(table, cols)]
+    return table.filter(pa.array(mask, type=pa.bool_()))
 
 
 def _compared(schema: pa.Schema, other: pa.Schema) -> list[str]:
@@ -146,7 +108,7 @@ def keyed_diff(
     cols = ", ".join(quote_ident(k) for k in key)
     with connect() as con:
         sides = []
-        for side, rows, other in (("f", fresh, current), ("c", current, fresh)):
+        for side, rows in (("f", fresh), ("c", current)):
             parts = []
             for t in tables:
                 link = {k: k for k in key} if t is root else dict(t.parent_key)
@@ -154,7 +116,8 @@ def keyed_diff(
                     continue
                 name = f"{side}_{t.name}"
                 con.register(name, rows[t.name])
-                content = _compared(rows[t.name].schema, other[t.name].schema)
+                # the same columns in the same order on both sides (fresh's order)
+                content = _compared(fresh[t.name].schema, current[t.name].schema)
                 keyed = ", ".join(f"{quote_ident(c)} as {quote_ident(p)}" for c, p in link.items())
                 hashed = ", ".join(quote_ident(c) for c in content)
                 parts.append(

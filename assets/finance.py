@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Protocol
 
-from assets.diff import Diff, current_filtered, diff_against_lake, fingerprints
-from assets.landing import Landing, LandReport, data_columns, keys_of
+from assets.diff import Diff, diff_against_lake, keyed_diff
+from assets.landing import Landing, LandReport, keys_of
 from assets.settings import IngestSettings, Pages
 from lake.state import finance_reads, mark_finance_read
 from lake.store import Lake
@@ -141,24 +141,22 @@ async def _journal(run: FinanceRun, since: date | None) -> None:
             entries,
             merge([service.journal_entries(r) for r in sorted(candidates)], maxsize=limit),
         )
-    # Which candidate reports (row + entries) differ from the lake?
+    # Which candidate reports (row + entries) differ from the lake? Compared in DuckDB with
+    # the lake's current rows of those reports only.
     keys = {(r,) for r in candidates}
     reports.keep_only(keys)
-    rep_fp = fingerprints(reports.fresh(), ["journal_report_id"])
-    ent_fp = fingerprints(entries.fresh(), ["report_id"])
-    lake_rep = fingerprints(
-        current_filtered(lake, "journal_reports", ["journal_report_id"], keys),
-        ["journal_report_id"],
-        data_columns(reports.fresh().schema),
-    )
-    lake_ent = fingerprints(
-        current_filtered(lake, "journal_entries", ["report_id"], keys),
-        ["report_id"],
-        data_columns(entries.fresh().schema),
-    )
-    differing = {
-        k for k in keys if (rep_fp.get(k), ent_fp.get(k)) != (lake_rep.get(k), lake_ent.get(k))
+    ids = sorted(candidates)
+    fresh = {"journal_reports": reports.fresh(), "journal_entries": entries.fresh()}
+    current = {
+        "journal_reports": lake.current_where("journal_reports", "journal_report_id", ids),
+        "journal_entries": lake.current_where("journal_entries", "report_id", ids),
     }
+    differing: set[tuple[int, ...]] = set()
+    if candidates:
+        tables = [reports.spec.table, entries.spec.table]
+        differing_keys, _ = keyed_diff(tables, fresh, current)
+        differing = set(keys_of(differing_keys, ["journal_report_id"]))
+    lake_rep = set(keys_of(current["journal_reports"], ["journal_report_id"]))
     if reports.report.quarantined or entries.report.quarantined:
         differing = keys  # cannot trust the comparison; land what we have as a delta
     reports.keep_only(differing)

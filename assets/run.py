@@ -262,11 +262,17 @@ class ChangeRun:
         fetch = sorted(resources - removed)
         if whole_horizon:
             await self._fill(landing, self.service.availability(start, end))
-        elif len(fetch) == 1:
-            await self._fill(landing, self.service.availability(start, end, resource_id=fetch[0]))
+        elif fetch and len(fetch) <= self.settings.availability_types_apart:
+            # each changed type's horizon alone (the event names the type, not the dates): a
+            # few requests per type instead of serving and decoding every type's records
+            from service.api import merge
+
+            limit = max(2, self.service.client.limiter.limit * 2)
+            reads = [self.service.availability(start, end, resource_id=r) for r in fetch]
+            await self._fill(landing, merge(reads, maxsize=limit))
         elif fetch:
-            # One call per window for every type costs fewer requests (the daily quota) than
-            # one per window per changed type; the other types' records are dropped here.
+            # Many types: one pass over the horizon (a call per window) costs fewer requests
+            # (the daily quota) than a call per window per type; the others' records are dropped.
             await self._fill(landing, only_resources(self.service.availability(start, end), fetch))
         try:
             diff = keep_what_differs(

@@ -22,6 +22,12 @@ DEFAULT_SWEEP_OVERLAP = timedelta(hours=1)  # datetimes have ms precision; order
 # longest such delay; 0 turns the window off (the cursor then follows eventId alone).
 DEFAULT_EVENT_OVERLAP = timedelta(minutes=5)
 AVAILABILITY_FULL_SHARE = 0.25  # refetch the whole horizon once this share of types changed
+# Changed types read one by one (the endpoint takes one resourceId: a call per type and window,
+# 3 over the 90-day horizon), up to this many; more are read in one pass over the whole horizon
+# (3 calls) whose other types' records are dropped. A type's horizon is 1/N of the whole one (at
+# the large scale ~360 of 380,000 records), so one by one costs far less to serve and decode
+# while it stays within a few hundred requests (docs/benchmarks.md, "Session 14: freshness").
+AVAILABILITY_TYPES_APART = 100
 DEFAULT_QUARANTINE_THRESHOLD = 0.05
 # A full batch may remove at most this share of its table's current keys (assets/guard.py);
 # 1.0 confirms any removal.
@@ -67,6 +73,7 @@ class IngestSettings:
     event_overlap: timedelta = DEFAULT_EVENT_OVERLAP
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     availability_full_share: float = AVAILABILITY_FULL_SHARE
+    availability_types_apart: int = AVAILABILITY_TYPES_APART
     # Sweep: reconcile reservation ids every N business days (0 = off; assets/reconcile.py).
     id_reconcile_every_days: int = DEFAULT_EVERY_DAYS
     finance_overlap: timedelta = DEFAULT_FINANCE_OVERLAP

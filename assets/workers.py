@@ -145,6 +145,11 @@ _pool_size = 0
 _exit_hook = False
 
 
+def pool_running() -> bool:
+    """Whether this process's worker pool has been started (and not shut down)."""
+    return _pool is not None
+
+
 def shared_pool(workers: int) -> ProcessPoolExecutor:
     """This process's worker pool (created on first need, replaced when the size changes)."""
     global _pool, _pool_size, _exit_hook

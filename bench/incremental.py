@@ -218,6 +218,16 @@ class SensorLoop(threading.Thread):
                             if rep.seconds >= 0.5
                         },
                         "tables": sorted(report.tables),
+                        # the availability compare: records read, differing, types in scope
+                        "availability": {
+                            k: v
+                            for k, v in report.diffs.get("availability", {}).items()
+                            if k in ("read", "differing", "removed", "scope")
+                        },
+                        # streams normalised in worker processes (their CPU is not counted here)
+                        "workers": sorted(
+                            n for n, rep in report.landed.items() if rep.normalise_workers
+                        ),
                         # CPU s process-wide (this loop's threads and the probe's few calls)
                         "land_cpu_seconds": round(land_cpu, 2),
                         # the sandbox's process (and its encode workers, once reaped) meanwhile
@@ -455,7 +465,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(
             f"  run: {run['events']} events, {run['requests']} requests, land {run['land']} s "
             f"({run['land_cpu_seconds']} CPU s, the sandbox {run['sandbox_cpu_seconds']}; "
-            f"{run['streams_seconds']}), refresh "
+            f"{run['streams_seconds']}; availability {run.get('availability')}; in workers "
+            f"{run.get('workers')}), refresh "
             f"{run['refresh']} s ({run['refresh_cpu_seconds']} CPU s, by key / sums / whole "
             f"{run['by_key_sums_whole']})"
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -225,6 +225,58 @@ class Lake:
         with connect() as con:
             result = con.sql(f"select * from {sql}", params=params).to_arrow_table()
         return result.select(schema.names).cast(schema)
+
+    def current_where(self, table: str, column: str, values: Sequence[Any]) -> pa.Table:
+        """`current(table)` restricted to the rows whose `column` holds one of `values`, at the
+        cost of those rows (a few accommodation types' availability, a few journal reports'
+        entries). The same rows as filtering `current(table)` when each value has its own
+        current rows: `column` is in the table's key, or links a child to its parent's key
+        (a parent is narrowed the same way through that link)."""
+        params: dict[str, Any] = {}
+        sql = self._narrowed_sql(table, column, params) if len(values) else None
+        schema = self._schema(table)
+        if sql is None:
+            return schema.empty_table()
+        params["only_values"] = list(values)
+        with connect() as con:
+            result = con.sql(sql, params=params).to_arrow_table()
+        return result.select(schema.names).cast(schema)
+
+    def _narrowed_sql(self, table: str, column: str, params: dict[str, Any]) -> str | None:
+        """The current-state rule over the rows of `table` whose `column` is in
+        `$only_values`, materialized once (the rule names its candidates several times, a
+        child its parent); None when the table or its parent has no files."""
+        spec = TABLES[table]
+        if column not in spec.key and column not in spec.parent_key:
+            raise ValueError(
+                f"internal error: {column!r} is neither in {table!r}'s key nor its parent link"
+            )
+        files = self.files(table)
+        if not files:
+            return None
+        name = f"files_{table}"
+        params[name] = [str(f) for f in files]
+        everything = f"read_parquet(${name}, union_by_name = true)"
+        rows = quote_ident(f"_narrowed_{table}")
+        ctes = [
+            f"{rows} as materialized (select * from {everything} "
+            f"where {quote_ident(column)} in (select unnest($only_values)))"
+        ]
+        parent = latest = None
+        if spec.parent is not None:
+            inner = self._narrowed_sql(spec.parent, spec.parent_key.get(column, column), params)
+            if inner is None:
+                return None
+            parent = quote_ident(f"_narrowed_current_{spec.parent}")
+            ctes.append(f"{parent} as materialized ({inner})")
+        else:  # its last full batch, a fact of the whole table
+            latest = quote_ident(f"_last_full_{table}")
+            ctes.append(
+                f"{latest} as materialized (select max(_batch_id) as _batch_id, "
+                f"'full' as _batch_kind from {everything} where _batch_kind = 'full')"
+            )
+        current = current_state_sql(spec, rows, parent, all_rows=latest)
+        return f"with {', '.join(ctes)}\nselect * from ({current})"
 
     def current_ids(self, table: str, column: str) -> list[int]:
         """Distinct values of one column of the current state, sorted (for fan-out calls)."""

@@ -399,3 +399,42 @@ def test_workers_end_when_the_run_process_is_killed() -> None:
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_alive(p) for p in pids)
+
+
+@pytest.mark.parametrize(
+    ("kind", "running", "starts"),
+    [("full", False, True), ("delta", False, False), ("delta", True, True)],
+    ids=["full", "delta-no-pool-yet", "delta-pool-running"],
+)
+def test_a_delta_landing_starts_the_pool_only_for_much_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, running: bool, starts: bool
+) -> None:
+    """Past WORKER_MIN_BYTES (and below DELTA_START_FACTOR times it) a full landing starts the
+    pool; a delta one (an incremental run's) normalises in its thread unless the pool runs."""
+
+    class Started(Exception):
+        pass
+
+    def spy(count: int) -> Any:
+        raise Started
+
+    monkeypatch.setattr(workers, "shared_pool", spy)
+    monkeypatch.setattr(workers, "pool_running", lambda: running)
+    bodies = _bodies(_reservations())
+    monkeypatch.setattr(landing, "WORKER_MIN_BYTES", sum(map(len, bodies)) // 2)
+    spec = SPEC["reservations"]
+    held = landing.Landing(Lake(tmp_path), spec, BATCH, kind, IngestSettings(normalise_workers=2))
+    pages = [Page.from_body(skim(b, KEYS[spec.method], "/" + spec.method)).content for b in bodies]
+    try:
+        if starts:
+            with pytest.raises(Started):
+                for page in pages:
+                    held.add_page(page)
+        else:
+            for page in pages:
+                held.add_page(page)
+            held.finish()
+            assert held.report.records == len(_reservations())
+            assert held.report.normalise_workers == 0
+    finally:
+        held.abort()

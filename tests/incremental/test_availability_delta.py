@@ -18,7 +18,8 @@ from assets.modes import apply_changes
 from assets.run_report import RunReport
 from assets.settings import IngestSettings
 from lake.store import Lake
-from tests.incremental.fakes import event, fixture, opener
+from lake.tables import TABLES as LAKE_TABLES
+from tests.incremental.fakes import IncrementalFakeService, event, fixture, opener
 from tests.incremental.helpers import lake_differences
 
 TODAY = date(2026, 6, 1)
@@ -130,3 +131,48 @@ def test_the_whole_horizon_is_guarded_like_a_full_batch(tmp_path: Path) -> None:
     finally:
         data["accommodation_types"] = kept
     assert lake.current("availability").num_rows == before
+
+
+@pytest.mark.parametrize("apart", [100, 1], ids=["one-by-one", "one-pass"])
+def test_several_changed_types_are_read_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, apart: int
+) -> None:
+    """Two types of three changed: each is read with its `resourceId` (the endpoint takes one)
+    rather than every type's horizon, unless more changed than `availability_types_apart`
+    (then one pass, the others' records dropped); the same records land either way."""
+    settings = replace(PER_TYPE, availability_full_share=1.0, availability_types_apart=apart)
+    lake = Lake(tmp_path / "lake")
+    data = fixture()
+    apply_changes(lake, opener(data), settings)
+    asked: list[int | None] = []
+    read = IncrementalFakeService.availability
+
+    def spy(self: IncrementalFakeService, *args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs.get("resource_id"))
+        return read(self, *args, **kwargs)
+
+    monkeypatch.setattr(IncrementalFakeService, "availability", spy)
+    price = [{"rateTypeId": 1, "currencyCode": "EUR", "price": 150.0}]
+    _change(data, 50, 12, TODAY + timedelta(days=1), availableUnits=1, prices=price)
+    _change(data, 51, 13, TODAY + timedelta(days=2), availableUnits=0, prices=price)
+    report = apply_changes(lake, opener(data), settings)
+
+    assert sorted(asked, key=repr) == ([12, 13] if apart > 1 else [None])
+    assert _landed(report) == {"availability": 2, "availability_prices": 2, "tombstones": 0}
+    assert report.diffs["availability"]["scope"] == 2
+    # the two types' records read (3 dates x 2 durations each), none of the third type's
+    assert report.diffs["availability"]["read"] == 12
+    monkeypatch.undo()
+    _equals_a_full_load(lake, data, settings, tmp_path)
+    # the compare's read of those types' current rows is the current state, filtered
+    for table in TABLES:
+        whole = lake.current(table)
+        some = whole.filter(pc.is_in(whole.column("resource_id"), pa.array([12, 13], pa.int64())))
+        only = lake.current_where(table, "resource_id", [12, 13])
+        key = [(k, "ascending") for k in lake_key(table)]
+        assert only.sort_by(key).equals(some.sort_by(key))
+        assert only.num_rows == some.num_rows > 0
+
+
+def lake_key(table: str) -> list[str]:
+    return list(LAKE_TABLES[table].key)

@@ -13,6 +13,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from assets.modes import apply_changes, sweep
 from assets.settings import IngestSettings
 from lake.state import finance_reads, read_as_of
@@ -119,6 +121,16 @@ def test_runs_days_apart_reread_finance_from_the_last_read(tmp_path: Path) -> No
     assert _clearance_ids(lake) == {1, 2, 3, 4, 5}
     entries_20 = [r for r in lake.current("journal_entries").to_pylist() if r["report_id"] == 20]
     assert len(entries_20) == 4
+    # the compare reads those reports' current entries alone: the same rows as the whole
+    # table's filtered (the corrected report's newer batch, another report's older one)
+    some = lake.current_where("journal_entries", "report_id", [7, 20]).to_pylist()
+    every = [r for r in lake.current("journal_entries").to_pylist() if r["report_id"] in (7, 20)]
+    assert len(some) > len(entries_20)
+    assert sorted(some, key=lambda r: r["journal_entry_id"]) == sorted(
+        every, key=lambda r: r["journal_entry_id"]
+    )
+    with pytest.raises(ValueError, match="neither in"):
+        lake.current_where("journal_entries", "type", ["X"])
     assert finance_reads(lake) == dict.fromkeys(FINANCE, date(2026, 1, 11))
 
     # Nothing new: the sweep reads it all again and lands nothing.
