@@ -26,6 +26,7 @@ from assets.run_report import RunReport
 from assets.settings import IngestSettings, Pages, Record
 from lake.state import Cursor
 from lake.store import Lake
+from service.api import merge
 from service.errors import BadRequest
 
 log = logging.getLogger(__name__)
@@ -265,8 +266,6 @@ class ChangeRun:
         elif fetch and len(fetch) <= self.settings.availability_types_apart:
             # each changed type's horizon alone (the event names the type, not the dates): a
             # few requests per type instead of serving and decoding every type's records
-            from service.api import merge
-
             limit = max(2, self.service.client.limiter.limit * 2)
             reads = [self.service.availability(start, end, resource_id=r) for r in fetch]
             await self._fill(landing, merge(reads, maxsize=limit))
