@@ -119,6 +119,9 @@ def test_incremental_equals_full_after_72_hours(setup: Setup) -> None:
     _assert_equivalent(s, "after_72h")
 
 
+# ~18 s of CI: `make chaos`. The default suite keeps faults (tests/reliability/test_fault_matrix.py,
+# all together) and a killed driver (tests/reliability/test_kill_restart.py, one kill).
+@pytest.mark.chaos
 def test_equivalence_with_faults_and_a_killed_run(setup: Setup) -> None:
     s = setup
     _all_kinds_of_change(s.sandbox.world)

@@ -10,7 +10,9 @@ import pytest
 from sandbox.runner import SandboxHandle
 from tests.reliability.harness import Snapshot, Target, compare, run_cli, snapshot
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("reliability")]
+# Two whole runs through `reservoir run` (~30 s of CI): `make chaos`. The default suite keeps the
+# budget's stop and its message at the client (tests/service/test_bounded_work.py).
+pytestmark = [pytest.mark.sandbox, pytest.mark.chaos, pytest.mark.xdist_group("reliability")]
 
 
 def test_a_run_over_its_request_budget_stops_and_the_next_completes(

@@ -12,7 +12,8 @@ import pytest
 from sandbox.runner import SandboxHandle
 from tests.reliability.harness import Target, run_cli
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("reliability")]
+# Two whole runs through `reservoir run` (~22 s of CI): `make chaos`.
+pytestmark = [pytest.mark.sandbox, pytest.mark.chaos, pytest.mark.xdist_group("reliability")]
 
 
 @pytest.fixture
