@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from assets.columns import Plan, Read
-from assets.convert import _ARROW_ERRORS, EXACT_INT_LIMIT
+from assets.convert import _ARROW_ERRORS, EXACT_INT_LIMIT, all_below
 from assets.endpoints import EndpointSpec
 from assets.typed import _ARROW, TypedPage, valid_utf8
 from service.lazy import LazyRecords
@@ -47,6 +47,8 @@ class Level:
     known: frozenset[str]  # every wire field the table knows (and its sections)
     typed: tuple[tuple[str, str], ...]  # (wire source, kind) of each column read
     nested: dict[str, frozenset[str]]  # nested object (read or not) -> its known fields
+    explicit: frozenset[str]  # sources read and fields of the struct (no floating check)
+    floats: tuple[str, ...]  # sources read as floats or amounts (checked finite)
 
     @property
     def struct(self) -> pa.StructType:
@@ -68,7 +70,9 @@ def level_of(plan: Plan, preset: frozenset[str], sections: Mapping[str, pa.DataT
     fields.extend(pa.field(head, pa.struct(sub)) for head, sub in subs.items())
     fields.extend(pa.field(name, pa.list_(item)) for name, item in sections.items())
     known = plan.known | frozenset(sections)
-    return Level(tuple(fields), known, tuple(read), dict(plan.sub_known))
+    explicit = frozenset(s for s, _ in read) | frozenset(f.name for f in fields)
+    floats = tuple(s for s, k in read if k in ("float", "money"))
+    return Level(tuple(fields), known, tuple(read), dict(plan.sub_known), explicit, floats)
 
 
 def supported(plan: Plan) -> bool:
@@ -135,7 +139,7 @@ class ColumnarReader:
             return None
         children: dict[str, tuple[Read, np.ndarray, list[int]]] = {}
         for name, (level, sections) in self.children.items():
-            parts: list[dict[str, pa.Array]] = []
+            items: list[pa.StructArray] = []
             parents: list[np.ndarray] = []
             totals: list[int] = []
             for field in sections:
@@ -144,22 +148,34 @@ class ColumnarReader:
                 if flat.null_count:  # a null child item
                     return None
                 if len(flat):
-                    cols = _fields(level, flat)
-                    if cols is None:
-                        return None
-                    parts.append(cols)
+                    items.append(flat)
                     parents.append(pc.list_parent_indices(lists).to_numpy())
                 totals.append(len(flat))
-            m = sum(totals)
-            merged = {
-                source: _concat([p[source] for p in parts], _ARROW[kind])
-                for source, kind in level.typed
-            }
+            cols = _items(level, items)
+            if cols is None:
+                return None
             parent_idx = (
                 np.concatenate(parents).astype(np.int64) if parents else np.zeros(0, np.int64)
             )
-            children[name] = (_read(level, merged, m), parent_idx, totals)
+            children[name] = (_read(level, cols, sum(totals)), parent_idx, totals)
         return TypedPage(_read(self.root, root, n), children)
+
+
+def _items(level: Level, items: list[pa.StructArray]) -> dict[str, pa.Array] | None:
+    """The columns of a child table's items from all its sections (section by section), or
+    None as `_fields`. Sections whose items have one struct type (the fields inferred outside
+    the schema alike) are joined first and read as one array; else each is read apart."""
+    if len(items) == 1 or (items and all(i.type == items[0].type for i in items)):
+        return _fields(level, items[0] if len(items) == 1 else pa.concat_arrays(items))
+    parts: list[dict[str, pa.Array]] = []
+    for flat in items:
+        cols = _fields(level, flat)
+        if cols is None:
+            return None
+        parts.append(cols)
+    return {
+        source: _concat([p[source] for p in parts], _ARROW[kind]) for source, kind in level.typed
+    }
 
 
 def _concat(arrays: list[pa.Array], type_: pa.DataType) -> pa.Array:
@@ -175,9 +191,9 @@ def _fields(level: Level, rows: pa.StructArray) -> dict[str, pa.Array] | None:
     names = [struct.field(i).name for i in range(struct.num_fields)]
     if not level.known.issuperset(names):
         return None
-    explicit = {s for s, _ in level.typed} | {f.name for f in level.fields}
+    explicit = level.explicit
     fields = pa.schema([struct.field(i) for i in range(struct.num_fields)])
-    if _floating(fields, explicit | set(level.nested)):  # nested objects: checked below
+    if _floating(fields, explicit | level.nested.keys()):  # nested objects: checked below
         return None
     cols = dict(zip(names, rows.flatten(), strict=True))
     for head, known in level.nested.items():  # read or not, an unknown field lands in `_extra`
@@ -195,18 +211,14 @@ def _fields(level: Level, rows: pa.StructArray) -> dict[str, pa.Array] | None:
             return None
         for tail, values in zip(tails, obj.flatten(), strict=True):
             cols[f"{head}.{tail}"] = values
-    for source, kind in level.typed:
-        if kind in ("float", "money") and not _finite(cols[source]):
-            return None
+    if not all(_finite(cols[source]) for source in level.floats):
+        return None
     return cols
 
 
 def _finite(values: pa.Array) -> bool:
     """No NaN or infinity (which the parser takes as literals), nothing of 2**53 or more."""
-    if values.null_count == len(values):
-        return True
-    ok = pc.less(pc.abs(values), EXACT_INT_LIMIT)  # NaN compares false
-    return bool(pc.all(ok).as_py())
+    return all_below(values, EXACT_INT_LIMIT)
 
 
 def _floating(schema: pa.Schema, explicit: set[str]) -> bool:

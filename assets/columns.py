@@ -179,8 +179,10 @@ class Converted:
             self._mark(name, c.source, bad, label)
             if c.codes is not None:
                 allowed = pa.array(c.codes, type=arr.type)
-                unknown = pc.and_(pc.is_valid(arr), pc.invert(pc.is_in(arr, value_set=allowed)))
-                if unknown.true_count:
+                # nulls never match: every value present is known when the counts agree
+                known = pc.is_in(arr, value_set=allowed, skip_nulls=True)
+                if known.true_count != len(arr) - arr.null_count:
+                    unknown = pc.and_(pc.is_valid(arr), pc.invert(known))
                     bad_code = unknown.to_numpy(zero_copy_only=False)
                     self._mark(name, c.source, bad_code, "unknown code")
             if c.required and arr.null_count:
