@@ -23,7 +23,7 @@ give the same lake rows for the same page: tests/assets/test_normalise_columnar.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -49,6 +49,19 @@ class Level:
     nested: dict[str, frozenset[str]]  # nested object (read or not) -> its known fields
     explicit: frozenset[str]  # sources read and fields of the struct (no floating check)
     floats: tuple[str, ...]  # sources read as floats or amounts (checked finite)
+    # struct type of a page's rows -> whether it can be read (`_accepts`); nearly every page
+    # of a run has the same few types, so the checks of names and types run once for each
+    verdicts: dict[pa.StructType, bool] = field(default_factory=dict, compare=False)
+    _names: dict[pa.StructType, tuple[str, ...]] = field(default_factory=dict, compare=False)
+
+    def names(self, struct: pa.StructType) -> tuple[str, ...]:
+        """The field names of `struct` (of the rows, or of a nested object), kept by type."""
+        names = self._names.get(struct)
+        if names is None:
+            names = self._names[struct] = tuple(
+                struct.field(i).name for i in range(struct.num_fields)
+            )
+        return names
 
     @property
     def struct(self) -> pa.StructType:
@@ -124,7 +137,7 @@ class ColumnarReader:
         content = table.column("content").chunk(0)
         if content.null_count:  # no `content`, or null
             return None
-        rows = content.flatten()
+        rows = _values(content)
         if rows.null_count or len(rows) != len(records):  # a null record; a count that differs
             return None
         try:
@@ -142,9 +155,9 @@ class ColumnarReader:
             items: list[pa.StructArray] = []
             parents: list[np.ndarray] = []
             totals: list[int] = []
-            for field in sections:
-                lists = root[field]
-                flat = lists.flatten()
+            for section in sections:
+                lists = root[section]
+                flat = _values(lists)
                 if flat.null_count:  # a null child item
                     return None
                 if len(flat):
@@ -159,6 +172,16 @@ class ColumnarReader:
             )
             children[name] = (_read(level, cols, sum(totals)), parent_idx, totals)
         return TypedPage(_read(self.root, root, n), children)
+
+
+def _values(lists: pa.ListArray) -> pa.Array:
+    """The items of `lists` in order, as `flatten()` gives them: without nulls, the slice of
+    its values between its first and last offsets (a view; `flatten()` costs ~5x more)."""
+    if lists.null_count:
+        return lists.flatten()
+    offsets = lists.offsets
+    first, last = offsets[0].as_py(), offsets[-1].as_py()
+    return lists.values.slice(first, last - first)
 
 
 def _items(level: Level, items: list[pa.StructArray]) -> dict[str, pa.Array] | None:
@@ -188,32 +211,53 @@ def _fields(level: Level, rows: pa.StructArray) -> dict[str, pa.Array] | None:
     """Each field of `rows` (nested objects' fields as `head.tail`), or None when a field is
     unknown, or a value the typed decoder refuses got through."""
     struct: pa.StructType = rows.type
-    names = [struct.field(i).name for i in range(struct.num_fields)]
-    if not level.known.issuperset(names):
+    accepted = level.verdicts.get(struct)
+    if accepted is None:
+        if len(level.verdicts) >= 256:  # a stream of ever new types (unknown fields) stays small
+            level.verdicts.clear()
+            level._names.clear()
+        accepted = level.verdicts[struct] = _accepts(level, struct)
+    if not accepted:
         return None
-    explicit = level.explicit
-    fields = pa.schema([struct.field(i) for i in range(struct.num_fields)])
-    if _floating(fields, explicit | level.nested.keys()):  # nested objects: checked below
-        return None
-    cols = dict(zip(names, rows.flatten(), strict=True))
-    for head, known in level.nested.items():  # read or not, an unknown field lands in `_extra`
+    cols = dict(zip(level.names(struct), rows.flatten(), strict=True))
+    for head in level.nested:
         obj = cols.get(head)
         if obj is None or obj.type == pa.null():  # absent or null throughout
             continue
-        if not pa.types.is_struct(obj.type):
-            return None
         sub: pa.StructType = obj.type
-        tails = [sub.field(i).name for i in range(sub.num_fields)]
-        if not known.issuperset(tails):
-            return None
-        read = {t for t in tails if f"{head}.{t}" in explicit}
-        if _floating(pa.schema([sub.field(i) for i in range(sub.num_fields)]), read):
-            return None
-        for tail, values in zip(tails, obj.flatten(), strict=True):
+        for tail, values in zip(level.names(sub), obj.flatten(), strict=True):
             cols[f"{head}.{tail}"] = values
     if not all(_finite(cols[source]) for source in level.floats):
         return None
     return cols
+
+
+def _accepts(level: Level, struct: pa.StructType) -> bool:
+    """Whether rows of this struct type can be read (what the type alone says, the same for
+    every page whose rows have it): every field known, no floating value outside the fields
+    read (a NaN or Infinity there), every nested object an object of known fields."""
+    names = level.names(struct)
+    if not level.known.issuperset(names):
+        return False
+    explicit = level.explicit
+    fields = pa.schema([struct.field(i) for i in range(struct.num_fields)])
+    if _floating(fields, explicit | level.nested.keys()):  # nested objects: checked below
+        return False
+    for head, known in level.nested.items():  # read or not, an unknown field lands in `_extra`
+        if head not in names:
+            continue
+        obj_type = struct.field(head).type
+        if obj_type == pa.null():  # null throughout
+            continue
+        if not pa.types.is_struct(obj_type):
+            return False
+        tails = level.names(obj_type)
+        if not known.issuperset(tails):
+            return False
+        read = {t for t in tails if f"{head}.{t}" in explicit}
+        if _floating(pa.schema([obj_type.field(i) for i in range(obj_type.num_fields)]), read):
+            return False
+    return True
 
 
 def _finite(values: pa.Array) -> bool:
