@@ -359,12 +359,12 @@ class Normaliser:
         return table if keep.all() else table.filter(pa.array(keep))
 
     def _fixed(self, n: int) -> dict[str, pa.Array]:
-        """The lineage columns every page of this batch has alike, for `n` rows (kept for the
-        few row counts a run sees: a page's records and its child tables' rows)."""
+        """The lineage columns every page of this batch has alike, for `n` rows, kept for the
+        last few row counts (a page's records: the page size; child tables' rows vary)."""
         fixed = self._fixed_columns.get(n)
         if fixed is None:
-            if len(self._fixed_columns) >= 64:
-                self._fixed_columns.clear()
+            if len(self._fixed_columns) >= 8:  # the oldest goes: a few MB at most
+                del self._fixed_columns[next(iter(self._fixed_columns))]
             fixed = self._fixed_columns[n] = {
                 "_batch_id": pa.repeat(pa.scalar(self.batch_id), n),
                 "_batch_kind": pa.repeat(pa.scalar(self.batch_kind), n),
