@@ -23,7 +23,7 @@ give the same lake rows for the same page: tests/assets/test_normalise_columnar.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from assets.columns import Plan, Read
-from assets.convert import _ARROW_ERRORS, EXACT_INT_LIMIT
+from assets.convert import _ARROW_ERRORS, EXACT_INT_LIMIT, all_below
 from assets.endpoints import EndpointSpec
 from assets.typed import _ARROW, TypedPage, valid_utf8
 from service.lazy import LazyRecords
@@ -47,6 +47,21 @@ class Level:
     known: frozenset[str]  # every wire field the table knows (and its sections)
     typed: tuple[tuple[str, str], ...]  # (wire source, kind) of each column read
     nested: dict[str, frozenset[str]]  # nested object (read or not) -> its known fields
+    explicit: frozenset[str]  # sources read and fields of the struct (no floating check)
+    floats: tuple[str, ...]  # sources read as floats or amounts (checked finite)
+    # struct type of a page's rows -> whether it can be read (`_accepts`); nearly every page
+    # of a run has the same few types, so the checks of names and types run once for each
+    verdicts: dict[pa.StructType, bool] = field(default_factory=dict, compare=False)
+    _names: dict[pa.StructType, tuple[str, ...]] = field(default_factory=dict, compare=False)
+
+    def names(self, struct: pa.StructType) -> tuple[str, ...]:
+        """The field names of `struct` (of the rows, or of a nested object), kept by type."""
+        names = self._names.get(struct)
+        if names is None:
+            names = self._names[struct] = tuple(
+                struct.field(i).name for i in range(struct.num_fields)
+            )
+        return names
 
     @property
     def struct(self) -> pa.StructType:
@@ -68,7 +83,9 @@ def level_of(plan: Plan, preset: frozenset[str], sections: Mapping[str, pa.DataT
     fields.extend(pa.field(head, pa.struct(sub)) for head, sub in subs.items())
     fields.extend(pa.field(name, pa.list_(item)) for name, item in sections.items())
     known = plan.known | frozenset(sections)
-    return Level(tuple(fields), known, tuple(read), dict(plan.sub_known))
+    explicit = frozenset(s for s, _ in read) | frozenset(f.name for f in fields)
+    floats = tuple(s for s, k in read if k in ("float", "money"))
+    return Level(tuple(fields), known, tuple(read), dict(plan.sub_known), explicit, floats)
 
 
 def supported(plan: Plan) -> bool:
@@ -120,7 +137,7 @@ class ColumnarReader:
         content = table.column("content").chunk(0)
         if content.null_count:  # no `content`, or null
             return None
-        rows = content.flatten()
+        rows = _values(content)
         if rows.null_count or len(rows) != len(records):  # a null record; a count that differs
             return None
         try:
@@ -135,31 +152,53 @@ class ColumnarReader:
             return None
         children: dict[str, tuple[Read, np.ndarray, list[int]]] = {}
         for name, (level, sections) in self.children.items():
-            parts: list[dict[str, pa.Array]] = []
+            items: list[pa.StructArray] = []
             parents: list[np.ndarray] = []
             totals: list[int] = []
-            for field in sections:
-                lists = root[field]
-                flat = lists.flatten()
+            for section in sections:
+                lists = root[section]
+                flat = _values(lists)
                 if flat.null_count:  # a null child item
                     return None
                 if len(flat):
-                    cols = _fields(level, flat)
-                    if cols is None:
-                        return None
-                    parts.append(cols)
+                    items.append(flat)
                     parents.append(pc.list_parent_indices(lists).to_numpy())
                 totals.append(len(flat))
-            m = sum(totals)
-            merged = {
-                source: _concat([p[source] for p in parts], _ARROW[kind])
-                for source, kind in level.typed
-            }
+            cols = _items(level, items)
+            if cols is None:
+                return None
             parent_idx = (
                 np.concatenate(parents).astype(np.int64) if parents else np.zeros(0, np.int64)
             )
-            children[name] = (_read(level, merged, m), parent_idx, totals)
+            children[name] = (_read(level, cols, sum(totals)), parent_idx, totals)
         return TypedPage(_read(self.root, root, n), children)
+
+
+def _values(lists: pa.ListArray) -> pa.Array:
+    """The items of `lists` in order, as `flatten()` gives them: without nulls, the slice of
+    its values between its first and last offsets (a view; `flatten()` costs ~5x more)."""
+    if lists.null_count:
+        return lists.flatten()
+    offsets = lists.offsets
+    first, last = offsets[0].as_py(), offsets[-1].as_py()
+    return lists.values.slice(first, last - first)
+
+
+def _items(level: Level, items: list[pa.StructArray]) -> dict[str, pa.Array] | None:
+    """The columns of a child table's items from all its sections (section by section), or
+    None as `_fields`. Sections whose items have one struct type (the fields inferred outside
+    the schema alike) are joined first and read as one array; else each is read apart."""
+    if len(items) == 1 or (items and all(i.type == items[0].type for i in items)):
+        return _fields(level, items[0] if len(items) == 1 else pa.concat_arrays(items))
+    parts: list[dict[str, pa.Array]] = []
+    for flat in items:
+        cols = _fields(level, flat)
+        if cols is None:
+            return None
+        parts.append(cols)
+    return {
+        source: _concat([p[source] for p in parts], _ARROW[kind]) for source, kind in level.typed
+    }
 
 
 def _concat(arrays: list[pa.Array], type_: pa.DataType) -> pa.Array:
@@ -172,41 +211,58 @@ def _fields(level: Level, rows: pa.StructArray) -> dict[str, pa.Array] | None:
     """Each field of `rows` (nested objects' fields as `head.tail`), or None when a field is
     unknown, or a value the typed decoder refuses got through."""
     struct: pa.StructType = rows.type
-    names = [struct.field(i).name for i in range(struct.num_fields)]
-    if not level.known.issuperset(names):
+    accepted = level.verdicts.get(struct)
+    if accepted is None:
+        if len(level.verdicts) >= 256:  # a stream of ever new types (unknown fields) stays small
+            level.verdicts.clear()
+            level._names.clear()
+        accepted = level.verdicts[struct] = _accepts(level, struct)
+    if not accepted:
         return None
-    explicit = {s for s, _ in level.typed} | {f.name for f in level.fields}
-    fields = pa.schema([struct.field(i) for i in range(struct.num_fields)])
-    if _floating(fields, explicit | set(level.nested)):  # nested objects: checked below
-        return None
-    cols = dict(zip(names, rows.flatten(), strict=True))
-    for head, known in level.nested.items():  # read or not, an unknown field lands in `_extra`
+    cols = dict(zip(level.names(struct), rows.flatten(), strict=True))
+    for head in level.nested:
         obj = cols.get(head)
         if obj is None or obj.type == pa.null():  # absent or null throughout
             continue
-        if not pa.types.is_struct(obj.type):
-            return None
         sub: pa.StructType = obj.type
-        tails = [sub.field(i).name for i in range(sub.num_fields)]
-        if not known.issuperset(tails):
-            return None
-        read = {t for t in tails if f"{head}.{t}" in explicit}
-        if _floating(pa.schema([sub.field(i) for i in range(sub.num_fields)]), read):
-            return None
-        for tail, values in zip(tails, obj.flatten(), strict=True):
+        for tail, values in zip(level.names(sub), obj.flatten(), strict=True):
             cols[f"{head}.{tail}"] = values
-    for source, kind in level.typed:
-        if kind in ("float", "money") and not _finite(cols[source]):
-            return None
+    if not all(_finite(cols[source]) for source in level.floats):
+        return None
     return cols
+
+
+def _accepts(level: Level, struct: pa.StructType) -> bool:
+    """Whether rows of this struct type can be read (what the type alone says, the same for
+    every page whose rows have it): every field known, no floating value outside the fields
+    read (a NaN or Infinity there), every nested object an object of known fields."""
+    names = level.names(struct)
+    if not level.known.issuperset(names):
+        return False
+    explicit = level.explicit
+    fields = pa.schema([struct.field(i) for i in range(struct.num_fields)])
+    if _floating(fields, explicit | level.nested.keys()):  # nested objects: checked below
+        return False
+    for head, known in level.nested.items():  # read or not, an unknown field lands in `_extra`
+        if head not in names:
+            continue
+        obj_type = struct.field(head).type
+        if obj_type == pa.null():  # null throughout
+            continue
+        if not pa.types.is_struct(obj_type):
+            return False
+        tails = level.names(obj_type)
+        if not known.issuperset(tails):
+            return False
+        read = {t for t in tails if f"{head}.{t}" in explicit}
+        if _floating(pa.schema([obj_type.field(i) for i in range(obj_type.num_fields)]), read):
+            return False
+    return True
 
 
 def _finite(values: pa.Array) -> bool:
     """No NaN or infinity (which the parser takes as literals), nothing of 2**53 or more."""
-    if values.null_count == len(values):
-        return True
-    ok = pc.less(pc.abs(values), EXACT_INT_LIMIT)  # NaN compares false
-    return bool(pc.all(ok).as_py())
+    return all_below(values, EXACT_INT_LIMIT)
 
 
 def _floating(schema: pa.Schema, explicit: set[str]) -> bool:

@@ -4,6 +4,7 @@ each row's reasons to be quarantined. `assets.normalise.Normaliser` puts it toge
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -147,6 +148,12 @@ class Plan:
         )
 
 
+@functools.lru_cache(maxsize=256)
+def _lookup(codes: tuple[object, ...], type_: pa.DataType) -> pc.SetLookupOptions:
+    """A code column's allowed values, made once (each page would build its hash set anew)."""
+    return pc.SetLookupOptions(value_set=pa.array(codes, type=type_), skip_nulls=True)
+
+
 class Converted:
     """Typed columns of one table plus, per row, the reasons it is bad.
 
@@ -178,9 +185,10 @@ class Converted:
             arr, bad, label = converted
             self._mark(name, c.source, bad, label)
             if c.codes is not None:
-                allowed = pa.array(c.codes, type=arr.type)
-                unknown = pc.and_(pc.is_valid(arr), pc.invert(pc.is_in(arr, value_set=allowed)))
-                if unknown.true_count:
+                # nulls never match: every value present is known when the counts agree
+                known = pc.call_function("is_in", [arr], _lookup(c.codes, arr.type))
+                if known.true_count != len(arr) - arr.null_count:
+                    unknown = pc.and_(pc.is_valid(arr), pc.invert(known))
                     bad_code = unknown.to_numpy(zero_copy_only=False)
                     self._mark(name, c.source, bad_code, "unknown code")
             if c.required and arr.null_count:

@@ -109,12 +109,23 @@ def to_money(values: Values) -> Converted:
 
 
 def _money(arr: pa.Array, bad: np.ndarray | None) -> Converted:
+    if all_below(arr, MONEY_LIMIT):  # the clean case, one vectorised pass
+        return pc.cast(arr, MONEY), bad, "not an amount"
     too_big = pc.fill_null(pc.greater_equal(pc.abs(arr), MONEY_LIMIT), False)
     if pc.any(too_big).as_py():
         over = too_big.to_numpy(zero_copy_only=False)
         bad = over if bad is None else bad | over
         arr = pc.if_else(too_big, pa.scalar(None, pa.float64()), arr)
     return pc.cast(arr, MONEY), bad, "not an amount"
+
+
+def all_below(arr: pa.Array, limit: float) -> bool:
+    """Whether every value of a float64 column is below `limit` in size (no NaN: it compares
+    false). Through numpy, without a copy where the column has no null."""
+    if arr.null_count:
+        arr = arr.drop_null()
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(np.abs(arr.to_numpy()) < limit))
 
 
 def _strings_only(values: Values) -> tuple[list[Any], np.ndarray]:

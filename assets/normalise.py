@@ -101,6 +101,7 @@ class Normaliser:
             },
         )
         self._columnar = columnar_reader(spec, self._plans, preset) if spec.columnar else None
+        self._fixed_columns: dict[int, dict[str, pa.Array]] = {}
 
     def normalise(self, records: Sequence[Record], extracted_at: datetime) -> Normalised:
         """One page (a list of dicts, or an undecoded `LazyRecords`) -> tables and quarantine.
@@ -350,16 +351,28 @@ class Normaliser:
     ) -> pa.Table:
         schema = self._schemas[name]
         data = dict(arrays)
-        data["_batch_id"] = pa.repeat(pa.scalar(self.batch_id), n)
-        data["_batch_kind"] = pa.repeat(pa.scalar(self.batch_kind), n)
+        data.update(self._fixed(n))
         data["_extracted_at"] = pa.repeat(pa.scalar(extracted_at, TIMESTAMP), n)
-        data["_source"] = pa.repeat(pa.scalar(self.spec.source), n)
-        data["_is_deleted"] = pa.repeat(pa.scalar(False), n)
-        data["_extra"] = (
-            pa.nulls(n, pa.string()) if extra is None else pa.array(extra, type=pa.string())
-        )
+        if extra is not None:
+            data["_extra"] = pa.array(extra, type=pa.string())
         table = pa.Table.from_arrays([data[f.name] for f in schema], schema=schema)
         return table if keep.all() else table.filter(pa.array(keep))
+
+    def _fixed(self, n: int) -> dict[str, pa.Array]:
+        """The lineage columns every page of this batch has alike, for `n` rows, kept for the
+        last few row counts (a page's records: the page size; child tables' rows vary)."""
+        fixed = self._fixed_columns.get(n)
+        if fixed is None:
+            if len(self._fixed_columns) >= 8:  # the oldest goes: a few MB at most
+                del self._fixed_columns[next(iter(self._fixed_columns))]
+            fixed = self._fixed_columns[n] = {
+                "_batch_id": pa.repeat(pa.scalar(self.batch_id), n),
+                "_batch_kind": pa.repeat(pa.scalar(self.batch_kind), n),
+                "_source": pa.repeat(pa.scalar(self.spec.source), n),
+                "_is_deleted": pa.repeat(pa.scalar(False), n),
+                "_extra": pa.nulls(n, pa.string()),
+            }
+        return fixed
 
     def _quarantine(
         self,

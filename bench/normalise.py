@@ -18,6 +18,7 @@ pages are flushed every `flush_rows`.
 
     python -m bench.normalise --records 200000
     python -m bench.normalise --kind journal_entries --records 500000
+    python -m bench.normalise --records 50000 --page-size 100 --skip-write  # details as fetched
 """
 
 from __future__ import annotations
@@ -157,14 +158,15 @@ class Pages:
         key: str = "reservationId",
         source: str = "/reservations/details",
         form: str = "bytes",
+        page_size: int = PAGE_SIZE,
     ) -> None:
         self.pool, self.total, self.key, self.gen_seconds = pool, total, key, 0.0
-        self.source, self.form = source, form
+        self.source, self.form, self.page_size = source, form, page_size
 
     def __iter__(self) -> Iterator[tuple[Sequence[dict[str, Any]], datetime]]:
-        for start in range(0, self.total, PAGE_SIZE):
+        for start in range(0, self.total, self.page_size):
             t0 = time.process_time()
-            n = min(PAGE_SIZE, self.total - start)
+            n = min(self.page_size, self.total - start)
             records = [
                 {**self.pool[(start + i) % len(self.pool)], self.key: start + i + 1}
                 for i in range(n)
@@ -214,6 +216,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--flush-rows", type=int, default=50_000)
     parser.add_argument("--skip-write", action="store_true", help="only the normalise phase")
     parser.add_argument(
+        "--page-size",
+        type=int,
+        default=PAGE_SIZE,
+        help="records per page (the client asks for 100 reservation details a page)",
+    )
+    parser.add_argument(
         "--input",
         choices=("bytes", "dicts"),
         default="bytes",
@@ -236,12 +244,12 @@ def main(argv: list[str] | None = None) -> None:
     rss_before = _peak_mb()
     print(f"endpoint           : {spec.source} ({len(pool):,} template records, {args.input})")
 
-    pages = Pages(pool, args.records, key, spec.source, args.input)
+    pages = Pages(pool, args.records, key, spec.source, args.input, args.page_size)
     records, rows, wall, cpu = _normalise_only(spec, pages)
     print(f"records            : {records:,} source records -> {rows:,} lake rows")
     print(_line("normalise", records, rows, wall, cpu))
     if not args.skip_write:
-        pages = Pages(pool, args.records, key, spec.source, args.input)
+        pages = Pages(pool, args.records, key, spec.source, args.input, args.page_size)
         with tempfile.TemporaryDirectory() as tmp:
             wall0, cpu0 = time.perf_counter(), time.process_time()
             report = run_spec(

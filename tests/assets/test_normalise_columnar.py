@@ -19,10 +19,12 @@ from dataclasses import replace
 from typing import Any
 
 import orjson
+import pyarrow as pa
 import pytest
 
 from assets.catalogue import SPECS
 from assets.columnar import supported
+from assets.convert import EXACT_INT_LIMIT, MONEY_LIMIT, all_below
 from assets.endpoints import EndpointSpec
 from assets.normalise import Normalised, Normaliser
 from assets.typed import valid_utf8
@@ -178,6 +180,22 @@ HOSTILE: dict[str, tuple[Edit | None, tuple[bytes, bytes] | None, bool]] = {
         (b'"reservationSubjectId"', b'"reservationId":NaN,"reservationSubjectId"'),
         False,
     ),
+    "an unknown code in the second section": (
+        _set((0, "agentBill", 0, "billLineType"), 77),
+        None,
+        True,
+    ),
+    "a null amount in the second section": (_set((2, "agentBill", 0, "total"), None), None, True),
+    "NaN in the second section": (
+        _set((2, "agentBill", 0, "vatRate"), 9.5),
+        (b'"vatRate":9.5', b'"vatRate":NaN'),
+        False,
+    ),
+    "sections whose items differ": (  # agent bill lines without the link the others carry
+        lambda rs: [line.pop("reservationId") for r in rs for line in r["agentBill"]],
+        None,
+        True,
+    ),
     "a number in a text field": (_set((0, "categoryCode"), 12), None, False),
     "an object in a text field": (_set((0, "voucher"), {"x": 1}), None, False),
     "a bad date": (_set((1, "arrivalDate"), "2026-02-30"), None, True),
@@ -292,3 +310,22 @@ def test_utf8_is_checked_as_python_decodes_it() -> None:
     for data in cases:
         assert valid_utf8(data) == _decodes(data), data
         assert valid_utf8(b"x" * 40 + data + b"y" * 40) == _decodes(data), data
+
+
+def test_all_below_says_what_a_comparison_of_every_value_says() -> None:
+    """`all_below` (numpy over the column's buffer) against Python's comparison of each value:
+    NaN and infinities are never below, nulls are left out."""
+    nan, inf = float("nan"), float("inf")
+    rng = random.Random(3)
+    pool = [None, 0.0, -0.0, 1.5, -12.25, nan, inf, -inf, 2.0**53, -(2.0**53), 2.0**53 - 1,
+            1e15, -1e15, 1e15 - 0.01, 5e-324]  # fmt: skip
+    cases: list[list[float | None]] = [[], [None], [None, None], [nan], [None, inf], [1.0]]
+    cases += [rng.choices(pool, k=rng.randint(1, 9)) for _ in range(500)]
+    for values in cases:
+        arr = pa.array(values, type=pa.float64())
+        for limit in (EXACT_INT_LIMIT, MONEY_LIMIT):
+            want = all(abs(v) < limit for v in values if v is not None)
+            assert all_below(arr, limit) is want, (values, limit)
+            assert all_below(arr.slice(1), limit) is all(
+                abs(v) < limit for v in values[1:] if v is not None
+            )
