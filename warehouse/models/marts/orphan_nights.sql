@@ -86,13 +86,15 @@ blocked as (
     where not is_free
     union all
     select units.unit_id, units.accommodation_type_id, bound.night_date,
-    from (select distinct unit_id, accommodation_type_id from horizon_nights) as units
+    from horizon_nights as units
     cross join horizon
     cross join lateral (
         select cast(horizon.first_night - 1 as date) as night_date
         union all
         select horizon.end_night
     ) as bound
+    -- every unit has a row on every night of the reporting range: one per unit
+    where units.night_date = horizon.first_night
 ),
 
 runs as (
