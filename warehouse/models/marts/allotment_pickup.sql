@@ -87,11 +87,16 @@ grid as (
     cross join allotment_nights
 ),
 
+-- per allotment, night and snapshot (one grid row each): its nights on the books then
 picked as (
     select
         grid.as_of_date,
         grid.allotment_id,
         grid.stay_date,
+        grid.accommodation_type_id,
+        grid.distribution_channel_id,
+        grid.release_date,
+        grid.quantity,
         count(channel_stays.stay_date) as otb_nights,
     from grid
     left join channel_stays
@@ -100,28 +105,24 @@ picked as (
         and grid.stay_date = channel_stays.stay_date
         and channel_stays.booking_date <= grid.counted_until
         and (channel_stays.is_on_the_books or channel_stays.cancelled_on > grid.counted_until)
-    group by grid.as_of_date, grid.allotment_id, grid.stay_date
+    group by all
 ),
 
 per_allotment as (
     select
-        grid.as_of_date,
-        grid.stay_date,
-        grid.accommodation_type_id,
-        grid.distribution_channel_id,
-        grid.release_date,
-        grid.quantity as held_nights,
-        least(picked.otb_nights, grid.quantity) as picked_up_nights,
+        as_of_date,
+        stay_date,
+        accommodation_type_id,
+        distribution_channel_id,
+        release_date,
+        quantity as held_nights,
+        least(otb_nights, quantity) as picked_up_nights,
         case
-            when grid.release_date <= grid.as_of_date
-                then grid.quantity - least(picked.otb_nights, grid.quantity)
+            when release_date <= as_of_date
+                then quantity - least(otb_nights, quantity)
             else 0
         end as released_nights,
-    from grid
-    inner join picked
-        on grid.as_of_date = picked.as_of_date
-        and grid.allotment_id = picked.allotment_id
-        and grid.stay_date = picked.stay_date
+    from picked
 ),
 
 final as (
