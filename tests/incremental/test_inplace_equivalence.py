@@ -95,6 +95,7 @@ SUPPLY_KEYED = {
         "core.fct_stay_rate_nights",
         "core.fct_rate_nights",
         "core.fct_unit_nights",
+        "core.fct_allotment_stay_nights",
         "marts.allotment_pickup",
         "marts.occupancy_daily",
         "marts.revenue_daily",
@@ -114,6 +115,8 @@ SUPPLY_KEYED = {
     # date, a booking); occupancy, which reads the as-of date only through its allotment-held
     # nights, keys the nights whose held nights moved; the rest follows the rows that differ
     "new day": (
+        # the stay nights an allotment covers read no date: by reservation
+        "core.fct_allotment_stay_nights",
         "marts.allotment_pickup",
         "marts.occupancy_daily",
         "core.fct_reservations",

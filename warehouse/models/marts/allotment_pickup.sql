@@ -1,9 +1,9 @@
--- incremental by stay_date, accommodation_type_id from core.fct_stay_nights: select changed.night_date, changed.accommodation_type_id from changed_rows as changed where changed.is_stay_night and changed.is_guest_stay and exists (select 1 from staging.stg_allotments as a where a.distribution_channel_id = changed.distribution_channel_id and a.accommodation_type_id = changed.accommodation_type_id and changed.night_date >= a.start_date and changed.night_date < a.end_date)
+-- incremental by stay_date, accommodation_type_id from core.fct_allotment_stay_nights: night_date, accommodation_type_id
 -- incremental by stay_date, accommodation_type_id from staging.stg_allotments: select cast(unnest(generate_series(c.start_date, c.end_date - 1, interval 1 day)) as date), c.accommodation_type_id from changed_rows as c
 -- incremental by stay_date, accommodation_type_id from core.dim_accommodation_types: select a.stay_date, a.accommodation_type_id from marts.allotment_pickup as a where a.accommodation_type_id in (select c.accommodation_type_id from changed_rows as c group by c.accommodation_type_id having count(*) <> 2 or count(distinct row(c.location_id)) <> 1) group by all
 -- incremental shifts as_of_date with the as-of date
--- incremental when meta.build_settings changed whole: with days as (select cast(d.day - cast(7 * w.k as integer) as date) as day from (select cast(unnest(generate_series(least(b.as_of, n.as_of) + 1, greatest(b.as_of, n.as_of), interval 1 day)) as date) as day from meta.build_settings as n cross join build_settings_before as b) as d cross join range(0, 13) as w(k)), released as (select cast(d.day + cast(coalesce(a.release_days, 0) as integer) as date) as stay_date, a.accommodation_type_id, a.start_date, a.end_date from staging.stg_allotments as a cross join days as d) select stay_date, accommodation_type_id from released where stay_date >= start_date and stay_date < end_date union select s.night_date, s.accommodation_type_id from core.fct_stay_nights as s where s.is_stay_night and s.is_guest_stay and (s.booking_date in (select day from days) or s.cancelled_on in (select day from days)) and exists (select 1 from staging.stg_allotments as a where a.distribution_channel_id = s.distribution_channel_id and a.accommodation_type_id = s.accommodation_type_id and s.night_date >= a.start_date and s.night_date < a.end_date)
--- incremental narrows core.fct_stay_nights: select s.* from core.fct_stay_nights as s semi join affected_keys as k on k.stay_date = s.night_date and k.accommodation_type_id = s.accommodation_type_id
+-- incremental when meta.build_settings changed whole: with days as (select cast(d.day - cast(7 * w.k as integer) as date) as day from (select cast(unnest(generate_series(least(b.as_of, n.as_of) + 1, greatest(b.as_of, n.as_of), interval 1 day)) as date) as day from meta.build_settings as n cross join build_settings_before as b) as d cross join range(0, 13) as w(k)), released as (select cast(d.day + cast(coalesce(a.release_days, 0) as integer) as date) as stay_date, a.accommodation_type_id, a.start_date, a.end_date from staging.stg_allotments as a cross join days as d) select stay_date, accommodation_type_id from released where stay_date >= start_date and stay_date < end_date union select s.night_date, s.accommodation_type_id from core.fct_allotment_stay_nights as s where s.booking_date in (select day from days) or s.cancelled_on in (select day from days)
+-- incremental narrows core.fct_allotment_stay_nights: select s.* from core.fct_allotment_stay_nights as s semi join affected_keys as k on k.stay_date = s.night_date and k.accommodation_type_id = s.accommodation_type_id
 -- incremental narrows staging.stg_allotments: select a.* replace (k.stay_date as start_date, cast(k.stay_date + 1 as date) as end_date) from staging.stg_allotments as a inner join affected_keys as k on a.accommodation_type_id is not distinct from k.accommodation_type_id and k.stay_date >= a.start_date and k.stay_date < a.end_date
 -- incremental narrows core.dim_dates: date_day in (select stay_date from affected_keys)
 -- incremental narrows core.dim_accommodation_types: accommodation_type_id in (select accommodation_type_id from affected_keys)
@@ -13,9 +13,10 @@
 -- most the quantity), what was released unsold on the release date (stay date - release_days)
 -- and what is still held. Snapshots: the build's as_of and the 12 weeks before it.
 -- Maintained by stay date x accommodation type: a row reads the allotments and stays of its
--- night and type alone (an allotment is read as one night for each keyed night it holds). A changed stay night counts only where an allotment of its channel and
--- type covers it (old and new versions of a changed allotment key its nights themselves); a
--- type whose location changed keys all its rows; a moved calendar rebuilds it whole. A snapshot
+-- night and type alone (an allotment is read as one night for each keyed night it holds). Its
+-- stay nights are core.fct_allotment_stay_nights, those an allotment of their channel and type
+-- covers (old and new versions of a changed allotment key its nights themselves); a type whose
+-- location changed keys all its rows; a moved calendar rebuilds it whole. A snapshot
 -- is a function of its own date, not of the as-of date: when the date moves N days, the stored
 -- snapshots move N days with it (`as_of_date` + N), and only the nights whose rows the days in
 -- between reach are recomputed: a release date among them, or a covered stay booked or
@@ -37,8 +38,9 @@ accommodation_types as (
     select * from core.dim_accommodation_types
 ),
 
+-- the guest stay nights on a night an allotment of their channel and type covers
 stay_nights as (
-    select * from core.fct_stay_nights
+    select * from core.fct_allotment_stay_nights
 ),
 
 snapshots as (
@@ -74,9 +76,6 @@ channel_stays as (
         cancelled_on,
         is_on_the_books,
     from stay_nights
-    where is_stay_night
-        and is_guest_stay
-        and (is_on_the_books or is_cancelled)
 ),
 
 grid as (
@@ -88,11 +87,16 @@ grid as (
     cross join allotment_nights
 ),
 
+-- per allotment, night and snapshot (one grid row each): its nights on the books then
 picked as (
     select
         grid.as_of_date,
         grid.allotment_id,
         grid.stay_date,
+        grid.accommodation_type_id,
+        grid.distribution_channel_id,
+        grid.release_date,
+        grid.quantity,
         count(channel_stays.stay_date) as otb_nights,
     from grid
     left join channel_stays
@@ -101,28 +105,24 @@ picked as (
         and grid.stay_date = channel_stays.stay_date
         and channel_stays.booking_date <= grid.counted_until
         and (channel_stays.is_on_the_books or channel_stays.cancelled_on > grid.counted_until)
-    group by grid.as_of_date, grid.allotment_id, grid.stay_date
+    group by all
 ),
 
 per_allotment as (
     select
-        grid.as_of_date,
-        grid.stay_date,
-        grid.accommodation_type_id,
-        grid.distribution_channel_id,
-        grid.release_date,
-        grid.quantity as held_nights,
-        least(picked.otb_nights, grid.quantity) as picked_up_nights,
+        as_of_date,
+        stay_date,
+        accommodation_type_id,
+        distribution_channel_id,
+        release_date,
+        quantity as held_nights,
+        least(otb_nights, quantity) as picked_up_nights,
         case
-            when grid.release_date <= grid.as_of_date
-                then grid.quantity - least(picked.otb_nights, grid.quantity)
+            when release_date <= as_of_date
+                then quantity - least(otb_nights, quantity)
             else 0
         end as released_nights,
-    from grid
-    inner join picked
-        on grid.as_of_date = picked.as_of_date
-        and grid.allotment_id = picked.allotment_id
-        and grid.stay_date = picked.stay_date
+    from picked
 ),
 
 final as (

@@ -15,7 +15,9 @@
 -- type) within the window or the horizon below changes its type's rows (a change before as_of or
 -- past the horizon changes none), as do the type's rentability rules and location; the rentability
 -- sets, the calendar and the as-of date rebuild it whole. (By night, an hour's changes touch
--- every night of the window: a unit's free run spans it.)
+-- every night of the window: a unit's free run spans it.) The free runs are the gaps between a
+-- unit's taken nights (a unit has one accommodation type), and the counts per night are the
+-- runs' starts and ends summed in night order: no step goes over every free night one by one.
 
 with settings as (
     select * from meta.build_settings
@@ -43,41 +45,73 @@ accommodation_types as (
 
 -- the nights a window night's status can depend on: from as_of to the window's end plus the
 -- longest minimum stay (a free run reaching that far fits every stay allowed from the window, so
--- its nights past it change nothing; nights before as_of are never arrivals)
+-- its nights past it change nothing; nights before as_of are never arrivals), within the
+-- reporting range (the nights with unit nights: one span, the same for every unit)
 horizon as (
     select
-        as_of as first_night,
-        as_of + 180 + cast(coalesce((select max(min_duration) from rentability_sets), 0) as integer)
-            as end_night,
+        greatest(settings.as_of, min(dates.date_day)) as first_night,
+        least(
+            settings.as_of + 180 + cast(
+                coalesce((select max(min_duration) from rentability_sets), 0) as integer
+            ),
+            max(dates.date_day) + 1
+        ) as end_night,
     from settings
+    cross join dates
+    where dates.is_in_reporting_range
+    group by settings.as_of
 ),
 
-free_nights as (
+horizon_nights as (
     select
         unit_nights.unit_id,
         unit_nights.accommodation_type_id,
         unit_nights.night_date,
-        unit_nights.night_date - cast(row_number() over (
-            partition by unit_nights.unit_id order by unit_nights.night_date
-        ) as integer) as run_key,
-    from unit_nights
-    cross join horizon
-    where unit_nights.is_available
+        unit_nights.is_available
         and not unit_nights.is_out_of_order
         and not unit_nights.is_sold
-        and not unit_nights.is_owner_hold
-        and unit_nights.night_date >= horizon.first_night
+        and not unit_nights.is_owner_hold as is_free,
+    from unit_nights
+    cross join horizon
+    where unit_nights.night_date >= horizon.first_night
         and unit_nights.night_date < horizon.end_night
+),
+
+-- the nights that end a free run: each unit's taken nights within the horizon, and the nights
+-- just outside it (a unit's free runs of its type are the gaps between them: a window over
+-- these few rather than a numbering of every free night)
+blocked as (
+    select unit_id, accommodation_type_id, night_date,
+    from horizon_nights
+    where not is_free
+    union all
+    select units.unit_id, units.accommodation_type_id, bound.night_date,
+    from horizon_nights as units
+    cross join horizon
+    cross join lateral (
+        select cast(horizon.first_night - 1 as date) as night_date
+        union all
+        select horizon.end_night
+    ) as bound
+    -- every unit has a row on every night of the reporting range: one per unit
+    where units.night_date = horizon.first_night
 ),
 
 runs as (
     select
         unit_id,
-        run_key,
-        min(night_date) as run_start,
-        max(night_date) + 1 as run_end,
-    from free_nights
-    group by unit_id, run_key
+        accommodation_type_id,
+        cast(previous_blocked + 1 as date) as run_start,
+        night_date as run_end,
+    from (
+        select
+            *,
+            lag(night_date) over (
+                partition by unit_id, accommodation_type_id order by night_date
+            ) as previous_blocked,
+        from blocked
+    )
+    where night_date - previous_blocked > 1
 ),
 
 -- the arrival dates a free night can be: the horizon's (a config's rule over every date of the
@@ -110,53 +144,95 @@ rules as (
     group by all
 ),
 
-first_arrival as (
-    -- per free run: the first arrival date from which an allowed stay fits in the run
+-- per free run: the first arrival date from which an allowed stay fits in the run (null: none)
+fillable_runs as (
     select
-        free_nights.unit_id,
-        free_nights.run_key,
-        min(free_nights.night_date) as first_fillable,
-    from free_nights
-    inner join runs
-        using (unit_id, run_key)
-    cross join settings
-    inner join rules
-        on free_nights.accommodation_type_id = rules.accommodation_type_id
-        and free_nights.night_date = rules.arrival_date
-    where free_nights.night_date >= settings.as_of
-        and free_nights.night_date + cast(rules.min_duration as integer) <= runs.run_end
-    group by free_nights.unit_id, free_nights.run_key
+        runs.unit_id,
+        runs.accommodation_type_id,
+        runs.run_start,
+        runs.run_end,
+        min(rules.arrival_date) as first_fillable,
+    from runs
+    left join rules
+        on runs.accommodation_type_id = rules.accommodation_type_id
+        and rules.arrival_date >= runs.run_start
+        and rules.arrival_date + cast(rules.min_duration as integer) <= runs.run_end
+    group by all
 ),
 
-window_nights as (
+-- each run's nights within the window, and those of them before its first fillable arrival,
+-- as +1 where they start and -1 where they end, per type and night
+changes as (
     select
-        free_nights.*,
-        first_arrival.first_fillable,
-    from free_nights
-    cross join settings
-    inner join dates
-        on free_nights.night_date = dates.date_day
-    left join first_arrival
-        using (unit_id, run_key)
-    where free_nights.night_date >= settings.as_of
-        and free_nights.night_date < settings.as_of + 180
-        and dates.is_in_reporting_range
+        accommodation_type_id,
+        night_date,
+        sum(unsold) as unsold,
+        sum(orphan) as orphan,
+    from (
+        select
+            fillable_runs.accommodation_type_id,
+            bounds.*,
+        from fillable_runs
+        cross join settings
+        cross join lateral (
+            select
+                greatest(fillable_runs.run_start, settings.as_of) as first_night,
+                least(fillable_runs.run_end, settings.as_of + 180) as end_night,
+                least(
+                    coalesce(fillable_runs.first_fillable, fillable_runs.run_end),
+                    settings.as_of + 180
+                ) as orphan_end
+        ) as clipped
+        cross join lateral (
+            select
+                clipped.first_night as night_date,
+                1 as unsold,
+                cast(clipped.first_night < clipped.orphan_end as integer) as orphan,
+            union all
+            select clipped.end_night, -1, 0
+            union all
+            select clipped.orphan_end, 0, -1
+            where clipped.first_night < clipped.orphan_end
+        ) as bounds
+        where clipped.first_night < clipped.end_night
+    )
+    group by all
+),
+
+-- the counts from each change to the next, one row per night
+counted as (
+    select
+        accommodation_type_id,
+        cast(unnest(generate_series(night_date, next_night - 1, interval 1 day)) as date)
+            as date_day,
+        unsold_nights,
+        orphan_nights,
+    from (
+        select
+            accommodation_type_id,
+            night_date,
+            lead(night_date) over by_night as next_night,
+            sum(unsold) over by_night as unsold_nights,
+            sum(orphan) over by_night as orphan_nights,
+        from changes
+        window by_night as (partition by accommodation_type_id order by night_date)
+    )
+    where unsold_nights > 0
 ),
 
 final as (
     select
-        window_nights.night_date as date_day,
+        counted.date_day,
         accommodation_types.location_id,
-        window_nights.accommodation_type_id,
-        count(*) as unsold_nights,
-        count(*) filter (
-            where window_nights.first_fillable is null
-            or window_nights.night_date < window_nights.first_fillable
-        ) as orphan_nights,
-    from window_nights
+        counted.accommodation_type_id,
+        cast(counted.unsold_nights as bigint) as unsold_nights,
+        cast(counted.orphan_nights as bigint) as orphan_nights,
+    from counted
+    inner join dates
+        on counted.date_day = dates.date_day
     left join accommodation_types
-        on window_nights.accommodation_type_id = accommodation_types.accommodation_type_id
-    group by all
+        on counted.accommodation_type_id = accommodation_types.accommodation_type_id
+    where dates.is_in_reporting_range
 )
 
 select * from final
