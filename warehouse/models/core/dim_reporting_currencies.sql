@@ -6,7 +6,7 @@
 -- currency sold (or kept as cancellation compensation) on a night of the reporting range. A model
 -- of its own so that revenue_daily, maintained by night, reads the whole set: the refresh reads
 -- revenue_daily's stay nights for the affected nights only (docs/incremental.md).
---
+
 -- Maintained by currency: a currency the changed stay nights carry is affected unless it was
 -- in the set and a night of those stays still sells in it within the range (then it stays in
 -- the set); an hour's stays keep the currencies they had, so the set is not read again
