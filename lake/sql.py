@@ -8,8 +8,10 @@ paths. Values are bound as parameters everywhere else; DuckDB cannot bind parame
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from lake.schema import Table
+from lake.tables import TABLES
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -89,6 +91,59 @@ def current_state_sql(
     semi join {parent_current} as p
         on {join} and t._batch_id = p._batch_id"""
     return _latest_per_key(candidates, list(table.key), "c._extracted_at desc nulls last")
+
+
+def narrowed_current_sql(
+    table: str,
+    columns: tuple[str, ...],
+    match: Callable[[tuple[str, ...]], str],
+    *,
+    rows: Callable[[str], str | None],
+    current: Callable[[str], str | None],
+) -> str | None:
+    """The current state of the rows of `table` for which `match(columns)` holds (a predicate
+    on those columns), at the cost of those rows rather than of the whole table. The same rows
+    as filtering the whole current state when each value of `columns` has its own current rows
+    (a reservation's children; an availability record's accommodation type and arrival date,
+    part of its key).
+
+    `rows(name)` is a relation of every row of a table (`read_parquet` over its files for the
+    Python reader, the `lake` catalog's view for the warehouse), None when it has none; then
+    the result is None too. A child's parent is narrowed the same way through the parent link
+    (`match` on the parent's names of `columns`) when the parent has those columns, otherwise
+    read whole as `current(parent)`.
+
+    The narrowed rows and the parent's narrowed current state are materialized once: the rule
+    names its candidates several times and a child names its parent in its candidates, so
+    inlined they read the parent's files some eight times for a child table (docs/benchmarks.md,
+    session 13)."""
+    spec = TABLES[table]
+    everything = rows(table)
+    if everything is None:
+        return None
+    narrowed = quote_ident(f"_narrowed_{table}")
+    ctes = [f"{narrowed} as materialized (select * from {everything} where {match(columns)})"]
+    parent = latest = None
+    if spec.parent is not None:
+        linked = tuple(spec.parent_key.get(c, c) for c in columns)
+        if set(linked) <= {c.column for c in TABLES[spec.parent].columns}:
+            inner = narrowed_current_sql(spec.parent, linked, match, rows=rows, current=current)
+            if inner is None:
+                return None
+            parent = quote_ident(f"_narrowed_current_{spec.parent}")
+            ctes.append(f"{parent} as materialized ({inner})")
+        else:
+            parent = current(spec.parent)
+            if parent is None:
+                return None
+    else:  # its last full batch, a fact of the whole table: read once
+        latest = quote_ident(f"_last_full_{table}")
+        ctes.append(
+            f"{latest} as materialized (select max(_batch_id) as _batch_id, "
+            f"'full' as _batch_kind from {everything} where _batch_kind = 'full')"
+        )
+    current_rows = current_state_sql(spec, narrowed, parent, all_rows=latest)
+    return f"with {', '.join(ctes)}\nselect * from ({current_rows})"
 
 
 def recent_tombstones_sql(table: Table, raw: str) -> str:

@@ -31,7 +31,13 @@ from lake.parts import (
 )
 from lake.remote import DeltaRemote
 from lake.schema import QUARANTINE_SCHEMA, Table
-from lake.sql import current_state_sql, duplicate_keys_sql, quote_ident, recent_tombstones_sql
+from lake.sql import (
+    current_state_sql,
+    duplicate_keys_sql,
+    narrowed_current_sql,
+    quote_ident,
+    recent_tombstones_sql,
+)
 from lake.tables import TABLES
 
 # Rows of a table counted in one pass of `Lake.duplicate_keys` (~100 bytes of DuckDB memory each).
@@ -232,8 +238,32 @@ class Lake:
         entries). The same rows as filtering `current(table)` when each value has its own
         current rows: `column` is in the table's key, or links a child to its parent's key
         (a parent is narrowed the same way through that link)."""
+        spec = TABLES[table]
+        if column not in spec.key and column not in spec.parent_key:
+            raise ValueError(
+                f"internal error: {column!r} is neither in {table!r}'s key nor its parent link"
+            )
         params: dict[str, Any] = {}
-        sql = self._narrowed_sql(table, column, params) if len(values) else None
+
+        def rows(name: str) -> str | None:
+            files = self.files(name)
+            if not files:
+                return None
+            params[f"files_{name}"] = [str(f) for f in files]
+            return f"read_parquet($files_{name}, union_by_name = true)"
+
+        def matching(columns: tuple[str, ...]) -> str:
+            return f"{quote_ident(columns[0])} in (select unnest($only_values))"
+
+        sql = None
+        if len(values):
+            sql = narrowed_current_sql(
+                table,
+                (column,),
+                matching,
+                rows=rows,
+                current=lambda name: self.current_sql(name, params),
+            )
         schema = self._schema(table)
         if sql is None:
             return schema.empty_table()
@@ -241,42 +271,6 @@ class Lake:
         with connect() as con:
             result = con.sql(sql, params=params).to_arrow_table()
         return result.select(schema.names).cast(schema)
-
-    def _narrowed_sql(self, table: str, column: str, params: dict[str, Any]) -> str | None:
-        """The current-state rule over the rows of `table` whose `column` is in
-        `$only_values`, materialized once (the rule names its candidates several times, a
-        child its parent); None when the table or its parent has no files."""
-        spec = TABLES[table]
-        if column not in spec.key and column not in spec.parent_key:
-            raise ValueError(
-                f"internal error: {column!r} is neither in {table!r}'s key nor its parent link"
-            )
-        files = self.files(table)
-        if not files:
-            return None
-        name = f"files_{table}"
-        params[name] = [str(f) for f in files]
-        everything = f"read_parquet(${name}, union_by_name = true)"
-        rows = quote_ident(f"_narrowed_{table}")
-        ctes = [
-            f"{rows} as materialized (select * from {everything} "
-            f"where {quote_ident(column)} in (select unnest($only_values)))"
-        ]
-        parent = latest = None
-        if spec.parent is not None:
-            inner = self._narrowed_sql(spec.parent, spec.parent_key.get(column, column), params)
-            if inner is None:
-                return None
-            parent = quote_ident(f"_narrowed_current_{spec.parent}")
-            ctes.append(f"{parent} as materialized ({inner})")
-        else:  # its last full batch, a fact of the whole table
-            latest = quote_ident(f"_last_full_{table}")
-            ctes.append(
-                f"{latest} as materialized (select max(_batch_id) as _batch_id, "
-                f"'full' as _batch_kind from {everything} where _batch_kind = 'full')"
-            )
-        current = current_state_sql(spec, rows, parent, all_rows=latest)
-        return f"with {', '.join(ctes)}\nselect * from ({current})"
 
     def current_ids(self, table: str, column: str) -> list[int]:
         """Distinct values of one column of the current state, sorted (for fan-out calls)."""

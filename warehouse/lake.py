@@ -7,12 +7,14 @@ connection, so the published warehouse never depends on lake paths.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
 
 from lake.sql import current_state_sql, quote_ident, quote_literal
+from lake.sql import narrowed_current_sql as narrowed_current_sql_over
 from lake.tables import TABLES as LAKE_TABLES
 from warehouse.lake_schema import TABLES
 
@@ -62,40 +64,21 @@ def current_view_sql(table: str) -> str:
     return current_state_sql(spec, raw, parent)
 
 
-def narrowed_current_sql(table: str, column: str | tuple[str, ...], match: str) -> str:
-    """The current state of the rows of `table` whose `column` passes `match` (a predicate on
-    `column`, or on several columns together), the parent's narrowed the same way when it has
-    those columns. The same rows as filtering `lake_current.<table>` when each value of
-    `column` has its own current rows (a reservation's children; an availability record's
-    accommodation type and arrival date, part of its key), at the cost of those rows rather than
-    of the whole table.
-
-    The narrowed rows and the parent's narrowed current state are materialized once: the rule
-    names its candidates several times and a child names its parent in its candidates, so
-    inlined they read the parent's files some eight times for a child table (docs/benchmarks.md,
-    session 13)."""
-    columns = (column,) if isinstance(column, str) else column
-    spec = LAKE_TABLES[table]
-    everything = f"{LAKE_CATALOG}.{quote_ident(table)}"
-    rows = quote_ident(f"_narrowed_{table}")
-    ctes = [f"{rows} as materialized (select * from {everything} where {match})"]
-    parent = None
-    if spec.parent is not None:
-        if set(columns) <= set(TABLES[spec.parent].all_columns):
-            parent = quote_ident(f"_narrowed_current_{spec.parent}")
-            narrowed = narrowed_current_sql(spec.parent, column, match)
-            ctes.append(f"{parent} as materialized ({narrowed})")
-        else:
-            parent = f"{CURRENT_CATALOG}.{quote_ident(spec.parent)}"
-    latest = None
-    if spec.parent is None:  # its last full batch, a fact of the whole table: read once
-        latest = quote_ident(f"_last_full_{table}")
-        ctes.append(
-            f"{latest} as materialized (select max(_batch_id) as _batch_id, "
-            f"'full' as _batch_kind from {everything} where _batch_kind = 'full')"
-        )
-    current = current_state_sql(spec, rows, parent, all_rows=latest)
-    return f"with {', '.join(ctes)}\nselect * from ({current})"
+def narrowed_current_sql(
+    table: str, columns: tuple[str, ...], match: Callable[[tuple[str, ...]], str]
+) -> str:
+    """`lake.sql.narrowed_current_sql` over the `lake` catalog: the current state of the rows of
+    `table` whose `columns` pass `match(columns)`, a parent without those columns read whole
+    from `lake_current`."""
+    sql = narrowed_current_sql_over(
+        table,
+        columns,
+        match,
+        rows=lambda name: f"{LAKE_CATALOG}.{quote_ident(name)}",
+        current=lambda name: f"{CURRENT_CATALOG}.{quote_ident(name)}",
+    )
+    assert sql is not None  # every table has its view
+    return sql
 
 
 def _ordered_tables() -> list[str]:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
@@ -310,7 +311,7 @@ class Maintainer:
         match = matching(inc.keys)
         guard = self.con.execute(inc.guard).fetchall() if inc.guard else None
         if not inc.sources:
-            sql = self._narrowed(model, match)
+            sql = self._narrowed(model, matching)
         elif inc.narrow or inc.narrows:
             swaps: dict[str, str] = {}
             # each declared input read where its columns hold an affected key
@@ -326,7 +327,7 @@ class Maintainer:
                 if source.startswith("lake.") and (
                     len(columns) == 1 or set(columns) <= set(LAKE_TABLES[lake_table].key)
                 ):
-                    current = narrowed_current_sql(lake_table, columns, on)
+                    current = narrowed_current_sql(lake_table, columns, matching)
                     swaps[f"lake_current.{lake_table}"] = f"({current})"
             # an input read by the condition its `incremental narrows` line gives
             # `affected_keys`: one column `k`, or one per key column, named as the key columns
@@ -360,7 +361,7 @@ class Maintainer:
         parts = (f"_removed_{base}", f"_added_{base}")
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 
-    def _narrowed(self, model: Model, match: str) -> str:
+    def _narrowed(self, model: Model, matching: Callable[[tuple[str, ...]], str]) -> str:
         """The model's SQL with every input that has the key column read for the affected keys
         only. Valid for the `-- incremental by <key>` form, which says that a key's rows depend
         on its inputs' rows of that key alone; DuckDB would not push the filter on the output
@@ -375,12 +376,14 @@ class Maintainer:
             for dep in sorted(model.deps)
             if set(inc.keys) <= {c for c, _ in columns.get(dep, ())}
         ]
+        match = matching(inc.keys)
         swaps = {d: f"(select * from {d} where {match})" for d in narrowed}
         for table in model.lake_tables if len(inc.keys) == 1 else ():
             (key,) = inc.keys
             if key in TABLES[table].all_columns:
                 swaps[f"lake.{table}"] = f"(select * from lake.{table} where {match})"
-                swaps[f"lake_current.{table}"] = f"({narrowed_current_sql(table, key, match)})"
+                current = narrowed_current_sql(table, (key,), matching)
+                swaps[f"lake_current.{table}"] = f"({current})"
         return _swap(model.sql, swaps)
 
     def _whole(self, model: Model, *, compare: bool) -> Outcome:

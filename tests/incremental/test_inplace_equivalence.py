@@ -63,6 +63,10 @@ SAME_DAY_KEYED = (
     "core.fct_guest_stays",
     # the bill side of revenue_reconciliation, by reservation
     "core.fct_reconciliation_bills",
+    # the reporting currencies by currency (none affected while the stays keep theirs), the
+    # owner statements by unit x month
+    "core.dim_reporting_currencies",
+    "marts.owner_statement_monthly",
 )
 # maintained by adding what changed in every run within a day (`warehouse.additive`): booking
 # pace's nights grouped and its on-the-books cells (their snapshots move across midnight: then

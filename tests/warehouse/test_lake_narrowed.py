@@ -1,4 +1,4 @@
-"""The lake's current state narrowed to a few reservations (`warehouse.lake.narrowed_current_sql`,
+"""The lake's current state narrowed to a few reservations (`lake.sql.narrowed_current_sql`,
 what a refresh by reservation reads): the same rows as the whole current state filtered, with
 the parent's files read once rather than once per mention of the parent in the rule."""
 
@@ -15,6 +15,11 @@ from tests.warehouse.scenarios import Batch
 from warehouse.lake import attach_lake, narrowed_current_sql
 
 MATCH = "(reservation_id in (select k from keys))"
+
+
+def _by_reservation(columns: tuple[str, ...]) -> str:
+    """The rows whose one column holds a key of the temp table `keys`."""
+    return f"({columns[0]} in (select k from keys))"
 
 
 def _scans(con: duckdb.DuckDBPyConnection, sql: str) -> int:
@@ -35,14 +40,14 @@ def test_a_narrowed_child_equals_the_current_state_and_reads_each_table_once(lak
     attach_lake(con, lake.root)
     con.execute("create temp table keys as select unnest([2, 3]) as k")
     for table in ("reservations", "bill_lines"):
-        narrowed = narrowed_current_sql(table, "reservation_id", MATCH)
+        narrowed = narrowed_current_sql(table, ("reservation_id",), _by_reservation)
         got = sorted(con.execute(f"select * from ({narrowed})").fetchall(), key=repr)
         whole = f"select * from lake_current.{table} where {MATCH}"
         assert got == sorted(con.execute(whole).fetchall(), key=repr), table
         assert got, table
     # the child's rows, the parent's rows and the parent's last full batch: one scan each (the
     # rule names its candidates, and a child its parent, several times: inlined, 21 scans)
-    child = narrowed_current_sql("bill_lines", "reservation_id", MATCH)
+    child = narrowed_current_sql("bill_lines", ("reservation_id",), _by_reservation)
     assert _scans(con, f"select * from ({child})") == 3
     con.close()
 
@@ -102,13 +107,18 @@ def test_availability_narrowed_by_type_and_arrival_date(lake: Lake) -> None:
         "exists (select 1 from keys as _k where _k.k0 is not distinct from resource_id "
         "and _k.k1 is not distinct from arrival_date)"
     )
+
+    def matching(columns: tuple[str, ...]) -> str:
+        assert columns == ("resource_id", "arrival_date"), columns  # the parent's names too
+        return match
+
     for table in ("availability", "availability_prices"):
-        narrowed = narrowed_current_sql(table, ("resource_id", "arrival_date"), match)
+        narrowed = narrowed_current_sql(table, ("resource_id", "arrival_date"), matching)
         got = sorted(con.execute(f"select * from ({narrowed})").fetchall(), key=repr)
         whole = f"select * from lake_current.{table} where {match}"
         assert got == sorted(con.execute(whole).fetchall(), key=repr), table
         assert len(got) == 2, (table, got)  # 10 on the 2nd (its new price), 11 on the 1st
-    prices = narrowed_current_sql("availability_prices", ("resource_id", "arrival_date"), match)
+    prices = narrowed_current_sql("availability_prices", ("resource_id", "arrival_date"), matching)
     assert con.execute(f"select price from ({prices}) where resource_id = 10").fetchall() == [
         (Decimal("120.00"),)
     ]

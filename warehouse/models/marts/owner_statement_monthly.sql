@@ -1,9 +1,21 @@
+-- incremental by unit_id, month_start from core.fct_stay_nights: unit_id, cast(date_trunc('month', night_date) as date)
+-- incremental by unit_id, month_start from core.fct_reservations: select s.unit_id, cast(date_trunc('month', s.night_date) as date) from core.fct_stay_nights as s where s.reservation_id in (select c.reservation_id from changed_rows as c group by c.reservation_id having count(*) <> 2 or count(distinct row(c.category_code)) <> 1)
+-- incremental by unit_id, month_start from core.fct_journal_entries: select u.unit_id, cast(date_trunc('month', r.period_from) as date) from changed_rows as c inner join core.dim_units as u on c.resource_code = u.unit_code inner join staging.stg_journal_reports as r on c.journal_report_id = r.journal_report_id where c.report_type = 'OWNER_MUTATION_REPORT' and c.ledger_number = '1610'
+-- incremental by unit_id, month_start from staging.stg_journal_reports: select u.unit_id, cast(date_trunc('month', c.period_from) as date) from changed_rows as c cross join core.dim_units as u where c.journal_type = 'OWNER_MUTATION_REPORT'
+-- incremental narrows core.fct_stay_nights: select s.* from core.fct_stay_nights as s inner join affected_keys as k on s.unit_id = k.unit_id and cast(date_trunc('month', s.night_date) as date) = k.month_start
+-- incremental narrows core.fct_journal_entries: resource_code in (select u.unit_code from core.dim_units as u where u.unit_id in (select unit_id from affected_keys))
 -- Owner statement per owner x unit x month x currency: the guest nights sold on the unit while
 -- a contract of the owner runs (start_date <= night < end_date), their room revenue as billed
 -- and net of VAT, the owner's share of the net (per contract and month, net x share rounded
 -- half away from zero to the cent), the owner's own nights (on-the-books category OWNER stays),
 -- and the reconciliation with the share the service booked in its OWNER_MUTATION_REPORT
 -- journals (ledger 1610, one entry per unit and month, resource_code = the unit's code).
+
+-- Maintained by unit x month: a stay night keys its unit and month; a reservation whose category
+-- moved (or that came or went) keys its stay nights' units and months; an owner journal entry
+-- its unit and its report's month; an owner report that changed (its old and new period) every
+-- unit in its months, so an entry whose report went away is covered too. A changed contract or
+-- unit rebuilds it whole (docs/benchmarks.md, session 15: ~0.35 CPU s an hour rebuilt whole).
 
 with stay_nights as (
     select * from core.fct_stay_nights
