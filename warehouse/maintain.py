@@ -10,13 +10,10 @@ A refresh compares the lake and the code with what the published file records
   and when none differ it is unchanged for them; the table writes only the rows that differ
   (a model whose readers take none of its rows by key, `keyed_sources`, keeps no old rows and
   is changed whole for them: `warehouse.delta.replace_rows`);
-- any other model with a changed input is rebuilt whole, and counts as unchanged for its readers
-  when its fingerprint (row count and sum of row hashes) is the same as before (a calendar that
-  did not move, a dimension nobody touched). When a reader maps this model's rows to its own
-  key (`warehouse.changes.delta_readers`), the rebuild compares the new table with the old
-  instead: its changed rows are the rows only one of them has (the old and the new version of
-  each changed row), so a supply list or a dimension that changed in a few rows changes its
-  readers in those keys only;
+- any other model with a changed input is rebuilt whole (`warehouse.rebuild`): unchanged for
+  its readers when its fingerprint is the same as before; when a reader maps its rows to its
+  own key (`warehouse.changes.delta_readers`), its changed rows are those only the old or only
+  the new table has;
 - a model of sums (`-- incremental sums over <input> by ...`) whose one changed input is that
   input, by key, adds the sums over the input's new rows and subtracts those over its old rows
   (`warehouse.additive`): a by-key change keeps the rows it removed apart from those it inserted;
@@ -48,13 +45,11 @@ from warehouse.delta import replace_rows
 from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
 from warehouse.models import Incremental, Model
+from warehouse.rebuild import columns_of, rebuild, rebuild_diffed
 
 SETTINGS_INPUT = "meta.build_settings"
 # a whole rebuild of a larger table keeps the fingerprint (a diff holds both versions in memory)
 DIFF_MAX_ROWS = 2_000_000
-# the staging models' lineage columns: not content (a diff of a whole rebuild leaves them out)
-LINEAGE = ("batch_id", "batch_kind", "extracted_at")
-
 
 _COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
 _AFFECTED = re.compile(r"\baffected_keys\b")
@@ -236,7 +231,7 @@ class Maintainer:
         return int(rows)
 
     def _columns(self, relation: str) -> list[str]:
-        return [row[0] for row in self.con.execute(f"describe select * from {relation}").fetchall()]
+        return columns_of(self.con, relation)
 
     def _by_keys(self, model: Model, changed: dict[str, str]) -> Outcome | None:
         inc = model.incremental
@@ -387,48 +382,22 @@ class Maintainer:
         return _swap(model.sql, swaps)
 
     def _whole(self, model: Model, *, compare: bool) -> Outcome:
-        table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
-        before = self._fingerprint(table) if compare else None
-        self.con.execute(f"create or replace table {table} as\n{model.sql}")
+        changed = rebuild(self.con, model, compare=compare)
         self.column_cache = None
-        if before is not None and self._fingerprint(table) == before:
-            return Outcome("whole", None)
-        return Outcome("whole", FULL)
+        return Outcome("whole", FULL if changed else None)
 
     def _whole_diffed(self, model: Model) -> Outcome:
-        """Rebuild whole; the changed rows are the rows only the old or only the new table has
-        (`except all` both ways: duplicates count, nulls compare equal), lineage aside: a list
-        re-read whole lands every row in a new batch, and no reader maps a batch id to its key.
-        A changed schema changes it whole."""
-        table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        """Rebuild whole; its changed rows are those only the old or only the new table has
+        (`warehouse.rebuild.rebuild_diffed`). A changed schema changes it whole."""
         base = f"{model.layer}_{model.name}"
         before, delta = quote_ident(f"_before_{base}"), quote_ident(f"_changed_{base}")
         self.temps += [before, delta]
-        self.con.execute(f"create or replace temp table {before} as select * from {table}")
-        columns = self._columns(before)
-        self.con.execute(f"create or replace table {table} as\n{model.sql}")
-        self.column_cache = None
-        if self._columns(table) != columns:
-            return Outcome("whole", FULL)
         blind = self.diffed[model.qualified][0]
-        lineage = [c for c in columns if c in LINEAGE and blind]
-        rows = f"select * exclude ({', '.join(lineage)})" if lineage else "select *"
-        self.con.execute(
-            f"create or replace temp table {delta} as "
-            f"select * from ({rows} from {before} except all {rows} from {table}) "
-            f"union all select * from ({rows} from {table} except all {rows} from {before})"
-        )
-        (count,) = self.con.execute(f"select count(*) from {delta}").fetchone() or (0,)
-        return Outcome("whole", f"_changed_{base}" if count else None)
-
-    def _fingerprint(self, table: str) -> tuple[object, ...]:
-        # `describe` of the one table: a query of information_schema reads every table's
-        # columns, and the lake's views' (~10 ms each)
-        cols = [
-            f"{name} {kind}" for name, kind, *_ in self.con.execute(f"describe {table}").fetchall()
-        ]
-        row = self.con.execute(f"select count(*), sum(hash(t)) from {table} as t").fetchone()
-        return (cols, row)
+        changed = rebuild_diffed(self.con, model, before, delta, blind=blind)
+        self.column_cache = None
+        if changed is None:
+            return Outcome("whole", FULL)
+        return Outcome("whole", f"_changed_{base}" if changed else None)
 
     def drop_temps(self) -> None:
         """Drop the temp tables and views this walk wrote (those that exist: one query of the

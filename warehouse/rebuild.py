@@ -1,0 +1,69 @@
+"""A model rebuilt whole inside the refresh's transaction, and what changed for its readers.
+
+`warehouse.maintain` rebuilds a model whole when it cannot be maintained by key (a missing
+model, changed SQL, an input that changed whole). Its readers then need to know what changed:
+- `rebuild` compares a fingerprint (columns, row count, sum of row hashes) before and after:
+  the same fingerprint and the model is unchanged for its readers (a calendar that did not move,
+  a dimension nobody touched);
+- `rebuild_diffed`, for a model some reader maps to its own key, keeps the old table and
+  returns the rows only one of the two versions has, so that a supply list or a dimension that
+  changed in a few rows changes its readers in those keys only.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from lake.sql import quote_ident
+from warehouse.models import Model
+
+# the lake's lineage columns: a list re-read whole lands every row in a new batch
+LINEAGE = ("batch_id", "batch_kind", "extracted_at")
+
+
+def relation(model: Model) -> str:
+    return f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+
+
+def columns_of(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
+    return [row[0] for row in con.execute(f"describe select * from {name}").fetchall()]
+
+
+def fingerprint(con: duckdb.DuckDBPyConnection, table: str) -> tuple[object, ...]:
+    # `describe` of the one table: a query of information_schema reads every table's
+    # columns, and the lake's views' (~10 ms each)
+    cols = [f"{name} {kind}" for name, kind, *_ in con.execute(f"describe {table}").fetchall()]
+    row = con.execute(f"select count(*), sum(hash(t)) from {table} as t").fetchone()
+    return (cols, row)
+
+
+def rebuild(con: duckdb.DuckDBPyConnection, model: Model, *, compare: bool) -> bool:
+    """Rebuild whole; False when `compare` and the fingerprint is the same as before."""
+    table = relation(model)
+    before = fingerprint(con, table) if compare else None
+    con.execute(f"create or replace table {table} as\n{model.sql}")
+    return before is None or fingerprint(con, table) != before
+
+
+def rebuild_diffed(
+    con: duckdb.DuckDBPyConnection, model: Model, before: str, delta: str, *, blind: bool
+) -> bool | None:
+    """Rebuild whole, keeping the old table as the temp table `before`; the changed rows
+    (`except all` both ways: duplicates count, nulls compare equal; the lineage columns left out
+    when `blind`, as no reader maps a batch id to its key) go to the temp table `delta`.
+    None: the schema changed (the model changed whole); else whether any row differs."""
+    table = relation(model)
+    con.execute(f"create or replace temp table {before} as select * from {table}")
+    columns = columns_of(con, before)
+    con.execute(f"create or replace table {table} as\n{model.sql}")
+    if columns_of(con, table) != columns:
+        return None
+    lineage = [c for c in columns if c in LINEAGE and blind]
+    rows = f"select * exclude ({', '.join(lineage)})" if lineage else "select *"
+    con.execute(
+        f"create or replace temp table {delta} as "
+        f"select * from ({rows} from {before} except all {rows} from {table}) "
+        f"union all select * from ({rows} from {table} except all {rows} from {before})"
+    )
+    (count,) = con.execute(f"select count(*) from {delta}").fetchone() or (0,)
+    return count > 0
