@@ -199,6 +199,8 @@ CORE: dict[str, dict[str, str]] = {
         "counted_total": "counted cash + card + cheque + ANCV (a missing count as 0).",
     },
     "core.fct_journal_entries": {
+        "journal_report_id": "Journal report the entry belongs to.",
+        "journal_type": "Journal type of the report (see journal_reports.type).",
         "report_type": "Journal type of the entry's report.",
         "company_id": "Company of the report, else of the entry's location.",
         "currency_code": "Currency of the report, else the company's.",
@@ -207,6 +209,14 @@ CORE: dict[str, dict[str, str]] = {
         "net_vat_excluded": "credit - debit, VAT excluded.",
         "is_revenue_ledger": "Ledger number starts with 8.",
         "is_cancellation_ledger": "Ledger 8300: retained cancellation compensation.",
+        "lake_debit_vat_included": "Debit amount including VAT as the lake holds it (null "
+        "when the service gave none; debit_vat_included counts that as 0).",
+        "lake_credit_vat_included": "Credit amount including VAT as the lake holds it (null "
+        "when the service gave none; credit_vat_included counts that as 0).",
+        "lake_debit_vat_excluded": "Debit amount excluding VAT as the lake holds it (null "
+        "when the service gave none; debit_vat_excluded counts that as 0).",
+        "lake_credit_vat_excluded": "Credit amount excluding VAT as the lake holds it (null "
+        "when the service gave none; credit_vat_excluded counts that as 0).",
     },
     "core.fct_rate_nights": {
         "night_date": "Night D priced.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from decimal import Decimal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -166,3 +167,51 @@ def test_customers_birth_year_never_reaches_the_warehouse(lake, query, tmp_path)
         )
         == []
     )
+
+
+def test_journal_entries_view_keeps_the_lakes_missing_amounts(lake, query, tmp_path) -> None:
+    """staging.stg_journal_entries is a view of core.fct_journal_entries (the entries are
+    stored once): an amount the service left out is null in staging, 0 in the fact's amounts."""
+    lake.write("journal_reports", [{"journal_report_id": 1, "company_id": 1, "type": "X"}])
+    lake.write(
+        "journal_entries",
+        [
+            {
+                "journal_entry_id": 7,
+                "report_id": 1,
+                "mutation_date": "2024-06-01",
+                "ledger_number": "8000",
+                "credit_vat_included": "121.00",
+                "credit_vat_excluded": "100.00",
+                "comments": "night",
+            }
+        ],
+        batch_id=sorted(p.name for p in (lake.root / "journal_reports").iterdir())[-1][:25],
+    )
+    build_warehouse(tmp_path)
+    assert query(
+        "select count(*) from duckdb_views() where schema_name = 'staging' "
+        "and view_name = 'stg_journal_entries'"
+    ) == [(1,)]
+    staged = query(
+        "select journal_entry_id, journal_report_id, debit_vat_included, credit_vat_included, "
+        "debit_vat_excluded, credit_vat_excluded, comments, batch_kind "
+        "from staging.stg_journal_entries"
+    )
+    assert [r[:7] for r in staged] == [
+        (7, 1, None, Decimal("121.00"), None, Decimal("100.00"), "night")
+    ]
+    assert staged[0][7] in ("full", "delta")
+    assert query(
+        "select debit_vat_included, credit_vat_included, net_vat_included, net_vat_excluded, "
+        "lake_debit_vat_included, lake_credit_vat_included from core.fct_journal_entries"
+    ) == [
+        (
+            Decimal("0.00"),
+            Decimal("121.00"),
+            Decimal("121.00"),
+            Decimal("100.00"),
+            None,
+            Decimal("121.00"),
+        )
+    ]
