@@ -1,8 +1,8 @@
 """One page of source records -> typed Arrow tables (root + child tables) and quarantine rows.
 
-A page of a spec marked `columnar` (reservation details) is read by `pyarrow.json` first
-(`assets.columnar`: its JSON straight into Arrow columns, no Python object per value); any
-other page, or one that read declines, by the typed decoder (`assets.typed`: its JSON into
+A page of a spec marked `columnar` (reservation details) of at least `COLUMNAR_MIN_RECORDS`
+records is read by `pyarrow.json` first (`assets.columnar`: its JSON straight into Arrow columns,
+no Python object per value); any other page, or one that read declines, by the typed decoder (`assets.typed`: its JSON into
 msgspec Structs derived from the lake tables, then one typed Arrow array per column, no dict per
 record); child tables are the flattened section lists with each row's record index as the link
 to their record. A page the typed read refuses (an unknown field, which lands in `_extra`; a
@@ -44,6 +44,13 @@ from assets.convert import CONVERTERS
 from assets.endpoints import EndpointSpec, Section
 from assets.typed import TypedPage, TypedReader, shape_of
 from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Table
+
+# The columnar read costs a fixed ~3 ms a page (its parse and ~80 column conversions): below
+# ~600 records a page the typed decoder is cheaper. At the 100 reservation details a page the
+# client asks for, the typed decoder normalises 22-25k documents/s per core against the columnar
+# read's 17k, and a large run's two normaliser workers took 79 CPU s each with the columnar read
+# against 52 before it (docs/benchmarks.md, "Session 15: the columnar read at 100 a page").
+COLUMNAR_MIN_RECORDS = 750
 
 Record = dict[str, Any]
 Columns = dict[str, list[Any]]
@@ -138,7 +145,8 @@ class Normaliser:
     def _typed_page(self, records: Sequence[Record]) -> TypedPage | None:
         """The columnar read, else the typed decoder (tests switch both off to get the
         column-by-column reference)."""
-        page = self._columnar_page(records)
+        columnar = len(records) >= COLUMNAR_MIN_RECORDS
+        page = self._columnar_page(records) if columnar else None
         return page if page is not None else self._reader.read(records)
 
     def _columnar_page(self, records: Sequence[Record]) -> TypedPage | None:
