@@ -1,11 +1,11 @@
 """One page of source records -> typed Arrow tables (root + child tables) and quarantine rows.
 
 A page of a spec marked `columnar` (reservation details) of at least `COLUMNAR_MIN_RECORDS`
-records is read by `pyarrow.json` first (`assets.columnar`: its JSON straight into Arrow columns,
-no Python object per value); any other page, or one that read declines, by the typed decoder (`assets.typed`: its JSON into
-msgspec Structs derived from the lake tables, then one typed Arrow array per column, no dict per
-record); child tables are the flattened section lists with each row's record index as the link
-to their record. A page the typed read refuses (an unknown field, which lands in `_extra`; a
+records is read by `pyarrow.json` first (`assets.columnar`: its JSON straight into Arrow
+columns, no Python object per value); any other page, or one that read declines, by the typed
+decoder (`assets.typed`: its JSON into msgspec Structs derived from the lake tables, then one
+typed Arrow array per column, no dict per record); child tables are the flattened section
+lists with each row's record index as the link to their record. A page the typed read refuses (an unknown field, which lands in `_extra`; a
 value of another JSON type; a non-object record or child item) or whose columns hold a bad
 value is decoded to dicts and read column by column (`map(itemgetter)` when its rows share one
 key set, else `dict.get`), each column through its converter, which decide what is bad; a
@@ -143,8 +143,9 @@ class Normaliser:
         return out
 
     def _typed_page(self, records: Sequence[Record]) -> TypedPage | None:
-        """The columnar read, else the typed decoder (tests switch both off to get the
-        column-by-column reference)."""
+        """The columnar read for a page of `COLUMNAR_MIN_RECORDS` or more, else (or when it
+        declines) the typed decoder (tests switch both off to get the column-by-column
+        reference)."""
         columnar = len(records) >= COLUMNAR_MIN_RECORDS
         page = self._columnar_page(records) if columnar else None
         return page if page is not None else self._reader.read(records)
