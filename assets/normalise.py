@@ -4,12 +4,13 @@ A page of a spec marked `columnar` (reservation details) of at least `COLUMNAR_M
 records is read by `pyarrow.json` first (`assets.columnar`: its JSON straight into Arrow
 columns, no Python object per value); any other page, or one that read declines, by the typed
 decoder (`assets.typed`: its JSON into msgspec Structs derived from the lake tables, then one
-typed Arrow array per column, no dict per record); child tables are the flattened section
-lists with each row's record index as the link to their record. A page the typed read
-refuses (an unknown field, which lands in `_extra`; a value of another JSON type; a
-non-object record or child item) or whose columns hold a bad value is decoded to dicts and read column by column (`map(itemgetter)` when its rows share one
-key set, else `dict.get`), each column through its converter, which decide what is bad; a
-property test (tests/assets/test_normalise_paths.py) holds the two reads to the same result.
+typed Arrow array per column, no dict per record); child tables are the flattened section lists
+with each row's record index as the link to their record. A page the typed read refuses (an
+unknown field, which lands in `_extra`; a value of another JSON type; a non-object record or
+child item) or whose columns hold a bad value is decoded to dicts and read column by column
+(`map(itemgetter)` when its rows share one key set, else `dict.get`), each column through its
+converter, which decide what is bad; a property test (tests/assets/test_normalise_paths.py)
+holds the two reads to the same result.
 The unit of quarantine is the source record: when a child row is bad, the whole record (header
 and children) goes to quarantine, so a reservation is never landed with a partial bill. Its good
 rows and the keys of its bad children are handed on (`Normalised.partial`, `.lost`): the
