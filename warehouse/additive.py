@@ -104,3 +104,25 @@ def add_sums(
         changed=f"_changed_{base}" if count else None,
         keys=int(count),
     )
+
+
+# the settings the stored rows were built with (`warehouse.asof.keep_previous`), in the shape
+# of `meta.build_settings`: a model's SQL run at the date it moved from
+OLD_SETTINGS = (
+    "(select s.* replace (b.as_of as as_of, b.range_start as range_start, "
+    "b.range_end as range_end) from meta.build_settings as s cross join build_settings_before as b)"
+)
+
+
+def shift_sums(con: duckdb.DuckDBPyConnection, model: Model, days: int) -> Added | None:
+    """Move a model of sums over snapshots with the as-of date (`-- incremental shifts`): its
+    stored rows' column moves `days` days, then the header's query adds, per key, the difference
+    of each sum between the moved rows and the new date's. None, the table left to a whole
+    rebuild, when a difference is null."""
+    assert model.sums is not None and model.sums.shifts and model.sums.moved
+    table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+    if days:
+        column = quote_ident(model.sums.shifts)
+        con.execute(f"update {table} set {column} = {column} + cast($1 as integer)", [days])
+    query = model.sums.moved
+    return add_sums(con, model, f"select * from ({query}) limit 0", query)

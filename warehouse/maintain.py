@@ -37,7 +37,7 @@ import duckdb
 
 from lake.sql import quote_ident
 from lake.tables import TABLES as LAKE_TABLES
-from warehouse.additive import add_sums
+from warehouse.additive import OLD_SETTINGS, add_sums, shift_sums
 from warehouse.asof import days_moved
 from warehouse.changes import FULL, lake_inputs, model_version
 from warehouse.columns import table_columns
@@ -143,13 +143,13 @@ class Maintainer:
             self.states[q] = None
             return Outcome("unchanged", None)
         sums = model.sums
-        if (
+        if (  # its input by key, or (when its snapshots shift) the as-of date, or both
             fresh
             and sums is not None
-            and set(changed) == {sums.source}
-            and sums.source in self.parts
+            and set(changed) - {SETTINGS_INPUT if sums.shifts else ""} <= {sums.source}
+            and (sums.source not in changed or sums.source in self.parts)
         ):
-            added = self._added(model)
+            added = self._added(model, SETTINGS_INPUT in changed)
             if added is not None:  # else a null sum: rebuilt whole below
                 added.seconds = time.perf_counter() - t0
                 self._keep(q, added)
@@ -183,16 +183,24 @@ class Maintainer:
         if outcome.parts is not None and outcome.state is not None:
             self.parts[q] = outcome.parts
 
-    def _added(self, model: Model) -> Outcome | None:
-        """A model of sums over the one input that changed by key (`warehouse.additive`); None
-        when a sum came out null (the model is left as it is for a whole rebuild)."""
+    def _added(self, model: Model, moved: bool) -> Outcome | None:
+        """A model of sums over the one input that changed by key (`warehouse.additive`), at the
+        old date when the date `moved` (then shifted); None when a sum came out null or the
+        date it moved from is unknown (the model is left as it is for a whole rebuild)."""
         assert model.sums is not None
-        removed, added = self.parts[model.sums.source]
-        old = _swap(model.sql, {model.sums.source: quote_ident(removed)})
-        new = _swap(model.sql, {model.sums.source: quote_ident(added)})
-        done = add_sums(self.con, model, old, new)
-        base = f"{model.layer}_{model.name}"
+        source, base = model.sums.source, f"{model.layer}_{model.name}"
         self.temps += [quote_ident(f"_{p}_{base}") for p in ("sums", "removed", "added", "changed")]
+        days = days_moved(self.con) if moved else 0
+        done = None
+        if source in self.parts and days is not None:
+            swaps = {SETTINGS_INPUT: OLD_SETTINGS} if moved else {}
+            old, new = (
+                _swap(model.sql, {source: quote_ident(p), **swaps}) for p in self.parts[source]
+            )
+            done = add_sums(self.con, model, old, new)
+        if moved and days is not None and (done is not None or source not in self.parts):
+            done = shift_sums(self.con, model, days)
+            return None if done is None else Outcome("sums", FULL, keys=done.keys)
         if done is None:
             return None
         return Outcome("sums", done.changed, keys=done.keys, parts=(done.removed, done.added))

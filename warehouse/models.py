@@ -96,6 +96,17 @@ Its rows are those key columns and sums (counts) over the input's rows, every ot
 such sum, each input row counted on its own (no distinct, window or join between its rows), and
 no row whose sums are all 0. When that input alone changed, by key, the refresh adds the sums
 over its new rows and subtracts those over its old ones; any other change rebuilds it whole.
+A model of sums over snapshots a fixed number of days before the as-of date may say that they
+move with it, with the query of what the move changes (a long query, as a guard, continues on
+lines with the same prefix):
+
+    -- incremental shifts as_of_date with the as-of date
+    -- incremental when meta.build_settings changed whole: select ...
+
+When the date moves (and its input changed by key, or not at all), the refresh brings the rows
+up to the input at the old date, moves their column by the days moved, then adds the query's
+rows: per key, the difference of each sum between the moved rows and the new date's (over the
+input brought up to date; `build_settings_before` holds the old date): `warehouse.additive`.
 """
 
 from __future__ import annotations
@@ -120,7 +131,7 @@ _NARROW = re.compile(r"^--\s*incremental narrows its inputs\s*$")
 _NARROWS = re.compile(r"^--\s*incremental narrows ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)\s*:\s*(.+)$")
 _WHOLE = re.compile(
     r"^--\s*incremental when ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*) changed whole\s*:"
-    r"\s*((?:select|with)\s.+)$",
+    r"\s*(.+)$",
     re.IGNORECASE,
 )
 _SHIFTS = re.compile(r"^--\s*incremental shifts ([a-z_][a-z0-9_]*) with the as-of date\s*$")
@@ -176,6 +187,8 @@ class Sums:
 
     source: str
     keys: tuple[str, ...]
+    shifts: str | None = None  # a date column moved with the as-of date, then `moved` added
+    moved: str | None = None  # the query of the differences a move makes (see the module doc)
 
 
 @dataclass(frozen=True)
@@ -226,7 +239,7 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
             break
         if found := _SHIFTS.match(line.strip()):
             shifts.append(found.group(1))
-        elif found := _WHOLE.match(line.strip()):
+        elif found := _WHOLE.match(line.strip()):  # a long query continues on the next line
             whole.append((found.group(1), found.group(2).strip()))
         elif found := _INCREMENTAL.match(line.strip()):
             keys.add(tuple(k.strip() for k in found.group(1).split(",")))
@@ -256,31 +269,43 @@ def _incremental(sql: str, where: Path) -> Incremental | None:
             f"{where}: one `incremental shifts <column> with the as-of date` line, with an "
             "`incremental when meta.build_settings changed whole:` query"
         )
+    joined: dict[str, str] = {}
+    for source, query in whole:
+        joined[source] = f"{joined[source]} {query}" if source in joined else query
     return Incremental(
         key,
         tuple(sources),
         " ".join(guard) or None,
         narrow,
         tuple(narrows),
-        tuple(whole),
+        tuple(joined.items()),
         shifts[0] if shifts else None,
     )
 
 
 def _sums(sql: str, where: Path) -> Sums | None:
     """The `-- incremental sums over <input> by <column>, ...` line of a model's header."""
-    found = []
+    found, shifts, moved = [], [], []
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
         if m := _SUMS.match(line.strip()):
             found.append(m)
+        elif m := _SHIFTS.match(line.strip()):
+            shifts.append(m.group(1))
+        elif (m := _WHOLE.match(line.strip())) and m.group(1) == "meta.build_settings":
+            moved.append(m.group(2).strip())  # a long query continues on the next line
     if not found:
         return None
     if len(found) > 1 or _incremental(sql, where) is not None:
         raise ValueError(f"{where}: one `incremental sums` line, and no other incremental form")
+    if len(shifts) > 1 or bool(shifts) != bool(moved):
+        raise ValueError(
+            f"{where}: one `incremental shifts <column> with the as-of date` line, with an "
+            "`incremental when meta.build_settings changed whole:` query"
+        )
     keys = tuple(k.strip() for k in found[0].group(2).split(","))
-    return Sums(found[0].group(1), keys)
+    return Sums(found[0].group(1), keys, *(shifts or [None]), " ".join(moved) or None)
 
 
 def _view(sql: str, where: Path, lake_tables: set[str]) -> bool:

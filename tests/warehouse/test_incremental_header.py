@@ -96,6 +96,29 @@ def test_a_date_column_that_shifts_with_the_as_of_date_needs_the_query_for_the_s
         parse_model(_model(tmp_path, without))
 
 
+def test_a_model_of_sums_that_shifts_takes_a_query_continued_over_several_lines(
+    tmp_path: Path,
+) -> None:
+    """A model of sums whose snapshots move with the as-of date: its query of what a move
+    changes may continue on lines with the same prefix (joined with a space, out of the
+    description); a shift without the query, or the query without a shift, is refused."""
+    header = (
+        "-- incremental sums over core.x by a\n"
+        "-- incremental shifts a with the as-of date\n"
+        "-- incremental when meta.build_settings changed whole: select a,\n"
+        "-- incremental when meta.build_settings changed whole: b from core.x\n"
+        "-- The description."
+    )
+    model = parse_model(_model(tmp_path, header))
+    assert model.sums is not None and model.incremental is None
+    assert (model.sums.shifts, model.sums.moved) == ("a", "select a, b from core.x")
+    assert model.description == "The description."
+    for dropped in ("shifts", "changed whole"):
+        partial = "\n".join(line for line in header.splitlines() if dropped not in line)
+        with pytest.raises(ValueError, match="shifts"):
+            parse_model(_model(tmp_path, partial))
+
+
 def test_a_view_reads_models_only_and_is_not_maintained_by_key(tmp_path: Path) -> None:
     """`-- materialized as a view`: kept out of the description; refused over the lake (its
     catalogs are detached before publishing) or with an incremental form (nothing stored)."""

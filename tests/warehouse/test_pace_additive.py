@@ -128,14 +128,16 @@ def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
     _assert_equals_a_whole_rebuild(tmp_path)
 
 
-def test_a_new_business_date_rebuilds_the_cells_from_the_groups_alone(
+def test_a_new_business_date_shifts_the_cells_and_adds_what_the_move_changes(
     lake: Lake, tmp_path: Path
 ) -> None:
-    """Across midnight every snapshot moves, so the cells are rebuilt whole, but from the nights
-    grouped by the as-of dates they count over (free of the as-of date): with nothing booked
-    the groups stay as they are, with a booking they add it; both equal a whole rebuild at the
-    new date (a snapshot now on a Tuesday, the nights of the history's start and of a
-    cancellation counted in the right weeks)."""
+    """Across midnight every snapshot moves: the stored cells move with the date and the groups
+    with a bound between a snapshot's old and new date add their difference (`-- incremental
+    shifts`, by sums, not rebuilt whole). The nights are grouped by the as-of dates they count
+    over (free of the as-of date): with nothing booked the groups stay as they are, with a
+    booking they add it at the old date before the move; each equals a whole rebuild at the new
+    date (a snapshot now on a Tuesday, the nights of the history's start and of a cancellation
+    counted in the right weeks), and so does a move of nine days and one back."""
     first = Batch().reference(units=6)
     _booked(first, 1, "2025-01-25", "2025-01-28", booked="2025-01-02T09:00:00")
     _booked(first, 2, "2025-02-10", "2025-02-12", booked="2024-11-20T09:00:00")
@@ -158,7 +160,7 @@ def test_a_new_business_date_rebuilds_the_cells_from_the_groups_alone(
     day = date(2025, 1, 21)
     result = update_warehouse(tmp_path, as_of=day)
     assert GROUPS not in result.refreshed, result.refreshed  # nothing it reads moved
-    assert result.refreshed.get(CELLS) == "whole", result.refreshed
+    assert result.refreshed.get(CELLS) == "sums", result.refreshed
     _assert_equals_a_whole_rebuild(tmp_path, day)
     assert _cells(tmp_path / "warehouse.duckdb", "stay_date = date '2025-02-11'") != []
 
@@ -175,15 +177,26 @@ def test_a_new_business_date_rebuilds_the_cells_from_the_groups_alone(
     later = date(2025, 1, 22)
     result = update_warehouse(tmp_path, as_of=later)
     assert result.refreshed.get(GROUPS) == "sums", result.refreshed
-    assert result.refreshed.get(CELLS) == "whole", result.refreshed
+    assert result.refreshed.get(CELLS) == "sums", result.refreshed
     shutil.rmtree(tmp_path.with_name(f"{tmp_path.name}-whole"))
     _assert_equals_a_whole_rebuild(tmp_path, later)
+
+    # more than a week on (every snapshot crosses a bound), then a day back
+    for moved in (date(2025, 1, 31), date(2025, 1, 30)):
+        result = update_warehouse(tmp_path, as_of=moved)
+        assert result.refreshed.get(CELLS) == "sums", result.refreshed
+        shutil.rmtree(tmp_path.with_name(f"{tmp_path.name}-whole"))
+        _assert_equals_a_whole_rebuild(tmp_path, moved)
 
 
 def test_the_sums_form_is_parsed_and_declared_by_the_cells() -> None:
     models = discover_models()
     cells: Model = models[CELLS]
-    assert cells.sums == Sums(GROUPS, ("as_of_date", "stay_date", "currency_code"))
+    assert cells.sums is not None and cells.sums.moved is not None
+    assert cells.sums == Sums(
+        GROUPS, ("as_of_date", "stay_date", "currency_code"), "as_of_date", cells.sums.moved
+    )
+    assert cells.sums.moved.startswith("with moved as (") and "\n" not in cells.sums.moved
     assert cells.incremental is None
     groups = models[GROUPS].sums
     assert groups is not None and groups.source == "core.fct_pace_night_spans"
