@@ -96,17 +96,11 @@ Its rows are those key columns and sums (counts) over the input's rows, every ot
 such sum, each input row counted on its own (no distinct, window or join between its rows), and
 no row whose sums are all 0. When that input alone changed, by key, the refresh adds the sums
 over its new rows and subtracts those over its old ones; any other change rebuilds it whole.
-A model of sums over snapshots a fixed number of days before the as-of date may say that they
-move with it, with the query of what the move changes (a long query, as a guard, continues on
-lines with the same prefix):
-
-    -- incremental shifts as_of_date with the as-of date
-    -- incremental when meta.build_settings changed whole: select ...
-
-When the date moves (and its input changed by key, or not at all), the refresh brings the rows
-up to the input at the old date, moves their column by the days moved, then adds the query's
-rows: per key, the difference of each sum between the moved rows and the new date's (over the
-input brought up to date; `build_settings_before` holds the old date): `warehouse.additive`.
+A model of sums over snapshots that move with the as-of date says so, with the query of the
+difference a move makes per key (a long query, as a guard, continues on lines with the same
+prefix): `-- incremental shifts as_of_date with the as-of date` and `-- incremental when
+meta.build_settings changed whole: select ...`; a new date then moves the rows (brought up to
+the input at the old date) and adds the query's rows (`warehouse.additive.shift_sums`).
 """
 
 from __future__ import annotations
