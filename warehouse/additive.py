@@ -42,11 +42,12 @@ def _same(keys: list[str], a: str, b: str) -> str:
 
 
 def add_sums(
-    con: duckdb.DuckDBPyConnection, model: Model, old_sql: str, new_sql: str
+    con: duckdb.DuckDBPyConnection, model: Model, old_sql: str, new_sql: str, *, rows: bool = True
 ) -> Added | None:
     """Apply the model's SQL over its input's old rows (`old_sql`) and new rows (`new_sql`) to
     its table as a difference, in the caller's transaction. None, with the table untouched,
-    when a sum over either side is null: the caller rebuilds the model whole."""
+    when a sum over either side is null: the caller rebuilds the model whole. Without `rows`
+    it keeps no copy of the rows it touched (its readers see it changed whole)."""
     assert model.sums is not None
     table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
     base = f"{model.layer}_{model.name}"
@@ -76,9 +77,10 @@ def add_sums(
     if nulls:
         return None
     touched = f"exists (select 1 from {delta} as d where {_same(keys, 'd', 't')})"
-    con.execute(
-        f"create or replace temp table {removed} as select * from {table} as t where {touched}"
-    )
+    if rows:
+        con.execute(
+            f"create or replace temp table {removed} as select * from {table} as t where {touched}"
+        )
     (count,) = con.execute(f"select count(*) from {delta}").fetchone() or (0,)
     if count:
         sets = ", ".join(f"{m} = t.{m} + d.{m}" for m in measures)
@@ -91,6 +93,8 @@ def add_sums(
         )
         zero = " and ".join(f"t.{m} = 0" for m in measures)
         con.execute(f"delete from {table} as t where {zero} and {touched}")
+    if not rows:
+        return Added(removed="", added="", changed=None, keys=int(count))
     con.execute(
         f"create or replace temp table {added} as select * from {table} as t where {touched}"
     )
@@ -125,4 +129,4 @@ def shift_sums(con: duckdb.DuckDBPyConnection, model: Model, days: int) -> Added
         column = quote_ident(model.sums.shifts)
         con.execute(f"update {table} set {column} = {column} + cast($1 as integer)", [days])
     query = model.sums.moved
-    return add_sums(con, model, f"select * from ({query}) limit 0", query)
+    return add_sums(con, model, f"select * from ({query}) limit 0", query, rows=False)
