@@ -2,24 +2,22 @@
 -- incremental shifts as_of_date with the as-of date
 -- incremental when meta.build_settings changed whole: with moved as (select n.as_of as new_as_of, b.as_of as old_as_of, least(n.as_of, b.as_of) as lo, greatest(n.as_of, b.as_of) as hi
 -- incremental when meta.build_settings changed whole: from meta.build_settings as n cross join build_settings_before as b),
--- incremental when meta.build_settings changed whole: bounds as (select g.rowid as group_id, unnest([g.first_counted_date, cast(g.last_counted_date + 1 as date), g.before_history_until]) as bound
--- incremental when meta.build_settings changed whole: from core.fct_pace_span_groups as g),
--- incremental when meta.build_settings changed whole: crossed as (select distinct group_id, unnest(range(first_week, last_week + 1)) as weeks_back from (select b.group_id,
--- incremental when meta.build_settings changed whole: case when m.lo < b.bound then 0 else (m.lo - b.bound) // 7 + 1 end as first_week, least(105, (m.hi - b.bound) // 7) as last_week
--- incremental when meta.build_settings changed whole: from bounds as b cross join moved as m where b.bound <= m.hi) where first_week <= last_week),
--- incremental when meta.build_settings changed whole: sides as (select g.*, cast(m.new_as_of - cast(7 * c.weeks_back as integer) as date) as as_of_date, unnest([1, -1]) as sign,
--- incremental when meta.build_settings changed whole: unnest([cast(m.new_as_of - cast(7 * c.weeks_back as integer) as date), cast(m.old_as_of - cast(7 * c.weeks_back as integer) as date)]) as day
--- incremental when meta.build_settings changed whole: from crossed as c inner join core.fct_pace_span_groups as g on g.rowid = c.group_id cross join moved as m),
--- incremental when meta.build_settings changed whole: counted as (select as_of_date, night_date as stay_date, currency_code, is_from_history, sign * nights as nights, sign * room_revenue as room_revenue,
--- incremental when meta.build_settings changed whole: day between first_counted_date and last_counted_date as is_counted, not is_from_history and day < before_history_until as is_before_history from sides)
+-- incremental when meta.build_settings changed whole: near as (select g.*, m.* from core.fct_pace_span_groups as g cross join moved as m
+-- incremental when meta.build_settings changed whole: where list_bool_or([b <= m.hi and b > m.lo - 742 and (m.hi - m.lo >= 7 or (m.hi - b) % 7 < m.hi - m.lo) for b in [g.first_counted_date, cast(g.last_counted_date + 1 as date), g.before_history_until]])),
+-- incremental when meta.build_settings changed whole: weeks as (select *, unnest(list_distinct(flatten([range(case when lo < b then 0 else (lo - b) // 7 + 1 end, least(105, (hi - b) // 7) + 1)
+-- incremental when meta.build_settings changed whole: for b in [first_counted_date, cast(last_counted_date + 1 as date), before_history_until] if b <= hi]))) as weeks_back from near),
+-- incremental when meta.build_settings changed whole: sides as (select *, cast(new_as_of - cast(7 * weeks_back as integer) as date) as new_day, cast(old_as_of - cast(7 * weeks_back as integer) as date) as old_day from weeks),
+-- incremental when meta.build_settings changed whole: moves as (select new_day as as_of_date, night_date as stay_date, currency_code, is_from_history, nights, room_revenue,
+-- incremental when meta.build_settings changed whole: cast(new_day between first_counted_date and last_counted_date as integer) - cast(old_day between first_counted_date and last_counted_date as integer) as counted,
+-- incremental when meta.build_settings changed whole: cast(new_day between first_counted_date and last_counted_date and new_day < before_history_until as integer) - cast(old_day between first_counted_date and last_counted_date and old_day < before_history_until as integer) as before from sides)
 -- incremental when meta.build_settings changed whole: select as_of_date, stay_date, currency_code,
--- incremental when meta.build_settings changed whole: cast(coalesce(sum(nights) filter (where is_counted and is_from_history), 0) as bigint) as nights_from_history,
--- incremental when meta.build_settings changed whole: cast(coalesce(sum(room_revenue) filter (where is_counted and is_from_history), 0) as decimal(38, 2)) as room_revenue_from_history,
--- incremental when meta.build_settings changed whole: cast(coalesce(sum(nights) filter (where is_counted and not is_from_history), 0) as bigint) as nights_by_current_status,
--- incremental when meta.build_settings changed whole: cast(coalesce(sum(room_revenue) filter (where is_counted and not is_from_history), 0) as decimal(38, 2)) as room_revenue_by_current_status,
--- incremental when meta.build_settings changed whole: cast(coalesce(sum(nights) filter (where is_counted and is_before_history), 0) as bigint) as nights_before_history,
--- incremental when meta.build_settings changed whole: cast(coalesce(sum(room_revenue) filter (where is_counted and is_before_history), 0) as decimal(38, 2)) as room_revenue_before_history
--- incremental when meta.build_settings changed whole: from counted group by all
+-- incremental when meta.build_settings changed whole: cast(sum(case when is_from_history then counted * nights else 0 end) as bigint) as nights_from_history,
+-- incremental when meta.build_settings changed whole: cast(sum(case when is_from_history then counted * room_revenue else 0 end) as decimal(38, 2)) as room_revenue_from_history,
+-- incremental when meta.build_settings changed whole: cast(sum(case when not is_from_history then counted * nights else 0 end) as bigint) as nights_by_current_status,
+-- incremental when meta.build_settings changed whole: cast(sum(case when not is_from_history then counted * room_revenue else 0 end) as decimal(38, 2)) as room_revenue_by_current_status,
+-- incremental when meta.build_settings changed whole: cast(sum(coalesce(before, 0) * nights) as bigint) as nights_before_history,
+-- incremental when meta.build_settings changed whole: cast(sum(coalesce(before, 0) * room_revenue) as decimal(38, 2)) as room_revenue_before_history
+-- incremental when meta.build_settings changed whole: from moves group by all
 -- Nights and room revenue on the books per weekly as-of snapshot x stay date x currency, the
 -- cells marts.booking_pace reads: the build's as_of and the 105 weeks before it (53 reported,
 -- plus the ones pickup and same time last year look back to), stay dates from the snapshot to
@@ -33,8 +31,9 @@
 -- date moving N days moves the stored snapshots N days with it (`as_of_date` + N) and adds what
 -- the move changes at each: the query above takes the groups with a bound (first or last
 -- counted date, or the end of the history's "before") between a snapshot's old and new date
--- (a quarter of them a day on, each at one week) and sums their nights at the new date less
--- those at the old, rather than spreading every group over its weeks again.
+-- (a quarter of them a day on, each at one week: `near` keeps them, `weeks` lists those weeks)
+-- and sums, per week, their nights counted at the new date less those counted at the old,
+-- rather than spreading every group over its weeks again.
 
 with settings as (
     select * from meta.build_settings
