@@ -49,7 +49,7 @@ def rebuild_diffed(
     con: duckdb.DuckDBPyConnection, model: Model, before: str, delta: str, *, blind: bool
 ) -> bool | None:
     """Rebuild whole, keeping the old table as the temp table `before`; the changed rows
-    (`except all` both ways: duplicates count, nulls compare equal; the lineage columns left out
+    (as `except all` both ways: duplicates count, nulls compare equal; the lineage columns left out
     when `blind`, as no reader maps a batch id to its key) go to the temp table `delta`.
     None: the schema changed (the model changed whole); else whether any row differs."""
     table = relation(model)
@@ -60,10 +60,15 @@ def rebuild_diffed(
         return None
     lineage = [c for c in columns if c in LINEAGE and blind]
     rows = f"select * exclude ({', '.join(lineage)})" if lineage else "select *"
+    # one aggregate over both versions counting +1 / -1 per row, each row that does not cancel
+    # out repeated as often as it is over (`except all` numbers every row with a window: 0.14
+    # against 0.03 CPU s for the 38,000 operations tasks at large, session 16)
     con.execute(
-        f"create or replace temp table {delta} as "
-        f"select * from ({rows} from {before} except all {rows} from {table}) "
-        f"union all select * from ({rows} from {table} except all {rows} from {before})"
+        f"create or replace temp table {delta} as select * exclude (_diff_n, _diff_i) from ("
+        "select *, unnest(range(abs(_diff_n))) as _diff_i from ("
+        "select * exclude (_diff_side), cast(sum(_diff_side) as bigint) as _diff_n from ("
+        f"{rows}, 1 as _diff_side from {before} union all {rows}, -1 as _diff_side from {table}"
+        ") group by all having sum(_diff_side) <> 0))"
     )
     (count,) = con.execute(f"select count(*) from {delta}").fetchone() or (0,)
     return count > 0
