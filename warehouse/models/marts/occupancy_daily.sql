@@ -4,8 +4,8 @@
 -- incremental by date_day, accommodation_type_id from marts.allotment_pickup: select stay_date, accommodation_type_id from changed_rows where as_of_date = (select as_of from meta.build_settings) group by as_of_date, stay_date, location_id, accommodation_type_id, distribution_channel_id having count(*) <> 2 or count(distinct row(still_held_nights)) <> 1
 -- incremental by date_day, accommodation_type_id from core.dim_accommodation_types: select o.date_day, o.accommodation_type_id from marts.occupancy_daily as o where o.accommodation_type_id in (select c.accommodation_type_id from changed_rows as c group by c.accommodation_type_id having count(*) <> 2 or count(distinct row(c.accommodation_type_code)) <> 1)
 -- incremental by date_day, accommodation_type_id from core.dim_locations: select o.date_day, o.accommodation_type_id from marts.occupancy_daily as o where o.location_id in (select c.location_id from changed_rows as c group by c.location_id having count(*) <> 2 or count(distinct row(c.location_code)) <> 1)
--- incremental when marts.allotment_pickup changed whole: select o.date_day, o.accommodation_type_id from marts.occupancy_daily as o left join (select a.stay_date, a.accommodation_type_id, sum(a.still_held_nights) as held from marts.allotment_pickup as a where a.as_of_date = (select as_of from meta.build_settings) group by a.stay_date, a.accommodation_type_id) as h on o.date_day = h.stay_date and o.accommodation_type_id = h.accommodation_type_id where o.allotment_held_nights <> coalesce(h.held, 0)
--- incremental when meta.build_settings changed whole: select o.date_day, o.accommodation_type_id from marts.occupancy_daily as o left join (select a.stay_date, a.accommodation_type_id, sum(a.still_held_nights) as held from marts.allotment_pickup as a where a.as_of_date = (select as_of from meta.build_settings) group by a.stay_date, a.accommodation_type_id) as h on o.date_day = h.stay_date and o.accommodation_type_id = h.accommodation_type_id where o.allotment_held_nights <> coalesce(h.held, 0)
+-- incremental when marts.allotment_pickup changed whole: select stay_date, accommodation_type_id from (select o.date_day as stay_date, o.accommodation_type_id, -o.allotment_held_nights as held from marts.occupancy_daily as o where o.allotment_held_nights <> 0 union all select a.stay_date, a.accommodation_type_id, a.still_held_nights from marts.allotment_pickup as a where a.as_of_date = (select as_of from meta.build_settings) and a.still_held_nights <> 0) group by all having sum(held) <> 0
+-- incremental when meta.build_settings changed whole: select stay_date, accommodation_type_id from (select o.date_day as stay_date, o.accommodation_type_id, -o.allotment_held_nights as held from marts.occupancy_daily as o where o.allotment_held_nights <> 0 union all select a.stay_date, a.accommodation_type_id, a.still_held_nights from marts.allotment_pickup as a where a.as_of_date = (select as_of from meta.build_settings) and a.still_held_nights <> 0) group by all having sum(held) <> 0
 -- incremental narrows its inputs
 -- incremental narrows marts.allotment_pickup: stay_date in (select date_day from affected_keys) and accommodation_type_id in (select accommodation_type_id from affected_keys)
 -- incremental narrows core.dim_dates: date_day in (select date_day from affected_keys)
@@ -23,7 +23,9 @@
 -- date reaches a row through its allotment-held nights alone (the still-held nights of the as-of
 -- snapshot): when it moves (allotment pickup then changes whole: every snapshot moves with it),
 -- the rows keyed are those whose stored allotment-held nights differ from the new snapshot's (the
--- stay dates whose release date passed, or whose pickup moved, on the new date), not every row.
+-- stay dates whose release date passed, or whose pickup moved, on the new date), not every row:
+-- one aggregate of the stored nights (negated) and the snapshot's, by night x type, over the
+-- rows that hold any (a join of every row with the snapshot's sums cost three times the CPU).
 
 with dates as (
     select * from core.dim_dates
