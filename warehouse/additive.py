@@ -14,6 +14,11 @@ it is and the caller rebuilds it whole.
 
 The changed rows it reports for its readers are, as for a delete+insert, the old and the new
 versions of the rows it touched, kept apart too.
+
+A model of sums over snapshots that move with the as-of date (`-- incremental shifts`,
+`warehouse.models`) is moved rather than rebuilt when the date moves (`shift_sums`): its
+stored column moves by the days moved, then its header's query adds, per key, what the move
+changes (booking pace's cells: only the groups with a bound between a snapshot's two dates).
 """
 
 from __future__ import annotations
