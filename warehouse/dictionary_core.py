@@ -100,6 +100,39 @@ CORE: dict[str, dict[str, str]] = {
         "positive (the negated line allocation, VAT included); null in part 'taken'.",
         "discount_net_cents": "Part 'discount': the same net of VAT; null in part 'taken'.",
     },
+    "core.fct_ancillary_stay_months": {
+        "month_start": "Month of the stay's sold nights (reporting range).",
+        "location_id": "Location of those nights.",
+        "currency_code": "Currency of those nights.",
+        "addon_category_code": "Add-on category of the stay's extra lines (UNCATEGORISED when "
+        "the line's resource is not a known add-on); null on the row that says the stay is in "
+        "house (stays 1).",
+        "stays": "1 on the row without a category when the stay has a stay night in the month x "
+        "location x currency (it counts once in the mart's stays), else 0.",
+        "stays_with_addon": "1 when the stay is in house there and its bills carry an extra "
+        "line of the category with a non-zero total, else 0.",
+        "extra_line_nights": "Nights of the category's extra lines on the stay's sold nights "
+        "there.",
+        "extra_cents": "Their allocation in integer cents (VAT included).",
+        "extra_net_cents": "The same net of VAT.",
+    },
+    "core.fct_ancillary_cells": {
+        "month_start": "Month of the sold nights (reporting range).",
+        "addon_category_code": "Add-on category (UNCATEGORISED when a line's resource is not a "
+        "known add-on); null on the row of the stays in house.",
+        "stays": "Row without a category: the on-the-books guest stays with a stay night in "
+        "the month x location x currency; 0 on a category's row.",
+        "stays_with_addon": "Of those stays, the ones whose bills carry an extra line of the "
+        "category with a non-zero total.",
+        "extra_line_nights": "Nights of the category's extra lines on sold nights there.",
+        "extra_cents": "Their allocation in integer cents (VAT included).",
+        "extra_net_cents": "The same net of VAT.",
+    },
+    "core.fct_unit_night_months": {
+        "month_start": "Month of the unit nights.",
+        "unit_nights": "Unit nights of the location in the month (reporting range).",
+        "nights_available": "Of those, the available ones (the supply of metrics.md).",
+    },
     "core.fct_pace_night_spans": {
         "room_revenue": "Today's allocation of the reservation's room revenue to this night "
         "(0 for a night of a past version that the reservation no longer holds).",
