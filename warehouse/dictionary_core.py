@@ -133,6 +133,48 @@ CORE: dict[str, dict[str, str]] = {
         "unit_nights": "Unit nights of the location in the month (reporting range).",
         "nights_available": "Of those, the available ones (the supply of metrics.md).",
     },
+    "core.fct_cancellation_reservations": {
+        "month_start": "A month the guest reservation counts in: its booking month (creation "
+        "columns), its arrival month (arrival columns, when on the books), the month of its "
+        "cancelDate (cancellation columns, when cancelled); one row when they coincide.",
+        "reservations_created": "1 in its booking month when it counts as created (not INIT "
+        "or DELETED, a booking date), else 0.",
+        "reservations_cancelled": "1 there when it is now cancelled, else 0.",
+        "reservations_declined": "1 there when it was declined, else 0.",
+        "reservations_expired": "1 there when it expired, else 0.",
+        "reservations_on_the_books": "1 there when it is on the books, else 0.",
+        "lead_time_days": "There, its lead time in days when on the books (0 when none).",
+        "lead_times": "1 there when that lead time is known (on the books), else 0: the "
+        "mart's average lead time is the sum over these.",
+        "arrivals": "1 in its arrival month when on the books, else 0.",
+        "arrival_stay_nights": "There, its nights (0 when unknown).",
+        "arrival_nights_known": "1 there when its nights are known, else 0.",
+        "cancellations": "1 in the month of its cancelDate when cancelled, else 0.",
+        "cancelled_value": "There, the value its bills had when cancelled: the booked revenue "
+        f"its latest journal entry per revenue ledger reversed, VAT included, {_MONEY38}.",
+        "retained_cancellation_revenue": "There, the cancellation compensation retained (bill "
+        f"line 190), {_MONEY38}.",
+    },
+    "core.fct_cancellation_cells": {
+        "month_start": "The month the reservations count in (booking, arrival or cancellation "
+        "month, per column).",
+        "reservations_created": "Guest reservations created in the month (not INIT or "
+        "DELETED).",
+        "reservations_cancelled": "Of those, the ones now cancelled.",
+        "reservations_declined": "Of those, the ones declined.",
+        "reservations_expired": "Of those, the ones expired.",
+        "reservations_on_the_books": "Of those, the ones on the books.",
+        "lead_time_days": "The sum of their lead times in days (on the books, where known).",
+        "lead_times": "How many lead times that sums.",
+        "arrivals": "On-the-books guest stays arriving in the month.",
+        "arrival_stay_nights": "Their nights (where known).",
+        "arrival_nights_known": "How many of them have known nights.",
+        "cancellations": "Guest reservations now cancelled with a cancelDate in the month.",
+        "cancelled_value": "The value their bills had when cancelled (the booked revenue the "
+        f"journals reversed, VAT included), {_MONEY38}.",
+        "retained_cancellation_revenue": "The cancellation compensation retained (bill line "
+        f"190), {_MONEY38}.",
+    },
     "core.fct_pace_night_spans": {
         "room_revenue": "Today's allocation of the reservation's room revenue to this night "
         "(0 for a night of a past version that the reservation no longer holds).",
