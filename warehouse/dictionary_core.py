@@ -158,8 +158,7 @@ CORE: dict[str, dict[str, str]] = {
     "core.fct_cancellation_cells": {
         "month_start": "The month the reservations count in (booking, arrival or cancellation "
         "month, per column).",
-        "reservations_created": "Guest reservations created in the month (not INIT or "
-        "DELETED).",
+        "reservations_created": "Guest reservations created in the month (not INIT or DELETED).",
         "reservations_cancelled": "Of those, the ones now cancelled.",
         "reservations_declined": "Of those, the ones declined.",
         "reservations_expired": "Of those, the ones expired.",
