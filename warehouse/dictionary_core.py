@@ -7,6 +7,8 @@ here; an entry here wins over the inherited text where the meaning changes.
 
 from __future__ import annotations
 
+from warehouse.dictionary_cells import CELLS
+
 _MONEY = "DECIMAL(18,2), in the row's currency_code"
 _MONEY38 = "DECIMAL(38,2) (an exact sum), in the row's currency_code"
 _CENTS = "allocated to nights in integer cents (the line's own period, else its reserved "
@@ -99,80 +101,6 @@ CORE: dict[str, dict[str, str]] = {
         "discount_cents": "Part 'discount': the discount on those nights in integer cents, "
         "positive (the negated line allocation, VAT included); null in part 'taken'.",
         "discount_net_cents": "Part 'discount': the same net of VAT; null in part 'taken'.",
-    },
-    "core.fct_ancillary_stay_months": {
-        "month_start": "Month of the stay's sold nights (reporting range).",
-        "location_id": "Location of those nights.",
-        "currency_code": "Currency of those nights.",
-        "addon_category_code": "Add-on category of the stay's extra lines (UNCATEGORISED when "
-        "the line's resource is not a known add-on); null on the row that says the stay is in "
-        "house (stays 1).",
-        "stays": "1 on the row without a category when the stay has a stay night in the month x "
-        "location x currency (it counts once in the mart's stays), else 0.",
-        "stays_with_addon": "1 when the stay is in house there and its bills carry an extra "
-        "line of the category with a non-zero total, else 0.",
-        "extra_line_nights": "Nights of the category's extra lines on the stay's sold nights "
-        "there.",
-        "extra_cents": "Their allocation in integer cents (VAT included).",
-        "extra_net_cents": "The same net of VAT.",
-    },
-    "core.fct_ancillary_cells": {
-        "month_start": "Month of the sold nights (reporting range).",
-        "addon_category_code": "Add-on category (UNCATEGORISED when a line's resource is not a "
-        "known add-on); null on the row of the stays in house.",
-        "stays": "Row without a category: the on-the-books guest stays with a stay night in "
-        "the month x location x currency; 0 on a category's row.",
-        "stays_with_addon": "Of those stays, the ones whose bills carry an extra line of the "
-        "category with a non-zero total.",
-        "extra_line_nights": "Nights of the category's extra lines on sold nights there.",
-        "extra_cents": "Their allocation in integer cents (VAT included).",
-        "extra_net_cents": "The same net of VAT.",
-    },
-    "core.fct_unit_night_months": {
-        "month_start": "Month of the unit nights.",
-        "unit_nights": "Unit nights of the location in the month (reporting range).",
-        "nights_available": "Of those, the available ones (the supply of metrics.md).",
-    },
-    "core.fct_cancellation_reservations": {
-        "month_start": "A month the guest reservation counts in: its booking month (creation "
-        "columns), its arrival month (arrival columns, when on the books), the month of its "
-        "cancelDate (cancellation columns, when cancelled); one row when they coincide.",
-        "reservations_created": "1 in its booking month when it counts as created (not INIT "
-        "or DELETED, a booking date), else 0.",
-        "reservations_cancelled": "1 there when it is now cancelled, else 0.",
-        "reservations_declined": "1 there when it was declined, else 0.",
-        "reservations_expired": "1 there when it expired, else 0.",
-        "reservations_on_the_books": "1 there when it is on the books, else 0.",
-        "lead_time_days": "There, its lead time in days when on the books (0 when none).",
-        "lead_times": "1 there when that lead time is known (on the books), else 0: the "
-        "mart's average lead time is the sum over these.",
-        "arrivals": "1 in its arrival month when on the books, else 0.",
-        "arrival_stay_nights": "There, its nights (0 when unknown).",
-        "arrival_nights_known": "1 there when its nights are known, else 0.",
-        "cancellations": "1 in the month of its cancelDate when cancelled, else 0.",
-        "cancelled_value": "There, the value its bills had when cancelled: the booked revenue "
-        f"its latest journal entry per revenue ledger reversed, VAT included, {_MONEY38}.",
-        "retained_cancellation_revenue": "There, the cancellation compensation retained (bill "
-        f"line 190), {_MONEY38}.",
-    },
-    "core.fct_cancellation_cells": {
-        "month_start": "The month the reservations count in (booking, arrival or cancellation "
-        "month, per column).",
-        "reservations_created": "Guest reservations created in the month (not INIT or DELETED).",
-        "reservations_cancelled": "Of those, the ones now cancelled.",
-        "reservations_declined": "Of those, the ones declined.",
-        "reservations_expired": "Of those, the ones expired.",
-        "reservations_on_the_books": "Of those, the ones on the books.",
-        "lead_time_days": "The sum of their lead times in days (on the books, where known).",
-        "lead_times": "How many lead times that sums.",
-        "arrivals": "On-the-books guest stays arriving in the month.",
-        "arrival_stay_nights": "Their nights (where known).",
-        "arrival_nights_known": "How many of them have known nights.",
-        "cancellations": "Guest reservations now cancelled with a cancelDate in the month.",
-        "cancelled_value": "The value their bills had when cancelled (the booked revenue the "
-        f"journals reversed, VAT included), {_MONEY38}.",
-        "retained_cancellation_revenue": "The cancellation compensation retained (bill line "
-        f"190), {_MONEY38}.",
     },
     "core.fct_pace_night_spans": {
         "room_revenue": "Today's allocation of the reservation's room revenue to this night "
@@ -387,4 +315,5 @@ CORE: dict[str, dict[str, str]] = {
         "is_owner_hold": "An on-the-books owner / block reservation has the unit on D.",
         "is_double_booked": "More than one on-the-books reservation has the unit on D.",
     },
+    **CELLS,
 }

@@ -98,6 +98,8 @@ def test_changed_reservations_are_maintained_by_key(lake: Lake, tmp_path: Path) 
     # ancillary revenue's cells add what the stays changed (the stays in house: still three),
     # so the mart, maintained from the cells by month x location, is left as it is
     assert result.refreshed.get("core.fct_ancillary_cells") == "sums", result.refreshed
+    # channel mix's cells add the changed stay nights; the mart follows the months that moved
+    assert result.refreshed.get("core.fct_channel_months") == "sums", result.refreshed
     assert "marts.ancillary_revenue_monthly" not in result.refreshed, result.refreshed
     # the stays' units (1-4) are none of the reference list's (1000-1003): no unit night moved,
     # so the unit nights, maintained by key, hand their reader nothing
