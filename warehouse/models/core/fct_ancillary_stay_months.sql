@@ -6,12 +6,11 @@
 -- What each on-the-books guest stay adds to marts.ancillary_revenue_monthly, per reservation x
 -- month x location x currency x add-on category, summed by core.fct_ancillary_cells: a row with
 -- no category (addon_category_code null) for each month x location x currency in which the
--- stay has a stay night (stays 1: the stay is in house there); a row per category of its extra
--- lines there, with whether its bills carry an extra line of the category (stays_with_addon 1,
--- beside each stay row) and the category's line nights on its sold nights there
--- (extra_line_nights, extra_cents, extra_net_cents). The sold nights of the reporting range,
--- as in the mart; a category is the add-on's, UNCATEGORISED when the line's resource is not a
--- known add-on (never null, so the null category marks the stay rows).
+-- stay has a stay night (stays 1: the stay is in house there); beside it a row per category its
+-- bills carry an extra line of (stays_with_addon 1); and a row per category of the extra lines
+-- on its sold nights there (extra_line_nights, extra_cents, extra_net_cents). The sold nights
+-- of the reporting range, as in the mart; a category is the add-on's, UNCATEGORISED when the
+-- line's resource is not a known add-on (never null, so the null category marks the stay rows).
 --
 -- Per reservation, so maintained by reservation: an hour's stays re-derive their own rows
 -- instead of every stay night and bill line of the months and locations they reach; a night
@@ -103,28 +102,6 @@ extras as (
     group by all
 ),
 
-categorised as (
-    select
-        coalesce(extras.reservation_id, attached.reservation_id) as reservation_id,
-        coalesce(extras.month_start, attached.month_start) as month_start,
-        coalesce(extras.location_id, attached.location_id) as location_id,
-        coalesce(extras.currency_code, attached.currency_code) as currency_code,
-        coalesce(extras.addon_category_code, attached.addon_category_code)
-            as addon_category_code,
-        cast(0 as bigint) as stays,
-        cast(attached.reservation_id is not null as bigint) as stays_with_addon,
-        coalesce(extras.extra_line_nights, 0) as extra_line_nights,
-        coalesce(extras.extra_cents, 0) as extra_cents,
-        coalesce(extras.extra_net_cents, 0) as extra_net_cents,
-    from extras
-    full outer join attached
-        on extras.reservation_id = attached.reservation_id
-        and extras.month_start = attached.month_start
-        and extras.location_id is not distinct from attached.location_id
-        and extras.currency_code is not distinct from attached.currency_code
-        and extras.addon_category_code = attached.addon_category_code
-),
-
 final as (
     select
         reservation_id,
@@ -135,11 +112,35 @@ final as (
         cast(1 as bigint) as stays,
         cast(0 as bigint) as stays_with_addon,
         cast(0 as bigint) as extra_line_nights,
-        0 as extra_cents,
-        0 as extra_net_cents,
+        cast(0 as hugeint) as extra_cents,
+        cast(0 as hugeint) as extra_net_cents,
     from stays
-    union all by name
-    select * from categorised
+    union all
+    select
+        reservation_id,
+        month_start,
+        location_id,
+        currency_code,
+        addon_category_code,
+        0,
+        1,
+        0,
+        0,
+        0,
+    from attached
+    union all
+    select
+        reservation_id,
+        month_start,
+        location_id,
+        currency_code,
+        addon_category_code,
+        0,
+        0,
+        extra_line_nights,
+        coalesce(extra_cents, 0),
+        coalesce(extra_net_cents, 0),
+    from extras
 )
 
 select * from final

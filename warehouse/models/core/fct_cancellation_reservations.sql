@@ -7,7 +7,7 @@
 -- the books, and its lead time when on the books), in its arrival month when on the books the
 -- arrival and its nights, in the month of its cancelDate when cancelled the cancellation, the
 -- value its bills had (the booked revenue its latest journal entries reversed) and the
--- compensation retained. One row per month it counts in (the three may be one month).
+-- compensation retained. A row per part it counts in (the months may be one: the mart sums them).
 --
 -- Per reservation, so maintained by reservation: an hour's reservations re-derive their own
 -- rows instead of every reservation and journal entry of the months they reach.
@@ -117,23 +117,21 @@ final as (
         month_start,
         location_id,
         currency_code,
-        cast(coalesce(sum(reservations_created), 0) as bigint) as reservations_created,
-        cast(coalesce(sum(reservations_cancelled), 0) as bigint) as reservations_cancelled,
-        cast(coalesce(sum(reservations_declined), 0) as bigint) as reservations_declined,
-        cast(coalesce(sum(reservations_expired), 0) as bigint) as reservations_expired,
-        cast(coalesce(sum(reservations_on_the_books), 0) as bigint)
-            as reservations_on_the_books,
-        cast(coalesce(sum(lead_time_days), 0) as bigint) as lead_time_days,
-        cast(coalesce(sum(lead_times), 0) as bigint) as lead_times,
-        cast(coalesce(sum(arrivals), 0) as bigint) as arrivals,
-        cast(coalesce(sum(arrival_stay_nights), 0) as bigint) as arrival_stay_nights,
-        cast(coalesce(sum(arrival_nights_known), 0) as bigint) as arrival_nights_known,
-        cast(coalesce(sum(cancellations), 0) as bigint) as cancellations,
-        cast(coalesce(sum(cancelled_value), 0) as decimal(38, 2)) as cancelled_value,
-        cast(coalesce(sum(retained_cancellation_revenue), 0) as decimal(38, 2))
+        cast(coalesce(reservations_created, 0) as bigint) as reservations_created,
+        cast(coalesce(reservations_cancelled, 0) as bigint) as reservations_cancelled,
+        cast(coalesce(reservations_declined, 0) as bigint) as reservations_declined,
+        cast(coalesce(reservations_expired, 0) as bigint) as reservations_expired,
+        cast(coalesce(reservations_on_the_books, 0) as bigint) as reservations_on_the_books,
+        cast(coalesce(lead_time_days, 0) as bigint) as lead_time_days,
+        cast(coalesce(lead_times, 0) as bigint) as lead_times,
+        cast(coalesce(arrivals, 0) as bigint) as arrivals,
+        cast(coalesce(arrival_stay_nights, 0) as bigint) as arrival_stay_nights,
+        cast(coalesce(arrival_nights_known, 0) as bigint) as arrival_nights_known,
+        cast(coalesce(cancellations, 0) as bigint) as cancellations,
+        cast(coalesce(cancelled_value, 0) as decimal(38, 2)) as cancelled_value,
+        cast(coalesce(retained_cancellation_revenue, 0) as decimal(38, 2))
             as retained_cancellation_revenue,
     from parts
-    group by reservation_id, month_start, location_id, currency_code
 )
 
 select * from final
