@@ -7,6 +7,8 @@ here; an entry here wins over the inherited text where the meaning changes.
 
 from __future__ import annotations
 
+from warehouse.dictionary_cells import CELLS
+
 _MONEY = "DECIMAL(18,2), in the row's currency_code"
 _MONEY38 = "DECIMAL(38,2) (an exact sum), in the row's currency_code"
 _CENTS = "allocated to nights in integer cents (the line's own period, else its reserved "
@@ -313,4 +315,5 @@ CORE: dict[str, dict[str, str]] = {
         "is_owner_hold": "An on-the-books owner / block reservation has the unit on D.",
         "is_double_booked": "More than one on-the-books reservation has the unit on D.",
     },
+    **CELLS,
 }

@@ -55,7 +55,10 @@ DATED = (
 SAME_DAY_KEYED = (
     "core.fct_pace_night_spans",
     "marts.orphan_nights",
-    "marts.ancillary_revenue_monthly",
+    # what each stay adds to ancillary revenue and each reservation to the cancellations, by
+    # reservation (their cells add what changed, and the marts follow the cells that moved)
+    "core.fct_ancillary_stay_months",
+    "core.fct_cancellation_reservations",
     # what each stay that took an offer adds to offer_discount_monthly, by reservation (the
     # mart sums it, rebuilt whole)
     "core.fct_offer_stay_months",
@@ -78,6 +81,9 @@ SAME_DAY_SUMMED = (
     "core.fct_guest_mix_cells",
     "core.fct_reconciliation_bill_cells",
     "core.fct_reconciliation_journal_cells",
+    "core.fct_ancillary_cells",
+    "core.fct_cancellation_cells",
+    "core.fct_channel_months",
 )
 
 
@@ -107,7 +113,7 @@ SUPPLY_KEYED = {
         "marts.rate_availability_daily",
         "core.fct_pace_night_spans",
         "marts.orphan_nights",
-        "marts.ancillary_revenue_monthly",
+        "core.fct_ancillary_stay_months",
         # the bookings' AVAILABILITY_EVENTs: the records of their types that differ
         "staging.stg_availability",
         "staging.stg_availability_prices",
@@ -127,7 +133,7 @@ SUPPLY_KEYED = {
         "core.fct_stay_nights",
         "core.fct_unit_nights",
         "marts.revenue_daily",
-        "marts.ancillary_revenue_monthly",  # by the months of the dates that changed
+        "core.fct_ancillary_stay_months",  # by the stays on the dates that changed
         # the whole horizon re-read: the new arrival date, the passed one, what changed
         "staging.stg_availability",
         "staging.stg_availability_prices",

@@ -92,9 +92,15 @@ def test_changed_reservations_are_maintained_by_key(lake: Lake, tmp_path: Path) 
         "marts.channel_mix_monthly",
         "marts.cancellations_monthly",
         "core.fct_pace_night_spans",  # booking pace's nights, by reservation
-        "marts.ancillary_revenue_monthly",
+        "core.fct_ancillary_stay_months",  # what each stay adds to ancillary revenue
     ):
         assert result.refreshed.get(model) == "keys", (model, result.refreshed)
+    # ancillary revenue's cells add what the stays changed (the stays in house: still three),
+    # so the mart, maintained from the cells by month x location, is left as it is
+    assert result.refreshed.get("core.fct_ancillary_cells") == "sums", result.refreshed
+    # channel mix's cells add the changed stay nights; the mart follows the months that moved
+    assert result.refreshed.get("core.fct_channel_months") == "sums", result.refreshed
+    assert "marts.ancillary_revenue_monthly" not in result.refreshed, result.refreshed
     # the stays' units (1-4) are none of the reference list's (1000-1003): no unit night moved,
     # so the unit nights, maintained by key, hand their reader nothing
     assert "marts.orphan_nights" not in result.refreshed, result.refreshed

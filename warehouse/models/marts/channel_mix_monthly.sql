@@ -1,39 +1,17 @@
--- incremental by month_start from core.fct_stay_nights: cast(date_trunc('month', night_date) as date)
+-- incremental by month_start from core.fct_channel_months: month_start
+-- incremental narrows its inputs
 -- Channel mix per month x distribution channel x currency: nights sold and revenue of
 -- on-the-books guest stays, gross (VAT included, as billed) and net (VAT excluded), with each
 -- channel's share of the month's nights (all currencies) and of the month's net room revenue in
--- that currency.
+-- that currency. The sums of core.fct_channel_months (maintained by adding the changed stay
+-- nights), maintained by month from the cells that moved.
 
-with stay_nights as (
-    select * from core.fct_stay_nights
+with monthly as (
+    select * from core.fct_channel_months
 ),
 
 channels as (
     select * from core.dim_distribution_channels
-),
-
-dates as (
-    select * from core.dim_dates
-),
-
-monthly as (
-    select
-        dates.month_start,
-        stay_nights.distribution_channel_id,
-        stay_nights.currency_code,
-        count(*) filter (where stay_nights.is_stay_night) as nights_sold,
-        sum(stay_nights.room_revenue) as room_revenue_gross,
-        sum(stay_nights.room_revenue_net) as room_revenue_net,
-        sum(stay_nights.total_revenue) as total_revenue_gross,
-        sum(stay_nights.total_revenue_net) as total_revenue_net,
-        sum(stay_nights.commission) as commission_gross,
-        sum(stay_nights.commission_net) as commission_net,
-    from stay_nights
-    inner join dates
-        on stay_nights.night_date = dates.date_day
-    where stay_nights.is_sold
-        and dates.is_in_reporting_range
-    group by all
 ),
 
 final as (
