@@ -30,7 +30,7 @@ SCHEMAS = ("staging", "core", "marts")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _build_first_state(lake: Lake, tmp_path: Path) -> Path:
+def _first_state(lake: Lake, tmp_path: Path) -> Path:
     """Three reservations; reservation 1 spans the reporting range, so changes inside it keep
     the calendar (and every model that only reads it) as it is."""
     (
@@ -50,11 +50,11 @@ def first_state(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     and copied into each test's data dir; with the lake's batch count."""
     data_dir = tmp_path_factory.mktemp("first-state")
     lake = Lake(data_dir)
-    _build_first_state(lake, data_dir)
+    _first_state(lake, data_dir)
     return data_dir, lake._batches
 
 
-def _first_state(first: tuple[Path, int], lake: Lake, tmp_path: Path) -> Path:
+def _first_state_copy(first: tuple[Path, int], lake: Lake, tmp_path: Path) -> Path:
     """A copy of the module's first state in `tmp_path`: the lake's files keep their names,
     sizes and modification times (`copytree` copies them), which is what the warehouse
     records of the files it read (`meta.lake_files`), so the copy refreshes as the original
@@ -96,7 +96,7 @@ def test_changed_reservations_are_maintained_by_key(
     first_state: tuple[Path, int], lake: Lake, tmp_path: Path
 ) -> None:
     data_dir = tmp_path
-    _first_state(first_state, lake, data_dir)
+    _first_state_copy(first_state, lake, data_dir)
     # an extension inside the range, a cancellation, a new booking
     (
         Batch()
@@ -161,7 +161,7 @@ def test_changed_availability_is_maintained_by_type_and_date(lake: Lake, tmp_pat
         for table, rows in _availability(day, 4, "300.00").items():
             first.tables[table] += rows
     first.flush(lake, kind="full")
-    _build_first_state(lake, tmp_path)
+    _first_state(lake, tmp_path)
     change = Batch()
     for table, rows in _availability(5, 2, "330.00").items():  # changed
         change.tables[table] += rows
@@ -222,7 +222,7 @@ def test_changed_availability_is_maintained_by_type_and_date(lake: Lake, tmp_pat
 def test_nothing_changed_rebuilds_nothing(
     first_state: tuple[Path, int], lake: Lake, tmp_path: Path
 ) -> None:
-    path = _first_state(first_state, lake, tmp_path)
+    path = _first_state_copy(first_state, lake, tmp_path)
     before = _snapshot(path)
     result = update_warehouse(tmp_path, as_of=AS_OF)
     assert result.refreshed == {}
@@ -236,7 +236,7 @@ def test_a_new_calendar_reaches_its_readers_by_the_dates_it_added(
 ) -> None:
     """The calendar is rebuilt whole and compared with the old one: the nights it added (and
     those that entered the reporting range) are the changed dates of its readers."""
-    _first_state(first_state, lake, tmp_path)
+    _first_state_copy(first_state, lake, tmp_path)
     Batch().reservation(5, "2025-01-10", "2025-01-16", unit_id=4).flush(lake)  # past the range
     result = update_warehouse(tmp_path, as_of=AS_OF)
     assert result.refreshed["core.dim_dates"] == "whole"
@@ -273,7 +273,7 @@ KILLED_CHILD = textwrap.dedent(
 def test_a_refresh_killed_mid_transaction_leaves_the_previous_version(
     first_state: tuple[Path, int], lake: Lake, tmp_path: Path
 ) -> None:
-    path = _first_state(first_state, lake, tmp_path)
+    path = _first_state_copy(first_state, lake, tmp_path)
     before = _snapshot(path)
     Batch().reservation(2, "2025-01-02", "2025-01-09", unit_id=2).flush(lake)
     child = subprocess.Popen(
@@ -312,7 +312,7 @@ READER = textwrap.dedent(
 def test_a_reader_holding_the_file_keeps_its_version(
     first_state: tuple[Path, int], lake: Lake, tmp_path: Path
 ) -> None:
-    path = _first_state(first_state, lake, tmp_path)
+    path = _first_state_copy(first_state, lake, tmp_path)
     reader = subprocess.Popen(
         [sys.executable, "-c", READER, str(path)],
         stdin=subprocess.PIPE,
@@ -342,7 +342,7 @@ def test_a_compacted_table_is_read_whole_once(
     from lake.compaction import compact
     from lake.store import Lake as StoreLake
 
-    _first_state(first_state, lake, tmp_path)
+    _first_state_copy(first_state, lake, tmp_path)
     Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
     assert update_warehouse(tmp_path, as_of=AS_OF).refreshed["core.fct_stay_nights"] == "keys"
     assert compact(StoreLake(tmp_path / "lake"), "reservations").removed
@@ -455,7 +455,7 @@ def test_a_model_nobody_reads_keeps_no_copy_of_its_old_rows(
     the delete (the copy reads every column of the whole table; its changed rows would serve
     no reader), while a model that is read keeps them to hand on what differs. Both equal a
     whole rebuild."""
-    _first_state(first_state, lake, tmp_path)
+    _first_state_copy(first_state, lake, tmp_path)
     Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
     temps: set[str] = set()
     drop = Maintainer.drop_temps
@@ -481,7 +481,7 @@ def test_a_file_built_when_the_view_was_a_table_gets_the_view(
     """A file built before `staging.stg_bill_lines` was a view of `core.fct_bill_lines` holds a
     table under its name and an older version: the refresh replaces the table with the view,
     and every table equals a whole rebuild."""
-    path = _first_state(first_state, lake, tmp_path)
+    path = _first_state_copy(first_state, lake, tmp_path)
     con = duckdb.connect(str(path))
     try:
         con.execute("create table staging.stg_copy as select * from staging.stg_bill_lines")
