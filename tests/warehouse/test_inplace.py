@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pytest
 
 from tests.incremental.helpers import mart_differences
 from tests.warehouse.lakefixture import Lake
@@ -44,18 +43,8 @@ def _first_state(lake: Lake, tmp_path: Path) -> Path:
     return build_warehouse(tmp_path, as_of=AS_OF).path
 
 
-@pytest.fixture(scope="module")
-def first_state(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
-    """The first state's lake and warehouse, built once per module (a build is ~1.2 CPU s)
-    and copied into each test's data dir; with the lake's batch count."""
-    data_dir = tmp_path_factory.mktemp("first-state")
-    lake = Lake(data_dir)
-    _first_state(lake, data_dir)
-    return data_dir, lake._batches
-
-
 def _first_state_copy(first: tuple[Path, int], lake: Lake, tmp_path: Path) -> Path:
-    """A copy of the module's first state in `tmp_path`: the lake's files keep their names,
+    """A copy of the first state (`first_state` in tests/warehouse/conftest.py) in `tmp_path`: the lake's files keep their names,
     sizes and modification times (`copytree` copies them), which is what the warehouse
     records of the files it read (`meta.lake_files`), so the copy refreshes as the original
     would; the lake's next batch follows the first state's."""
