@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +64,12 @@ def table_differences(
     }
 
 
-def lake_differences(a: Lake, b: Lake) -> dict[str, object]:
-    """Per lake table: how the current states (without lineage columns) differ."""
+def lake_differences(a: Lake, b: Lake, tables: Iterable[str] = TABLES) -> dict[str, object]:
+    """Per lake table (every one, else `tables`): how the current states (without lineage
+    columns) differ."""
     out: dict[str, object] = {}
     with duckdb.connect() as con:
-        for name in TABLES:
+        for name in tables:
             diff = table_differences(_data(a.current(name)), _data(b.current(name)), con=con)
             if diff is not None:
                 out[name] = diff
