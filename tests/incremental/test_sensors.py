@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,37 @@ def resources(tmp_path: Path, data: dict[str, Any], request: pytest.FixtureReque
         ),
         "service": IncrementalFakeResource(fixture=request.node.name),
     }
+
+
+@pytest.fixture(scope="module")
+def bootstrapped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The incremental job's first run (the bootstrap) on the fixture's data, once per module:
+    the data dir it leaves (lake, cursor, warehouse) is copied into each test that goes on
+    from there (a job run is ~4.5 CPU s). `copytree` keeps the lake files' names, sizes and
+    modification times, which the warehouse records of what it read."""
+    name = "bootstrapped"
+    DATA[name] = fixture()
+    data_dir = tmp_path_factory.mktemp("bootstrapped")
+    resources = {
+        "lake": LakeResource(
+            data_dir=str(data_dir), availability_start=TODAY, availability_horizon_days=3
+        ),
+        "service": IncrementalFakeResource(fixture=name),
+    }
+    try:
+        first = execute_job(
+            incremental_job, resources=resources, instance=dg.DagsterInstance.ephemeral()
+        )
+    finally:
+        DATA.pop(name, None)
+    assert first.success
+    yield data_dir
+
+
+def _bootstrapped(resources: dict, bootstrapped: Path) -> Lake:
+    """The test's data dir as the incremental job's bootstrap left it (`bootstrapped`)."""
+    shutil.copytree(bootstrapped, resources["lake"].data_dir, dirs_exist_ok=True)
+    return resources["lake"].lake()
 
 
 def _bootstrap(resources: dict, data: dict[str, Any]) -> Lake:
@@ -166,12 +199,10 @@ def test_webhook_run_key_changes_with_the_snapshot() -> None:
 
 
 def test_incremental_job_bootstraps_then_applies_events(
-    resources: dict, data: dict[str, Any]
+    resources: dict, data: dict[str, Any], bootstrapped: Path
 ) -> None:
     instance = dg.DagsterInstance.ephemeral()
-    first = execute_job(incremental_job, resources=resources, instance=instance)
-    assert first.success
-    lake = resources["lake"].lake()
+    lake = _bootstrapped(resources, bootstrapped)  # the first run: success asserted there
     assert read_cursor(lake).event_id == 2  # type: ignore[union-attr]
     assert (Path(resources["lake"].data_dir) / "warehouse.duckdb").exists()
 
@@ -210,10 +241,10 @@ def test_schedule_and_definitions_load() -> None:
 
 
 def test_incremental_job_takes_the_overlap_window_as_config(
-    resources: dict, data: dict[str, Any]
+    resources: dict, data: dict[str, Any], bootstrapped: Path
 ) -> None:
     instance = dg.DagsterInstance.ephemeral()
-    assert execute_job(incremental_job, resources=resources, instance=instance).success
+    _bootstrapped(resources, bootstrapped)
     data["events"].append(event(3, "RESERVATION_EVENT", 1))
 
     def config(seconds: float) -> dict:

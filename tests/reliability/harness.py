@@ -26,6 +26,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from assets.catalogue import SPECS
@@ -195,6 +196,21 @@ def _hashable(value: Any) -> Any:
     return value
 
 
+def _scalar(typ: pa.DataType) -> bool:
+    """Whether Arrow gives this type's values as Python values `_hashable` leaves as they are
+    (no list, dict or float)."""
+    return (
+        pa.types.is_integer(typ)
+        or pa.types.is_string(typ)
+        or pa.types.is_large_string(typ)
+        or pa.types.is_boolean(typ)
+        or pa.types.is_decimal(typ)
+        or pa.types.is_date(typ)
+        or pa.types.is_timestamp(typ)
+        or pa.types.is_null(typ)
+    )
+
+
 @dataclass
 class TableState:
     """Current rows of one table by primary key (lineage columns dropped)."""
@@ -217,11 +233,19 @@ def snapshot(data_dir: Path, tables: Iterable[str] = TABLES) -> Snapshot:
         columns = tuple(c for c in current.column_names if c not in LINEAGE_COLUMNS)
         rows: dict[Key, Row] = {}
         dupes = 0
-        for rec in current.select(list(columns)).to_pylist():
-            key = tuple(rec[k] for k in spec.key)
+        # column by column: a scalar column's values are their own hashable form (`_hashable`
+        # leaves them as they are), so only lists, structs and floats (NaN) are converted
+        # (row dicts and a call per cell: ~1.5 against ~1.2 CPU s for a small world's lake)
+        keys = [current.column(k).to_pylist() for k in spec.key]
+        values = [
+            data if _scalar(current.schema.field(c).type) else [_hashable(v) for v in data]
+            for c in columns
+            for data in (current.column(c).to_pylist(),)
+        ]
+        for key, row in zip(zip(*keys, strict=True), zip(*values, strict=True), strict=True):
             if key in rows:
                 dupes += 1
-            rows[key] = tuple(_hashable(rec[c]) for c in columns)
+            rows[key] = row
         out[name] = TableState(columns, rows, dupes + lake.duplicate_keys(name))
     return out
 

@@ -27,3 +27,16 @@ def query(tmp_path: Path) -> Callable[..., list[tuple[Any, ...]]]:
             con.close()
 
     return run
+
+
+@pytest.fixture(scope="session")
+def first_state(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """`tests.warehouse.test_inplace._first_state`'s lake and warehouse, built once per worker
+    (a build is ~1.2 CPU s) for the in-place tests, which copy it into their data dirs
+    (`_first_state_copy`) and never change it; with the lake's batch count."""
+    from tests.warehouse.test_inplace import _first_state
+
+    data_dir = tmp_path_factory.mktemp("first-state")
+    lake = Lake(data_dir)
+    _first_state(lake, data_dir)
+    return data_dir, lake._batches

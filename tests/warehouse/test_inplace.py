@@ -5,6 +5,7 @@ previous version, and a reader holding the file keeps its version."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,6 +43,17 @@ def _first_state(lake: Lake, tmp_path: Path) -> Path:
     return build_warehouse(tmp_path, as_of=AS_OF).path
 
 
+def _first_state_copy(first: tuple[Path, int], lake: Lake, tmp_path: Path) -> Path:
+    """A copy of the first state (`first_state` in tests/warehouse/conftest.py) in `tmp_path`: the lake's files keep their names,
+    sizes and modification times (`copytree` copies them), which is what the warehouse
+    records of the files it read (`meta.lake_files`), so the copy refreshes as the original
+    would; the lake's next batch follows the first state's."""
+    source, batches = first
+    shutil.copytree(source, tmp_path, dirs_exist_ok=True)
+    lake._batches = batches
+    return tmp_path / "warehouse.duckdb"
+
+
 def _differences_from_a_whole_rebuild(
     data_dir: Path, name: str, as_of: date = AS_OF
 ) -> dict[str, object]:
@@ -69,9 +81,11 @@ def _snapshot(path: Path) -> dict[str, list[tuple[Any, ...]]]:
         con.close()
 
 
-def test_changed_reservations_are_maintained_by_key(lake: Lake, tmp_path: Path) -> None:
+def test_changed_reservations_are_maintained_by_key(
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path
+) -> None:
     data_dir = tmp_path
-    _first_state(lake, data_dir)
+    _first_state_copy(first_state, lake, data_dir)
     # an extension inside the range, a cancellation, a new booking
     (
         Batch()
@@ -200,8 +214,10 @@ def test_changed_availability_is_maintained_by_type_and_date(lake: Lake, tmp_pat
     assert rows == [("2025-01-05", 2, Decimal("330.00")), ("2025-01-14", 4, Decimal("300.00"))]
 
 
-def test_nothing_changed_rebuilds_nothing(lake: Lake, tmp_path: Path) -> None:
-    path = _first_state(lake, tmp_path)
+def test_nothing_changed_rebuilds_nothing(
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path
+) -> None:
+    path = _first_state_copy(first_state, lake, tmp_path)
     before = _snapshot(path)
     result = update_warehouse(tmp_path, as_of=AS_OF)
     assert result.refreshed == {}
@@ -211,11 +227,11 @@ def test_nothing_changed_rebuilds_nothing(lake: Lake, tmp_path: Path) -> None:
 
 
 def test_a_new_calendar_reaches_its_readers_by_the_dates_it_added(
-    lake: Lake, tmp_path: Path
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path
 ) -> None:
     """The calendar is rebuilt whole and compared with the old one: the nights it added (and
     those that entered the reporting range) are the changed dates of its readers."""
-    _first_state(lake, tmp_path)
+    _first_state_copy(first_state, lake, tmp_path)
     Batch().reservation(5, "2025-01-10", "2025-01-16", unit_id=4).flush(lake)  # past the range
     result = update_warehouse(tmp_path, as_of=AS_OF)
     assert result.refreshed["core.dim_dates"] == "whole"
@@ -250,9 +266,9 @@ KILLED_CHILD = textwrap.dedent(
 
 
 def test_a_refresh_killed_mid_transaction_leaves_the_previous_version(
-    lake: Lake, tmp_path: Path
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path
 ) -> None:
-    path = _first_state(lake, tmp_path)
+    path = _first_state_copy(first_state, lake, tmp_path)
     before = _snapshot(path)
     Batch().reservation(2, "2025-01-02", "2025-01-09", unit_id=2).flush(lake)
     child = subprocess.Popen(
@@ -288,8 +304,10 @@ READER = textwrap.dedent(
 )
 
 
-def test_a_reader_holding_the_file_keeps_its_version(lake: Lake, tmp_path: Path) -> None:
-    path = _first_state(lake, tmp_path)
+def test_a_reader_holding_the_file_keeps_its_version(
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path
+) -> None:
+    path = _first_state_copy(first_state, lake, tmp_path)
     reader = subprocess.Popen(
         [sys.executable, "-c", READER, str(path)],
         stdin=subprocess.PIPE,
@@ -311,13 +329,15 @@ def test_a_reader_holding_the_file_keeps_its_version(lake: Lake, tmp_path: Path)
     assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
 
 
-def test_a_compacted_table_is_read_whole_once(lake: Lake, tmp_path: Path) -> None:
+def test_a_compacted_table_is_read_whole_once(
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path
+) -> None:
     """Compaction folds a table's files into one of its current rows: the current state is the
     same, but `lake.<table>` loses the older versions, so its readers are rebuilt whole."""
     from lake.compaction import compact
     from lake.store import Lake as StoreLake
 
-    _first_state(lake, tmp_path)
+    _first_state_copy(first_state, lake, tmp_path)
     Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
     assert update_warehouse(tmp_path, as_of=AS_OF).refreshed["core.fct_stay_nights"] == "keys"
     assert compact(StoreLake(tmp_path / "lake"), "reservations").removed
@@ -424,13 +444,13 @@ def test_a_key_whose_rows_came_back_the_same_hands_its_readers_nothing(
 
 
 def test_a_model_nobody_reads_keeps_no_copy_of_its_old_rows(
-    lake: Lake, tmp_path: Path, monkeypatch: Any
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path, monkeypatch: Any
 ) -> None:
     """A mart no model reads is maintained by key without copying its affected rows out before
     the delete (the copy reads every column of the whole table; its changed rows would serve
     no reader), while a model that is read keeps them to hand on what differs. Both equal a
     whole rebuild."""
-    _first_state(lake, tmp_path)
+    _first_state_copy(first_state, lake, tmp_path)
     Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
     temps: set[str] = set()
     drop = Maintainer.drop_temps
@@ -450,11 +470,13 @@ def test_a_model_nobody_reads_keeps_no_copy_of_its_old_rows(
     assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
 
 
-def test_a_file_built_when_the_view_was_a_table_gets_the_view(lake: Lake, tmp_path: Path) -> None:
+def test_a_file_built_when_the_view_was_a_table_gets_the_view(
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path
+) -> None:
     """A file built before `staging.stg_bill_lines` was a view of `core.fct_bill_lines` holds a
     table under its name and an older version: the refresh replaces the table with the view,
     and every table equals a whole rebuild."""
-    path = _first_state(lake, tmp_path)
+    path = _first_state_copy(first_state, lake, tmp_path)
     con = duckdb.connect(str(path))
     try:
         con.execute("create table staging.stg_copy as select * from staging.stg_bill_lines")

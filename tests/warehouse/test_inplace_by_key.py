@@ -14,7 +14,11 @@ import duckdb
 import warehouse.maintain
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import GBP_CHANNEL, Batch
-from tests.warehouse.test_inplace import AS_OF, _differences_from_a_whole_rebuild, _first_state
+from tests.warehouse.test_inplace import (
+    AS_OF,
+    _differences_from_a_whole_rebuild,
+    _first_state_copy,
+)
 from warehouse.build import build_warehouse
 from warehouse.inplace import update_warehouse
 
@@ -31,7 +35,7 @@ def _currencies(path: Path) -> list[str]:
 
 
 def test_the_reporting_currencies_follow_the_stays_by_currency(
-    lake: Lake, tmp_path: Path, monkeypatch: Any
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path, monkeypatch: Any
 ) -> None:
     replaced: list[str] = []  # the tables whose affected keys' rows were replaced
     replace = warehouse.maintain.replace_rows
@@ -41,7 +45,7 @@ def test_the_reporting_currencies_follow_the_stays_by_currency(
         return replace(con, table, *args, **kwargs)
 
     monkeypatch.setattr(warehouse.maintain, "replace_rows", recorded)
-    _first_state(lake, tmp_path)  # three EUR stays
+    _first_state_copy(first_state, lake, tmp_path)  # three EUR stays
     assert _currencies(tmp_path / "warehouse.duckdb") == ["EUR"]
 
     # a EUR stay extended: EUR still sells on its nights, so no currency is affected

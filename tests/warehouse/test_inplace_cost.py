@@ -12,7 +12,11 @@ import duckdb
 import warehouse.maintain
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import Batch
-from tests.warehouse.test_inplace import AS_OF, _differences_from_a_whole_rebuild, _first_state
+from tests.warehouse.test_inplace import (
+    AS_OF,
+    _differences_from_a_whole_rebuild,
+    _first_state_copy,
+)
 from warehouse.inplace import update_warehouse
 from warehouse.maintain import Maintainer, keyed_sources
 from warehouse.models import discover_models
@@ -58,14 +62,14 @@ def _record(monkeypatch: Any) -> tuple[list[str], dict[str, str]]:
 
 
 def test_a_read_model_writes_only_the_rows_that_differ(
-    lake: Lake, tmp_path: Path, monkeypatch: Any
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path, monkeypatch: Any
 ) -> None:
     """A model whose rows a reader takes by key copies the affected keys' old rows with their
     row ids, deletes only the old rows that differ from the new ones, by those ids (not by
     matching every row's key columns again), and inserts only the new rows that differ (a
     key whose rows came back the same is not rewritten). The rows that differ are a table, the removed, added and changed rows views over it. A mart nobody reads
     deletes and inserts by its keys and copies nothing. Equal to a whole rebuild."""
-    _first_state(lake, tmp_path)
+    _first_state_copy(first_state, lake, tmp_path)
     Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
     statements, temps = _record(monkeypatch)
     result = update_warehouse(tmp_path, as_of=AS_OF)
@@ -85,7 +89,7 @@ def test_a_read_model_writes_only_the_rows_that_differ(
 
 
 def test_a_model_whose_readers_take_no_rows_by_key_copies_none(
-    lake: Lake, tmp_path: Path, monkeypatch: Any
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path, monkeypatch: Any
 ) -> None:
     """marts.sales_daily is maintained by key, but its one reader, marts.forecast_daily, is
     rebuilt whole whenever it changes: its old rows are not copied out (the copy reads the
@@ -97,7 +101,7 @@ def test_a_model_whose_readers_take_no_rows_by_key_copies_none(
     assert [q for q, m in models.items() if "marts.sales_daily" in m.deps] == [
         "marts.forecast_daily"
     ]
-    _first_state(lake, tmp_path)
+    _first_state_copy(first_state, lake, tmp_path)
     Batch().reservation(4, "2025-01-03", "2025-01-04", unit_id=4, nightly="80.00").flush(lake)
     _, temps = _record(monkeypatch)
     result = update_warehouse(tmp_path, as_of=AS_OF)
