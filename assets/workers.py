@@ -162,9 +162,9 @@ class Shipped(Normalised):
     the same tables (schemas, chunks and values), which crossed as Arrow IPC streams.
 
     Pickling an Arrow table goes column by column; a page of 100 reservation details (four
-    tables, ~1,300 rows) took ~1.2 ms to pickle in the worker and ~0.7-1.1 ms to unpickle in
-    the run's process, against ~0.3 and ~0.15-0.3 ms as IPC streams (docs/benchmarks.md,
-    "Session 16: the pipeline process end to end")."""
+    tables, ~1,300 rows) took 1.3-1.6 ms to pickle in the worker and 0.6-0.9 ms to unpickle in
+    the run's process, against 0.5-0.7 and 0.16-0.21 ms as IPC streams (`python -m
+    bench.transfer`; docs/benchmarks.md, "Session 16: the pipeline process end to end")."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         fields = {f.name: _to_ipc(getattr(self, f.name)) for f in dataclasses.fields(self)}
