@@ -218,6 +218,47 @@ def test_workers_land_the_same_files_as_the_asset_thread(
         assert worker_lake.read_state("cursor_customer_merges") == {"cursor": 30}
 
 
+def test_a_result_crosses_the_pipe_as_ipc_and_arrives_whole() -> None:
+    """What a worker sends back (`workers.shipped`, pickled as the pool pickles it) unpickles to
+    a plain `Normalised` equal to the one normalised: every table (good rows, quarantine,
+    partial and lost) with its schema, chunks and values, and every counter."""
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+
+    from assets.columns import Normalised
+    from assets.normalise import Normaliser
+
+    spec = SPEC["reservations"]
+    records = _reservations()
+    # rid 11 and 22 have a bad bill (partial + lost), 7 a bad header, 5 unknown fields
+    normalised = Normaliser(spec, batch_id=BATCH).normalise(
+        records, datetime(2026, 1, 1, tzinfo=UTC)
+    )
+    assert normalised.partial and normalised.lost and normalised.quarantine.num_rows
+    assert normalised.unknown_fields and normalised.dropped_pii_fields and normalised.reasons
+    sent = workers.shipped(workers.PageResult(7, normalised))
+    wire = bytes(ForkingPickler.dumps(sent))
+    arrived = pickle.loads(wire)
+    assert arrived.cursor == 7
+    got = arrived.normalised
+    assert type(got) is Normalised
+    for field in dataclasses.fields(Normalised):
+        want, have = getattr(normalised, field.name), getattr(got, field.name)
+        if isinstance(want, pa.Table):
+            assert have.equals(want, check_metadata=True), field.name
+            assert have.schema == want.schema, field.name
+        elif isinstance(want, dict) and any(isinstance(v, pa.Table) for v in want.values()):
+            assert have.keys() == want.keys(), field.name
+            for name, table in want.items():
+                assert have[name].equals(table, check_metadata=True), (field.name, name)
+                assert have[name].schema == table.schema, (field.name, name)
+        else:
+            assert have == want, field.name
+    # the tables travel as IPC streams, not as pickled Arrow tables
+    assert b"pyarrow.lib" not in wire
+    assert workers.shipped(workers.PageResult(3, None)) == workers.PageResult(3, None)
+
+
 def test_an_error_in_a_worker_fails_the_spec_and_commits_nothing(
     tmp_path: Path, workers_always: list[int]
 ) -> None:
