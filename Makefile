@@ -9,12 +9,16 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 # uv installs the pinned packages of pyproject.toml into the venv: on a machine with an empty
 # package cache it took 35 s where pip took 263 s (docs/benchmarks.md, "Session 12: the test
 # suite on a clean clone"). It is itself pinned here; pip is only its bootstrap.
+# `--compile-bytecode` writes the packages' .pyc once: without them (uv writes none, and a shell
+# with PYTHONDONTWRITEBYTECODE set never caches any) every process compiles its imports again,
+# ~2.7 CPU s for each one that imports the pipeline (docs/benchmarks.md, "Session 16: the
+# pipeline process end to end" and "... the test suite under eight minutes").
 UV_VERSION := 0.13.9
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -27,11 +31,14 @@ run: $(STAMP)
 ## Run the test suite (what CI runs). Two workers on two cores; three measured no faster on a
 ## clean clone (544 s of pytest against 534, and 8 % more CPU; docs/benchmarks.md, session 12).
 TEST_WORKERS ?= 2
+# the project's own packages, compiled before the tests: each test's subprocesses import them
+PACKAGES := assets lake warehouse service pipelines sandbox bench
 test: $(STAMP)
 	bash scripts/ensure-chromium.sh
 	bash scripts/ensure-postgres.sh
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m compileall -q -j 0 $(PACKAGES)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not chaos" --durations=30
 
 lint: $(STAMP)
