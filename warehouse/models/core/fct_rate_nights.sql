@@ -30,7 +30,8 @@ dates as (
 -- null priority lowest): the winning OVERRIDE of a night is the one of least rank among its
 -- candidates, found by one aggregate where a window over every candidate ranked them per night
 -- (the window took half the statement; docs/benchmarks.md, session 16). A subset of the rates
--- (a refresh narrowed by type) keeps their order, so a night's winner is the same.
+-- (a refresh narrowed by type) keeps their order, so a night's winner is the same; rate_id is
+-- the rates' key, so each rank is one rate.
 active_rates as (
     select
         *,
