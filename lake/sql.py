@@ -187,3 +187,12 @@ latest as (
     group by all
 )
 select count(*) from twice inner join latest using ({cols}) where twice.b = latest.b"""
+
+
+def swap_relations(sql: str, swaps: dict[str, str]) -> str:
+    """Replace each reference to a relation (`core.fct_x`, `lake_current.t`) in one pass."""
+    if not swaps:
+        return sql
+    names = "|".join(re.escape(n) for n in sorted(swaps, key=len, reverse=True))
+    pattern = re.compile(rf"\b({names})(?![a-z0-9_])")
+    return pattern.sub(lambda found: swaps[found.group(1)], sql)

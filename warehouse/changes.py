@@ -163,3 +163,22 @@ def delta_readers(models: dict[str, Model]) -> dict[str, tuple[bool, tuple[Model
         )
         for q, readers in named.items()
     }
+
+
+def keyed_sources(models: dict[str, Model]) -> set[str]:
+    """The models whose changed rows some reader takes by key: a reader maintained by key
+    with a key expression over the model, or a model of sums over it. A model outside this
+    set that is maintained by key hands its readers FULL, without copying its old rows out
+    before the delete: each of its readers is rebuilt whole on its change (or maps it by its
+    `when ... changed whole` query) and would only learn from the changed rows that none
+    changed (docs/benchmarks.md, session 14: marts.sales_daily's copy, 0.23 CPU s of 4.9
+    million rows, served forecast_daily, rebuilt whole every hour in 0.1)."""
+    out: set[str] = set()
+    for reader in models.values():
+        inc, sums = reader.incremental, reader.sums
+        for dep in reader.deps:
+            if (inc is not None and inc.expression(dep) is not None) or (
+                sums is not None and sums.source == dep
+            ):
+                out.add(dep)
+    return out

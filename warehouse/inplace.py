@@ -48,13 +48,14 @@ from warehouse.changes import (
     FULL,
     built_versions,
     delta_readers,
+    keyed_sources,
     lake_changes,
     model_version,
     record_build,
 )
 from warehouse.lake import detach_lake
 from warehouse.macros import KPI_WINDOW
-from warehouse.maintain import Maintainer, Outcome, keyed_sources
+from warehouse.maintain import Maintainer, Outcome
 from warehouse.models import Model, discover_models
 
 

@@ -8,8 +8,8 @@ A refresh compares the lake and the code with what the published file records
   on those keys; of the rows it deleted and inserted, those that differ (the old rows the new
   ones do not have, and the other way round) are its changed rows for the models reading it,
   and when none differ it is unchanged for them; the table writes only the rows that differ
-  (a model whose readers take none of its rows by key, `keyed_sources`, keeps no old rows and
-  is changed whole for them: `warehouse.delta.replace_rows`);
+  (a model whose readers take none of its rows by key, `warehouse.changes.keyed_sources`,
+  keeps no old rows and is changed whole for them: `warehouse.delta.replace_rows`);
 - any other model with a changed input is rebuilt whole (`warehouse.rebuild`): unchanged for
   its readers when its fingerprint is the same as before; when a reader maps its rows to its
   own key (`warehouse.changes.delta_readers`), its changed rows are those only the old or only
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from lake.sql import quote_ident
+from lake.sql import quote_ident, swap_relations
 from lake.tables import TABLES as LAKE_TABLES
 from warehouse.additive import OLD_SETTINGS, add_sums, shift_sums
 from warehouse.asof import days_moved
@@ -54,34 +54,6 @@ DIFF_MAX_ROWS = 2_000_000
 _COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
 _AFFECTED = re.compile(r"\baffected_keys\b")
 _QUERY = re.compile(r"^select\s", re.IGNORECASE)
-
-
-def _swap(sql: str, swaps: dict[str, str]) -> str:
-    """Replace each reference to a relation (`core.fct_x`, `lake_current.t`) in one pass."""
-    if not swaps:
-        return sql
-    names = "|".join(re.escape(n) for n in sorted(swaps, key=len, reverse=True))
-    pattern = re.compile(rf"\b({names})(?![a-z0-9_])")
-    return pattern.sub(lambda found: swaps[found.group(1)], sql)
-
-
-def keyed_sources(models: dict[str, Model]) -> set[str]:
-    """The models whose changed rows some reader takes by key: a reader maintained by key
-    with a key expression over the model, or a model of sums over it. A model outside this
-    set that is maintained by key hands its readers FULL, without copying its old rows out
-    before the delete: each of its readers is rebuilt whole on its change (or maps it by its
-    `when ... changed whole` query) and would only learn from the changed rows that none
-    changed (docs/benchmarks.md, session 14: marts.sales_daily's copy, 0.23 CPU s of 4.9
-    million rows, served forecast_daily, rebuilt whole every hour in 0.1)."""
-    out: set[str] = set()
-    for reader in models.values():
-        inc, sums = reader.incremental, reader.sums
-        for dep in reader.deps:
-            if (inc is not None and inc.expression(dep) is not None) or (
-                sums is not None and sums.source == dep
-            ):
-                out.add(dep)
-    return out
 
 
 @dataclass
@@ -195,7 +167,8 @@ class Maintainer:
         if source in self.parts and days is not None:
             swaps = {SETTINGS_INPUT: OLD_SETTINGS} if moved else {}
             old, new = (
-                _swap(model.sql, {source: quote_ident(p), **swaps}) for p in self.parts[source]
+                swap_relations(model.sql, {source: quote_ident(p), **swaps})
+                for p in self.parts[source]
             )
             done = add_sums(self.con, model, old, new)
         if moved and days is not None and (done is not None or source not in self.parts):
@@ -345,7 +318,7 @@ class Maintainer:
                 swaps[source] = (  # a query stands for its rows, a condition filters them
                     f"({on})" if _QUERY.match(on) else f"(select * from {source} where {on})"
                 )
-            sql = _swap(model.sql, swaps)
+            sql = swap_relations(model.sql, swaps)
         else:
             sql = model.sql
         # a model nobody reads (known to have no readers), or whose readers take no changed
@@ -387,7 +360,7 @@ class Maintainer:
                 swaps[f"lake.{table}"] = f"(select * from lake.{table} where {match})"
                 current = narrowed_current_sql(table, (key,), matching)
                 swaps[f"lake_current.{table}"] = f"({current})"
-        return _swap(model.sql, swaps)
+        return swap_relations(model.sql, swaps)
 
     def _whole(self, model: Model, *, compare: bool) -> Outcome:
         changed = rebuild(self.con, model, compare=compare)

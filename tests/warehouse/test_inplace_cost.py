@@ -17,8 +17,9 @@ from tests.warehouse.test_inplace import (
     _differences_from_a_whole_rebuild,
     _first_state_copy,
 )
+from warehouse.changes import keyed_sources
 from warehouse.inplace import update_warehouse
-from warehouse.maintain import Maintainer, keyed_sources
+from warehouse.maintain import Maintainer
 from warehouse.models import discover_models
 
 
