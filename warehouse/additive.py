@@ -1,6 +1,6 @@
 """Maintain a model of sums by adding what changed: new = old - sums(old rows) + sums(new rows).
 
-A model whose header says `-- incremental sums over <input> by <key>, ...` (`warehouse.models`)
+A model whose header says `-- incremental sums over <input> by <key>, ...` (`warehouse.headers`)
 has as its rows the key columns and, in every other column, a sum (or count) over the input's
 rows, each row counted on its own. When the input changed by key (`warehouse.maintain` keeps
 the rows a delete+insert removed apart from those it inserted), the model's own SQL run over
@@ -16,7 +16,7 @@ The changed rows it reports for its readers are, as for a delete+insert, the old
 versions of the rows it touched, kept apart too.
 
 A model of sums over snapshots that move with the as-of date (`-- incremental shifts`,
-`warehouse.models`) is moved rather than rebuilt when the date moves (`shift_sums`): its
+`warehouse.headers`) is moved rather than rebuilt when the date moves (`shift_sums`): its
 stored column moves by the days moved, then its header's query adds, per key, what the move
 changes (booking pace's cells: only the groups with a bound between a snapshot's two dates).
 """

@@ -3,7 +3,7 @@
 A refresh compares the lake and the code with what the published file records
 (`warehouse.changes`: a lake table's changed rows, or FULL; each model's SQL version):
 
-- a model declared `-- incremental by <key>` (`warehouse.models`) whose changed inputs all map to
+- a model declared `-- incremental by <key>` (`warehouse.headers`) whose changed inputs all map to
   its key deletes the rows of the affected keys and inserts them again from its own SQL filtered
   on those keys; of the rows it deleted and inserted, those that differ (the old rows the new
   ones do not have, and the other way round) are its changed rows for the models reading it,
@@ -42,9 +42,10 @@ from warehouse.asof import days_moved
 from warehouse.changes import FULL, lake_inputs, model_version
 from warehouse.columns import table_columns
 from warehouse.delta import replace_rows
+from warehouse.headers import Incremental
 from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
-from warehouse.models import Incremental, Model
+from warehouse.models import Model
 from warehouse.rebuild import columns_of, rebuild, rebuild_diffed
 
 SETTINGS_INPUT = "meta.build_settings"
@@ -230,7 +231,7 @@ class Maintainer:
             moved = days_moved(self.con)
             if moved is None:  # no date it moved from: rebuilt whole
                 return None
-            if moved:  # every snapshot moves with the date (`warehouse.models`)
+            if moved:  # every snapshot moves with the date (`warehouse.headers`)
                 column = quote_ident(inc.shifts)
                 self.con.execute(
                     f"update {table} set {column} = {column} + cast($1 as integer)", [moved]

@@ -17,8 +17,9 @@ from tests.incremental.helpers import mart_differences
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import GBP_CHANNEL, Batch
 from warehouse.build import build_warehouse
+from warehouse.headers import Sums
 from warehouse.inplace import update_warehouse
-from warehouse.models import Model, Sums, discover_models
+from warehouse.models import Model, discover_models
 
 AS_OF = date(2025, 1, 20)
 CELLS = "core.fct_pace_on_the_books"
