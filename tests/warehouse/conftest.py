@@ -29,6 +29,23 @@ def query(tmp_path: Path) -> Callable[..., list[tuple[Any, ...]]]:
     return run
 
 
+@pytest.fixture
+def replaced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tables whose affected keys' rows a refresh replaced (`replace_rows`, by key), in
+    order, as the test's refreshes go."""
+    import warehouse.maintain
+
+    tables: list[str] = []
+    replace = warehouse.maintain.replace_rows
+
+    def recorded(con: duckdb.DuckDBPyConnection, table: str, *args: Any, **kwargs: Any) -> Any:
+        tables.append(table)
+        return replace(con, table, *args, **kwargs)
+
+    monkeypatch.setattr(warehouse.maintain, "replace_rows", recorded)
+    return tables
+
+
 @pytest.fixture(scope="session")
 def first_state(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     """`tests.warehouse.test_inplace._first_state`'s lake and warehouse, built once per worker

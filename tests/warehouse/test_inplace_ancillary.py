@@ -12,7 +12,6 @@ from typing import Any
 
 import duckdb
 
-import warehouse.maintain
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import Batch
 from tests.warehouse.test_inplace import AS_OF, _differences_from_a_whole_rebuild
@@ -60,16 +59,8 @@ def _rows(path: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
 
 
 def test_ancillary_revenue_follows_the_changed_stays(
-    lake: Lake, tmp_path: Path, monkeypatch: Any
+    lake: Lake, tmp_path: Path, replaced: list[str]
 ) -> None:
-    replaced: list[str] = []  # the tables whose affected keys' rows were replaced
-    replace = warehouse.maintain.replace_rows
-
-    def recorded(con: duckdb.DuckDBPyConnection, table: str, *args: Any, **kwargs: Any) -> Any:
-        replaced.append(table)
-        return replace(con, table, *args, **kwargs)
-
-    monkeypatch.setattr(warehouse.maintain, "replace_rows", recorded)
     batch = _addons(Batch().reference(units=4))
     _stay(batch, 1, "2025-01-01", "2025-02-03")  # spans the range: January and February
     _stay(batch, 2, "2025-01-02", "2025-01-05", extras=[(FOOD, "30.00")])

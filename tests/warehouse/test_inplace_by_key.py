@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
-import warehouse.maintain
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import GBP_CHANNEL, Batch
 from tests.warehouse.test_inplace import (
@@ -35,16 +33,8 @@ def _currencies(path: Path) -> list[str]:
 
 
 def test_the_reporting_currencies_follow_the_stays_by_currency(
-    first_state: tuple[Path, int], lake: Lake, tmp_path: Path, monkeypatch: Any
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path, replaced: list[str]
 ) -> None:
-    replaced: list[str] = []  # the tables whose affected keys' rows were replaced
-    replace = warehouse.maintain.replace_rows
-
-    def recorded(con: duckdb.DuckDBPyConnection, table: str, *args: Any, **kwargs: Any) -> Any:
-        replaced.append(table)
-        return replace(con, table, *args, **kwargs)
-
-    monkeypatch.setattr(warehouse.maintain, "replace_rows", recorded)
     _first_state_copy(first_state, lake, tmp_path)  # three EUR stays
     assert _currencies(tmp_path / "warehouse.duckdb") == ["EUR"]
 
