@@ -54,7 +54,7 @@ def add_sums(
     when a sum over either side is null: the caller rebuilds the model whole. Without `rows`
     it keeps no copy of the rows it touched (its readers see it changed whole)."""
     assert model.sums is not None
-    table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+    table = model.relation
     base = f"{model.layer}_{model.name}"
     delta, removed, added = (quote_ident(f"_{p}_{base}") for p in ("sums", "removed", "added"))
     changed = quote_ident(f"_changed_{base}")
@@ -129,7 +129,7 @@ def shift_sums(con: duckdb.DuckDBPyConnection, model: Model, days: int) -> Added
     of each sum between the moved rows and the new date's. None, the table left to a whole
     rebuild, when a difference is null."""
     assert model.sums is not None and model.sums.shifts and model.sums.moved
-    table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+    table = model.relation
     if days:
         column = quote_ident(model.sums.shifts)
         con.execute(f"update {table} set {column} = {column} + cast($1 as integer)", [days])

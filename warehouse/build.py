@@ -247,7 +247,7 @@ def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> float:
     if model.view:
         create_view(con, model)
     else:
-        name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        name = model.relation
         con.execute(f"create or replace table {name} as\n{model.sql}")
     return time.perf_counter() - t0
 
@@ -255,7 +255,7 @@ def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> float:
 def create_view(con: duckdb.DuckDBPyConnection, model: Model) -> None:
     """Create a `-- materialized as a view` model, over the table a file built before the
     model was a view keeps under its name."""
-    name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+    name = model.relation
     (tables,) = con.execute(
         "select count(*) from duckdb_tables() where database_name = current_database() "
         "and schema_name = $1 and table_name = $2",
@@ -275,7 +275,7 @@ def describe_models(
     out: dict[str, ModelResult] = {}
     for q, took in seconds.items():
         model = models[q]
-        name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        name = model.relation
         (count,) = con.execute(f"select count(*) from {name}").fetchone() or (0,)
         out[q] = ModelResult(
             name=model.qualified,
@@ -296,7 +296,7 @@ def apply_comments(con: duckdb.DuckDBPyConnection, models: list[Model]) -> None:
         present.setdefault(table, []).append(column)
     statements = []
     for model in models:
-        name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        name = model.relation
         statements.append(f"comment on table {name} is {quote_literal(model.description)}")
         for column, text in column_docs(model.qualified, present).items():
             if text:

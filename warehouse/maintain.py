@@ -208,7 +208,7 @@ class Maintainer:
         )
 
     def _rows(self, model: Model) -> int:
-        table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        table = model.relation
         (rows,) = self.con.execute(f"select count(*) from {table}").fetchone() or (0,)
         return int(rows)
 
@@ -225,7 +225,7 @@ class Maintainer:
         # from every model column, so that a match's column names reach the row it filters)
         names = ("k",) if len(inc.keys) == 1 else tuple(f"k{i}" for i in range(len(inc.keys)))
         listed = ", ".join(quote_ident(n) for n in names)
-        table = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        table = model.relation
         shifted = 0
         if inc.shifts is not None and changed.get(SETTINGS_INPUT) == FULL:
             moved = days_moved(self.con)

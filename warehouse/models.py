@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from lake.sql import quote_ident
 from warehouse import headers
 from warehouse.headers import Incremental, Sums
 
@@ -44,6 +45,11 @@ class Model:
     @property
     def qualified(self) -> str:
         return f"{self.layer}.{self.name}"
+
+    @property
+    def relation(self) -> str:
+        """The model's table (or view) as SQL names it, quoted."""
+        return f"{quote_ident(self.layer)}.{quote_ident(self.name)}"
 
 
 def parse_model(path: Path) -> Model:

@@ -60,7 +60,7 @@ def _statements(models: dict[str, Model]) -> list[tuple[str, Any]]:
         con.execute(f"create schema if not exists {quote_ident(schema)}")
     write_settings(con, "probe", asof.WarehouseAsOf(None, asof.NO_RUN_STATE), None)
     for model in models.values():
-        name = f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
+        name = model.relation
         con.execute(f"create table {name} as select * from (\n{model.sql}\n) limit 0")
     return con.statements
 

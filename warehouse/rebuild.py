@@ -14,15 +14,10 @@ from __future__ import annotations
 
 import duckdb
 
-from lake.sql import quote_ident
 from warehouse.models import Model
 
 # the lake's lineage columns: a list re-read whole lands every row in a new batch
 LINEAGE = ("batch_id", "batch_kind", "extracted_at")
-
-
-def relation(model: Model) -> str:
-    return f"{quote_ident(model.layer)}.{quote_ident(model.name)}"
 
 
 def columns_of(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
@@ -39,7 +34,7 @@ def fingerprint(con: duckdb.DuckDBPyConnection, table: str) -> tuple[object, ...
 
 def rebuild(con: duckdb.DuckDBPyConnection, model: Model, *, compare: bool) -> bool:
     """Rebuild whole; False when `compare` and the fingerprint is the same as before."""
-    table = relation(model)
+    table = model.relation
     before = fingerprint(con, table) if compare else None
     con.execute(f"create or replace table {table} as\n{model.sql}")
     return before is None or fingerprint(con, table) != before
@@ -52,7 +47,7 @@ def rebuild_diffed(
     (as `except all` both ways: duplicates count, nulls compare equal; the lineage columns left out
     when `blind`, as no reader maps a batch id to its key) go to the temp table `delta`.
     None: the schema changed (the model changed whole); else whether any row differs."""
-    table = relation(model)
+    table = model.relation
     con.execute(f"create or replace temp table {before} as select * from {table}")
     columns = columns_of(con, before)
     con.execute(f"create or replace table {table} as\n{model.sql}")
