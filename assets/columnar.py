@@ -121,41 +121,24 @@ class ColumnarReader:
 
     def read(self, records: Sequence[Any]) -> TypedPage | None:
         """The page's columns, or None when this read cannot vouch for every value."""
-        return self.read_pages([records])
-
-    def read_pages(self, pages: Sequence[Sequence[Any]]) -> TypedPage | None:
-        """The columns of several pages' records in page order, read in one parse (their bodies
-        as lines of NDJSON: a page's fixed cost is paid once), or None when this read cannot
-        vouch for every value of every page; then each page is read on its own."""
-        bodies: list[bytes] = []
-        try:
-            for records in pages:
-                body = records.body() if isinstance(records, LazyRecords) else None
-                if body is None:
-                    body = orjson.dumps({"content": list(records)})
-                bodies.append(body)
-        except orjson.JSONEncodeError:
-            return None
-        if len(bodies) > 1 and any(b"\n" in b or b"\r" in b for b in bodies):
-            return None  # a body over several lines: not one line of NDJSON
-        body = b"\n".join(bodies)
-        if not valid_utf8(body):  # the parser does not check it
+        body = records.body() if isinstance(records, LazyRecords) else None
+        if body is not None and not valid_utf8(body):  # the parser does not check it
             return None
         try:
-            # the pages are lines of NDJSON: one block holds them whole
+            if body is None:
+                body = orjson.dumps({"content": list(records)})
+            # the page is one JSON object: one block holds it whole
             read = pj.ReadOptions(use_threads=False, block_size=max(len(body) + 1, 1 << 20))
             table = pj.read_json(pa.py_buffer(body), read_options=read, parse_options=self._parse)
-        except _ARROW_ERRORS:
+        except (orjson.JSONEncodeError, *_ARROW_ERRORS):
             return None
-        if table.num_rows != len(bodies) or _floating(table.schema, {"content"}):
-            return None  # another count of JSON values, or a NaN/Infinity outside the schema
+        if table.num_rows != 1 or _floating(table.schema, {"content"}):
+            return None  # more than one JSON value, or a NaN/Infinity outside the schema
         content = table.column("content").chunk(0)
         if content.null_count:  # no `content`, or null
             return None
         rows = _values(content)
-        if rows.null_count or len(rows) != sum(
-            map(len, pages)
-        ):  # a null record; a count that differs
+        if rows.null_count or len(rows) != len(records):  # a null record; a count that differs
             return None
         try:
             return self._page(rows)

@@ -21,15 +21,17 @@ Rows stream into the part writers as they come (bounded memory: a full extract),
 Decoding a page's JSON and normalising it is most of an extraction's CPU, and in this process it
 competes for the GIL with the event loop that keeps the requests in flight. An undecoded
 `LazyRecords` page pickles as its bytes; a worker decodes and normalises it and sends back the
-Arrow tables. Pages go to the pool ten or so at a time, read in one parse where they can
-(`assets.feed`, `assets.batches`); results are applied in page order, each page's on its own,
-so the lake gets the same rows in the same order and files as in-thread normalisation.
+Arrow tables. Results are applied in page order, at most `INFLIGHT_PER_WORKER` pages per worker
+in flight, so the lake gets the same rows in the same order and files as in-thread
+normalisation.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,14 +39,13 @@ import pyarrow as pa
 
 from assets import progress, workers
 from assets.endpoints import EndpointSpec
-from assets.feed import PoolFeed
 from assets.guard import check_removals, guard_columns
 from assets.land_report import LandReport
 from assets.lastgood import keep_last_good, keys_of, rows_matching
 from assets.normalise import Normaliser
 from assets.quarantine import QuarantineRateExceeded, allowed, exceeded_message
 from assets.settings import EVENTS_SOURCE, IngestSettings, Record
-from assets.workers import PageResult, normalise_page
+from assets.workers import NormaliseWorkerDied, PageResult, normalise_page
 from lake.schema import Table
 from lake.store import Lake
 from lake.tables import TABLES
@@ -92,6 +93,7 @@ WORKER_MIN_BYTES = 32 * 2**20
 # pool's start every run (7 s wall on a loaded host, ~2.4 CPU s of imports in the workers), for
 # pages an hour brings (~40 MB of journal entries at the large scale) that cost less in the thread.
 DELTA_START_FACTOR = 4
+INFLIGHT_PER_WORKER = 2  # pages sent to the pool and not yet applied, per worker
 
 
 class Landing:
@@ -140,7 +142,8 @@ class Landing:
             workers.worker_count(settings.normalise_workers) if workers.registered(spec) else 0
         )
         self._job = workers.Job(spec.name, batch_id, kind, settings.include_pii)
-        self._feed: PoolFeed | None = None  # once the stream goes to the worker pool
+        self._pool: ProcessPoolExecutor | None = None
+        self._inflight: deque[Future[PageResult]] = deque()
         self._received = 0  # bytes of undecoded JSON so far
 
     @property
@@ -154,14 +157,20 @@ class Landing:
         at = extracted_at or datetime.now(UTC)
         if isinstance(page, LazyRecords):
             self._received += page.nbytes
-        if self._feed is None and self._n_workers and self._received > self._worker_min_bytes():
-            pool = workers.shared_pool(self._n_workers)
-            self._feed = PoolFeed(pool, self._n_workers, self._job, self.root.name, self._apply)
+        if self._pool is None and self._n_workers and self._received > self._worker_min_bytes():
+            self._pool = workers.shared_pool(self._n_workers)
             self.report.normalise_workers = self._n_workers
-        if self._feed is None:
+        if self._pool is None:
             self._apply(normalise_page(self.spec, self.normaliser, page, at))
             return
-        self._feed.add(page, at)
+        try:
+            self._inflight.append(
+                self._pool.submit(workers.normalise_in_worker, self._job, page, at)
+            )
+        except BrokenProcessPool as exc:
+            self._died(exc)
+        while len(self._inflight) >= INFLIGHT_PER_WORKER * self._n_workers:
+            self._apply_oldest()
 
     def _worker_min_bytes(self) -> int:
         """Undecoded JSON after which the pages go to the worker pool (see DELTA_START_FACTOR)."""
@@ -180,9 +189,20 @@ class Landing:
             raise
 
     def finish(self) -> None:
-        """Apply the pages still in the worker pool (`assets.feed`)."""
-        if self._feed is not None:
-            self._feed.drain()
+        """Apply the pages still in the worker pool."""
+        while self._inflight:
+            self._apply_oldest()
+
+    def _apply_oldest(self) -> None:
+        try:
+            done = self._inflight.popleft().result()
+        except BrokenProcessPool as exc:
+            self._died(exc)
+        self._apply(done)
+
+    def _died(self, exc: BrokenProcessPool) -> None:
+        workers.discard_pool(self._pool)
+        raise NormaliseWorkerDied(workers.died_message(self.root.name, exc)) from exc
 
     def _apply(self, done: PageResult) -> None:
         top, result = done
@@ -295,8 +315,9 @@ class Landing:
 
     def abort(self) -> None:
         """Nothing of the stream lands; what was found bad so far is kept as evidence."""
-        if self._feed is not None:
-            self._feed.cancel()
+        for pending in self._inflight:
+            pending.cancel()
+        self._inflight.clear()
         for w in self._writers.values():
             w.abort()
         self.report.quarantine_files = [p.name for p in self._quarantine.commit()]

@@ -31,7 +31,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from assets.columnar import ColumnarReader, columnar_reader
+from assets.columnar import columnar_reader
 from assets.columns import (
     PII_NAME,
     Converted,
@@ -43,9 +43,8 @@ from assets.columns import (
 )
 from assets.convert import CONVERTERS
 from assets.endpoints import EndpointSpec, Section
-from assets.quarantine import quarantine_rows
 from assets.typed import TypedPage, TypedReader, shape_of
-from lake.schema import TIMESTAMP, Table
+from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Table
 
 # The columnar read costs a fixed ~3 ms a page (its parse and ~80 column conversions): below
 # ~600 records a page the typed decoder is cheaper. At the 100 reservation details a page the
@@ -130,16 +129,6 @@ class Normaliser:
             return self._normalise_page(records, extracted_at)
         finally:
             gc.enable()
-
-    @property
-    def columnar(self) -> ColumnarReader | None:
-        """The columnar read of this spec's pages (None where a column has no Arrow type)."""
-        return self._columnar
-
-    def normalise_read(self, page: TypedPage, extracted_at: datetime) -> Normalised | None:
-        """The tables of records a typed or columnar read made columns of; None when a value is
-        bad (the records must then be read from dicts: `normalise`)."""
-        return self._normalise(page.root, page.children, None, extracted_at)
 
     def _normalise_page(self, records: Sequence[Record], extracted_at: datetime) -> Normalised:
         if len(records):
@@ -254,9 +243,7 @@ class Normaliser:
                     lost[name] = _links(self._plans[name].table, child.arrays, mine & child.bad)
         if root.parent is not None and conv.bad.any():  # a child table read as its own stream
             lost[root.name] = _links(root, conv.arrays, conv.bad)
-        quarantine = quarantine_rows(
-            records or [], bad_record, reasons, (self.batch_id, extracted_at, self.spec)
-        )
+        quarantine = self._quarantine(records or [], bad_record, reasons, extracted_at)
         counted: Counter[str] = Counter()
         for i in np.flatnonzero(bad_record):
             for r in reasons[int(i)]:
@@ -396,6 +383,27 @@ class Normaliser:
                 "_extra": pa.nulls(n, pa.string()),
             }
         return fixed
+
+    def _quarantine(
+        self,
+        records: Sequence[Record],
+        bad: np.ndarray,
+        reasons: dict[int, list[str]],
+        extracted_at: datetime,
+    ) -> pa.Table:
+        idx = np.flatnonzero(bad)
+        rows = [
+            {
+                "_batch_id": self.batch_id,
+                "_extracted_at": extracted_at,
+                "_source": self.spec.source,
+                "table": self.spec.table.name,
+                "reason": "; ".join(reasons[int(i)]),
+                "record": orjson.dumps(records[int(i)], default=str).decode(),
+            }
+            for i in idx
+        ]
+        return pa.Table.from_pylist(rows, schema=QUARANTINE_SCHEMA)
 
 
 def _links(table: Table, arrays: dict[str, pa.Array], rows: np.ndarray) -> pa.Table:

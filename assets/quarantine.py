@@ -1,5 +1,4 @@
-"""How many bad records a table may quarantine in one landing before nothing of it is committed,
-and the quarantine rows of a page's bad records (`quarantine_rows`).
+"""How many bad records a table may quarantine in one landing before nothing of it is committed.
 
 A table fails only when its quarantined records exceed the larger of a share of its records
 (`quarantine_threshold`, default 5 %) and an absolute floor (`quarantine_floor`, default 5
@@ -13,17 +12,8 @@ lake resource, in that order (`pipelines.lake_assets`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import orjson
-import pyarrow as pa
-
-from assets.endpoints import EndpointSpec
-from lake.schema import QUARANTINE_SCHEMA
 
 SHARE_ENV = "RESERVOIR_QUARANTINE_MAX_SHARE"
 FLOOR_ENV = "RESERVOIR_QUARANTINE_FLOOR"
@@ -59,26 +49,3 @@ def exceeded_message(
         f"known to send these, raise {SHARE_ENV} (now {share:g}) or {FLOOR_ENV} (now {floor}), "
         "or the lake run config's quarantine_max_share / quarantine_floor."
     )
-
-
-def quarantine_rows(
-    records: Sequence[Any],
-    bad: np.ndarray,
-    reasons: Mapping[int, list[str]],
-    batch: tuple[str, datetime, EndpointSpec],
-) -> pa.Table:
-    """One quarantine row per bad record of a page: its reasons and the record as JSON
-    (`batch`: the batch id, the page's extraction time and the spec)."""
-    batch_id, extracted_at, spec = batch
-    rows = [
-        {
-            "_batch_id": batch_id,
-            "_extracted_at": extracted_at,
-            "_source": spec.source,
-            "table": spec.table.name,
-            "reason": "; ".join(reasons[int(i)]),
-            "record": orjson.dumps(records[int(i)], default=str).decode(),
-        }
-        for i in np.flatnonzero(bad)
-    ]
-    return pa.Table.from_pylist(rows, schema=QUARANTINE_SCHEMA)

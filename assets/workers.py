@@ -27,14 +27,13 @@ import select
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
-from assets.batches import Page, normalise_batch
 from assets.catalogue import SPECS
 from assets.endpoints import EndpointSpec
 from assets.normalise import Normalised, Normaliser
@@ -46,7 +45,6 @@ START_METHOD = "forkserver"  # never fork: the page stream's event loop thread i
 PARENT_POLL_SECONDS = 2.0  # a worker checks this often whether the run's process still lives
 
 Record = dict[str, Any]
-_T = TypeVar("_T")
 
 
 class NormaliseWorkerDied(RuntimeError):
@@ -101,30 +99,6 @@ def normalise_page(
     if not records:
         return PageResult(top, None)
     return PageResult(top, normaliser.normalise(records, extracted_at))
-
-
-def normalise_pages(
-    spec: EndpointSpec, normaliser: Normaliser, pages: Sequence[Page]
-) -> list[PageResult]:
-    """Each page's result as `normalise_page` gives it, the pages read in one parse where the
-    spec reads its records as they come (no cursor, no filter) and the read vouches for them
-    (`assets.batches`); else page by page. When a page fails after others, the results before
-    it are returned (fewer than the pages): the caller applies them and sends the rest again,
-    so the failing page raises first, as alone, after what came before it was applied."""
-    plain = all(isinstance(p, list | LazyRecords) and p for p, _ in pages)
-    if spec.cursor_field is None and spec.record_filter is None and plain:
-        batch = normalise_batch(normaliser, pages)
-        if batch is not None:
-            return [PageResult(None, out) for out in batch]
-    done: list[PageResult] = []
-    for page, at in pages:
-        try:
-            done.append(normalise_page(spec, normaliser, page, at))
-        except Exception:
-            if not done:
-                raise
-            break
-    return done
 
 
 SPECS_BY_NAME: dict[str, EndpointSpec] = {s.name: s for s in SPECS}
@@ -208,12 +182,9 @@ def shipped(result: PageResult) -> PageResult:
 def normalise_in_worker(job: Job, page: Sequence[Record], extracted_at: datetime) -> PageResult:
     """Runs in a worker process: the page arrives undecoded (`LazyRecords`) and is decoded here;
     the result goes back with its tables as IPC streams (`Shipped`)."""
-    return _in_worker(lambda spec, n: shipped(normalise_page(spec, n, page, extracted_at)), job)
-
-
-def _in_worker(work: Callable[[EndpointSpec, Normaliser], _T], job: Job) -> _T:
     try:
-        return work(SPECS_BY_NAME[job.spec], worker_normaliser(job))
+        spec = SPECS_BY_NAME[job.spec]
+        return shipped(normalise_page(spec, worker_normaliser(job), page, extracted_at))
     except Exception as exc:
         try:  # the error travels back pickled; one that cannot would break the whole pool
             pickle.loads(pickle.dumps(exc))
@@ -223,12 +194,6 @@ def _in_worker(work: Callable[[EndpointSpec, Normaliser], _T], job: Job) -> _T:
                 f"{type(exc).__name__}: {exc} (in a normaliser worker)\n{detail}"
             ) from None
         raise
-
-
-def normalise_pages_in_worker(job: Job, pages: Sequence[Page]) -> list[PageResult]:
-    """Runs in a worker process: several pages, each page's result (`normalise_pages`) sent
-    back with its tables as IPC streams."""
-    return _in_worker(lambda spec, n: [shipped(r) for r in normalise_pages(spec, n, pages)], job)
 
 
 _pool_lock = threading.Lock()

@@ -39,7 +39,6 @@ from assets.endpoints import EndpointSpec
 from assets.extract import run_spec
 from assets.normalise import Normaliser
 from assets.settings import IngestSettings
-from assets.workers import normalise_pages
 from lake.parts import new_batch_id
 from lake.store import Lake
 from service.lazy import LazyRecords
@@ -188,32 +187,15 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _normalise_only(
-    spec: EndpointSpec, pages: Pages, batch: int = 0
-) -> tuple[int, int, float, float]:
-    """records, rows, wall s, CPU s of normalising every page (nothing written): one page a
-    call, or (`batch` > 0) as a worker does, `batch` pages a call (`normalise_pages`)."""
+def _normalise_only(spec: EndpointSpec, pages: Pages) -> tuple[int, int, float, float]:
+    """records, rows, wall s, CPU s of normalising every page (nothing written)."""
     normaliser = Normaliser(spec, batch_id=new_batch_id())
     records = rows = 0
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    group: list[tuple[Sequence[dict[str, Any]], datetime]] = []
     for page, extracted_at in pages:
-        group.append((page, extracted_at))
-        if len(group) < max(batch, 1):
-            continue
-        if batch:
-            outs = [r.normalised for r in normalise_pages(spec, normaliser, group)]
-        else:
-            outs = [normaliser.normalise(page, extracted_at)]
-        group = []
-        for out in outs:
-            assert out is not None
-            records += out.records
-            rows += sum(t.num_rows for t in out.tables.values())
-    for result in normalise_pages(spec, normaliser, group) if group else []:
-        assert result.normalised is not None
-        records += result.normalised.records
-        rows += sum(t.num_rows for t in result.normalised.tables.values())
+        out = normaliser.normalise(page, extracted_at)
+        records += out.records
+        rows += sum(t.num_rows for t in out.tables.values())
     wall = time.perf_counter() - wall0 - pages.gen_seconds
     cpu = time.process_time() - cpu0 - pages.gen_seconds
     return records, rows, wall, cpu
@@ -245,12 +227,6 @@ def main(argv: list[str] | None = None) -> None:
         default="bytes",
         help="pages as undecoded JSON (as the client delivers them) or as decoded dicts",
     )
-    parser.add_argument(
-        "--batch",
-        type=int,
-        default=0,
-        help="pages a normalise call, as a worker gets them (0: one page a call, as before)",
-    )
     args = parser.parse_args(argv)
 
     if args.kind == "details":
@@ -269,7 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"endpoint           : {spec.source} ({len(pool):,} template records, {args.input})")
 
     pages = Pages(pool, args.records, key, spec.source, args.input, args.page_size)
-    records, rows, wall, cpu = _normalise_only(spec, pages, args.batch)
+    records, rows, wall, cpu = _normalise_only(spec, pages)
     print(f"records            : {records:,} source records -> {rows:,} lake rows")
     print(_line("normalise", records, rows, wall, cpu))
     if not args.skip_write:
