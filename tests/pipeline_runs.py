@@ -9,15 +9,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from rich.console import Console
 
-from pipelines.runner import ServiceTarget, run_pipeline
-from pipelines.settings import Settings
-from pipelines.summary import RunSummary
-from sandbox.runner import SandboxSettings, run_sandbox
+if TYPE_CHECKING:  # imported when a run is made: this module loads with every test session
+    from pipelines.settings import Settings
+    from pipelines.summary import RunSummary
+    from sandbox.runner import SandboxSettings
 
 
 @dataclass
@@ -32,6 +31,12 @@ def main_job_run(
 ) -> Iterator[PipelineRun]:
     """A full run of the main job into a new data directory, the sandbox served while the
     fixture lives."""
+    from rich.console import Console
+
+    from pipelines.runner import ServiceTarget, run_pipeline
+    from pipelines.settings import Settings
+    from sandbox.runner import run_sandbox
+
     data_dir = tmp_path_factory.mktemp("data")
     settings = Settings(data_dir=Path(data_dir))
     with run_sandbox(sandbox) as handle:
@@ -56,4 +61,6 @@ def main_job_run(
 def full_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
     """Session-scoped: the default world (seed 7, small), read by every e2e module and copied by
     the serve tests, all of one xdist group (`e2e`) so that one worker makes it once."""
+    from sandbox.runner import SandboxSettings
+
     yield from main_job_run(tmp_path_factory, SandboxSettings(seed=7, scale="small"))
