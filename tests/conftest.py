@@ -11,6 +11,9 @@ import pytest
 
 from service.auth import forget_shared_tokens
 
+# The default world's main-job run (`full_run`), one fixture for tests/e2e and tests/serve.
+pytest_plugins = ["tests.pipeline_runs"]
+
 
 @pytest.fixture(autouse=True)
 def _no_shared_tokens() -> Iterator[None]:

@@ -1,23 +1,17 @@
-"""One full pipeline run against the embedded sandbox, shared by the end-to-end tests."""
+"""The pipeline runs against the embedded sandbox shared by the end-to-end tests: the default
+world's (`full_run`, tests/pipeline_runs.py, shared with the serve tests), the strict profile's
+and the second seed's."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
-from typing import Any
 
 import duckdb
 import pandas as pd
 import pytest
-from rich.console import Console
 
-from pipelines.runner import ServiceTarget, run_pipeline
-from pipelines.settings import Settings
-from pipelines.summary import RunSummary
-from sandbox.runner import SandboxSettings, run_sandbox
+from sandbox.runner import SandboxSettings
 from sandbox.world.truth_ancillary import ancillary_revenue
 from sandbox.world.truth_channels import channel_net_revenue
 from sandbox.world.truth_frames import lines_of, nights_of, reporting_range, reservations_of
@@ -25,49 +19,16 @@ from sandbox.world.truth_guests import guest_mix
 from sandbox.world.truth_offers import offer_discounts
 from sandbox.world.truth_owners import owner_statement
 from sandbox.world.truth_supply import allotment_rows, orphan_rows
-
-
-@dataclass
-class PipelineRun:
-    settings: Settings
-    summary: RunSummary
-    handle: Any  # the sandbox handle (world, stats)
-
-
-def _run(
-    tmp_path_factory: pytest.TempPathFactory, sandbox: SandboxSettings
-) -> Iterator[PipelineRun]:
-    data_dir = tmp_path_factory.mktemp("data")
-    settings = Settings(data_dir=Path(data_dir))
-    with run_sandbox(sandbox) as handle:
-        saved = os.environ.get("DAGSTER_HOME")
-        try:
-            summary = run_pipeline(
-                settings,
-                mode="full",
-                quiet=True,
-                console=Console(file=open(os.devnull, "w")),  # noqa: SIM115
-                target=ServiceTarget.from_sandbox(handle),
-            )
-        finally:  # restored at once: the session's other tests never see the run's home
-            if saved is None:
-                os.environ.pop("DAGSTER_HOME", None)
-            else:
-                os.environ["DAGSTER_HOME"] = saved
-        yield PipelineRun(settings, summary, handle)
-
-
-@pytest.fixture(scope="session")
-def full_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
-    """Session-scoped: every e2e module (one xdist group) reads the same run."""
-    yield from _run(tmp_path_factory, SandboxSettings(seed=7, scale="small"))
+from tests.pipeline_runs import PipelineRun, main_job_run
 
 
 @pytest.fixture(scope="session")
 def strict_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
     """The main job against the strict profile (tests/e2e/test_strict_profile.py, its own
     xdist group so that it runs beside the default run)."""
-    yield from _run(tmp_path_factory, SandboxSettings(seed=7, scale="small", profile="strict"))
+    yield from main_job_run(
+        tmp_path_factory, SandboxSettings(seed=7, scale="small", profile="strict")
+    )
 
 
 # The second seed: one world and warehouse per session (per xdist group `e2e_seed3`), shared by
@@ -86,7 +47,7 @@ SECOND_SEED_MARTS = (
 
 @pytest.fixture(scope="session")
 def seed3_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
-    yield from _run(tmp_path_factory, SECOND_SEED)
+    yield from main_job_run(tmp_path_factory, SECOND_SEED)
 
 
 def read_mart(run: PipelineRun, name: str) -> pd.DataFrame:

@@ -1,9 +1,10 @@
 """One warehouse built by the main job from the embedded sandbox (seed 7, small), shared by the
-tests of `reservoir serve`, the feed and the snapshot (one xdist group)."""
+tests of `reservoir serve`, the feed and the snapshot: a copy of the e2e tests' run (their
+xdist group, `e2e`)."""
 
 from __future__ import annotations
 
-import os
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -11,11 +12,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from rich.console import Console
 
-from pipelines.runner import ServiceTarget, run_pipeline
 from pipelines.settings import Settings
-from sandbox.runner import SandboxSettings, run_sandbox
+from tests.pipeline_runs import PipelineRun
 
 
 @dataclass
@@ -42,24 +41,18 @@ class Built:
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+def built(full_run: PipelineRun, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+    """A copy of the e2e tests' run (tests/pipeline_runs.py: the main job, seed 7, small; the
+    same xdist group) without its Dagster history: these tests rebuild the warehouse and write
+    beside it, the e2e tests read the original."""
     data_dir = Path(tmp_path_factory.mktemp("serve-data"))
+    shutil.copytree(
+        full_run.settings.data_dir,
+        data_dir,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns(full_run.settings.dagster_home.name),
+    )
     settings = Settings(data_dir=data_dir)
-    saved = os.environ.get("DAGSTER_HOME")
-    with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
-        try:
-            run_pipeline(
-                settings,
-                mode="full",
-                quiet=True,
-                console=Console(file=open(os.devnull, "w")),  # noqa: SIM115
-                target=ServiceTarget.from_sandbox(handle),
-            )
-        finally:
-            if saved is None:
-                os.environ.pop("DAGSTER_HOME", None)
-            else:
-                os.environ["DAGSTER_HOME"] = saved
     warehouse = settings.warehouse_path
     con = duckdb.connect(str(warehouse), read_only=True)
     try:

@@ -18,7 +18,7 @@ from tests.serve.expected import money, money_per, pct, ratio, sums
 from tests.serve.server import serving
 from warehouse.build import build_warehouse
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("serve")]
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
 _TILE = re.compile(
     r'<div class="tile" data-metric="([a-z_]+)">(.*?)</div></div>(?=<div class="tile"|</div>)', re.S

@@ -20,7 +20,7 @@ from tests.serve.conftest import Built
 from tests.serve.server import serving
 from tests.serve.test_app import default_range
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("serve")]
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
 AREAS = ("supply", "orphans", "allotments", "owners", "ancillary", "channel-net", "guests")
 # the filters each section ignores (the page says so when one of them is picked)

@@ -25,7 +25,7 @@ pytestmark = [
     pytest.mark.chromium,
     pytest.mark.sandbox,
     pytest.mark.slow,
-    pytest.mark.xdist_group("serve"),
+    pytest.mark.xdist_group("e2e"),
     pytest.mark.skipif(
         not CHROMIUM.exists(),
         reason=f"{CHROMIUM} is missing; run scripts/ensure-chromium.sh (as root) to install it",

@@ -18,7 +18,7 @@ from tests.serve.expected import COLUMNS, DATE_COL, has, money_per, ratio, sums
 from tests.serve.server import serving
 from warehouse.semantic import MEASURES, METRICS, SOURCES
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("serve")]
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
 
 @pytest.fixture(scope="module")

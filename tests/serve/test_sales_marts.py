@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from pipelines.cli import app
 from tests.serve.conftest import Built
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("serve")]
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
 MEASURES = "nights_sold, room_revenue_gross, room_revenue_net, commission_gross, commission_net"
 

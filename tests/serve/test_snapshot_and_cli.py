@@ -23,7 +23,7 @@ from pipelines.dashboard import DashboardError, build_dashboard
 from tests.serve.conftest import Built
 from tests.serve.test_app import default_range, expected_tiles, tiles
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("serve")]
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
 
 def test_the_snapshot_is_the_page_with_its_scripts_inlined(built: Built, tmp_path: Path) -> None:
