@@ -22,7 +22,7 @@ from lake.sql import quote_ident, quote_literal
 from lake.tables import TABLES as LAKE_TABLES
 from warehouse.lake import raw_view_sql, table_files
 from warehouse.lake_schema import TABLES
-from warehouse.macros import MACROS
+from warehouse.macros import macros_called
 from warehouse.models import Model
 
 LAKE_FILES_TABLE = "meta.lake_files"
@@ -31,8 +31,9 @@ FULL = "full"  # an input's state: changed whole (no keys known)
 
 
 def model_version(model: Model) -> str:
-    """What the table was built with: the model's SQL and the macros it may call."""
-    text = "\n".join((model.sql, *MACROS))
+    """What the table was built with: the model's SQL and the macros it calls, directly or
+    through another macro (a change to any other macro leaves its version as it was)."""
+    text = "\n".join((model.sql, *macros_called(model.sql)))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

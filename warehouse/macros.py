@@ -6,6 +6,8 @@ Money helpers work in integer cents so that no sum or ratio of money passes thro
 
 from __future__ import annotations
 
+import re
+
 MACROS: tuple[str, ...] = (
     # DECIMAL(18,2) money -> BIGINT cents (exact: the value has two decimals).
     "create or replace temp macro to_cents(amount) as cast(amount * 100 as bigint)",
@@ -13,9 +15,11 @@ MACROS: tuple[str, ...] = (
     "create or replace temp macro from_cents(cents) as "
     "cast(cast(cents as decimal(18,0)) * 0.01 as decimal(18,2))",
     # money / count, rounded half away from zero to the cent; null when the count is 0.
+    # No CASE: it would hide the two to_cents(amount) from DuckDB's common subexpressions (~1
+    # CPU s of revenue_daily at large); nullif gives the nulls (a null amount or count gives
+    # null anyway) and keeps DuckDB from raising on a division by zero.
     "create or replace temp macro div_money(amount, n) as "
-    "case when n is null or n = 0 or amount is null then null "
-    "else from_cents(sign(to_cents(amount)) * ((abs(to_cents(amount)) * 2 + n) // (2 * n))) end",
+    "from_cents(sign(to_cents(amount)) * ((abs(to_cents(amount)) * 2 + n) // nullif(2 * n, 0)))",
     # VAT contained in a VAT-inclusive amount of `cents` at `rate` percent (a line's vatRate):
     # cents x rate / (100 + rate), rounded half away from zero to the cent, in integers (the rate
     # taken to four decimals); 0 when the rate is null or not positive.
@@ -74,6 +78,57 @@ MACROS: tuple[str, ...] = (
     "when 180 then 'COST_TYPE' when 190 then 'CANCEL_COMPENSATION' when 250 then 'TAX' "
     "when 260 then 'TOTAL_EXCL_TAX' else 'UNKNOWN' end",
 )
+
+
+_HEAD = re.compile(r"create or replace temp macro (\w+)\(")
+
+
+def _head(macro: str) -> re.Match[str]:
+    """A macro's `create ... macro <name>(`."""
+    head = _HEAD.match(macro)
+    if head is None:
+        raise ValueError(f"not a temp macro definition: {macro[:60]!r}")
+    return head
+
+
+# each macro's name, lowercased (SQL names are case-insensitive), in MACROS' order
+MACRO_NAMES: tuple[str, ...] = tuple(_head(m).group(1).lower() for m in MACROS)
+
+
+# SQL between a name and its `(`: blanks and comments
+_GAP = r"(?:\s|--[^\n]*|/\*.*?\*/)*"
+# a call of each macro: its name (any case, maybe quoted, maybe the start of a longer name),
+# then its `(`, wherever it stands, in a comment or a string too
+_CALL = {
+    name: re.compile(rf'(?<![\w$]){re.escape(name)}[\w$]*"?{_GAP}\(', re.IGNORECASE | re.DOTALL)
+    for name in MACRO_NAMES
+}
+
+
+def _named(sql: str) -> set[str]:
+    """The macros `sql` calls, erring on the side of more: a call in a comment or a string and
+    a longer name that starts with a macro's name count too (a spurious one costs a rebuild, a
+    missed one a wrong table). A column that shares a macro's name is not a call."""
+    return {name for name, call in _CALL.items() if call.search(sql)}
+
+
+# the macros each macro's body names (its own name in its head is not a call)
+_CALLS: dict[str, set[str]] = {
+    name: _named(m[_head(m).end() :]) for name, m in zip(MACRO_NAMES, MACROS, strict=True)
+}
+
+
+def macros_called(sql: str) -> tuple[str, ...]:
+    """The texts of the macros `sql` calls, directly or through another macro, in MACROS'
+    order (what a model's version must hash besides its SQL, `warehouse.changes`)."""
+    called: set[str] = set()
+    todo = _named(sql)
+    while todo:
+        name = todo.pop()
+        if name not in called:
+            called.add(name)
+            todo |= _CALLS[name] - called
+    return tuple(m for name, m in zip(MACRO_NAMES, MACROS, strict=True) if name in called)
 
 
 def _per(amount: str, n: str) -> str:
