@@ -51,6 +51,17 @@ class Model:
         """The model's table (or view) as SQL names it, quoted."""
         return f"{quote_ident(self.layer)}.{quote_ident(self.name)}"
 
+    @property
+    def table_sql(self) -> str:
+        """The query a whole build stores: a model maintained by key ordered by its key, so a
+        refresh's reads of a few keys skip most of the table (DuckDB's min/max per row group,
+        and the other columns of the vectors no affected key is in: docs/benchmarks.md,
+        session 17). The rows a refresh inserts land at the end, outside that order."""
+        if self.incremental is None:
+            return self.sql
+        keys = ", ".join(quote_ident(k) for k in self.incremental.keys)
+        return f"select * from (\n{self.sql}\n) order by {keys}"
+
 
 def parse_model(path: Path) -> Model:
     sql = path.read_text()
