@@ -21,7 +21,7 @@ A refresh compares the lake and the code with what the published file records
   no diff) maps to the key only by the reader's `-- incremental when <input> changed whole:`
   query over the database; without one the reader is rebuilt whole; a model that `shifts` its
   snapshots with the as-of date moves its stored rows first (then changed whole for readers);
-- a model that is missing, or whose SQL (or the macros) changed, is rebuilt whole.
+- a model that is missing, or whose SQL (or a macro it calls) changed, is rebuilt whole.
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
 
