@@ -248,7 +248,7 @@ def _build_model(con: duckdb.DuckDBPyConnection, model: Model) -> float:
         create_view(con, model)
     else:
         name = model.relation
-        con.execute(f"create or replace table {name} as\n{model.sql}")
+        con.execute(f"create or replace table {name} as\n{model.table_sql}")
     return time.perf_counter() - t0
 
 

@@ -21,9 +21,12 @@ A refresh compares the lake and the code with what the published file records
   no diff) maps to the key only by the reader's `-- incremental when <input> changed whole:`
   query over the database; without one the reader is rebuilt whole; a model that `shifts` its
   snapshots with the as-of date moves its stored rows first (then changed whole for readers);
-- a model that is missing, or whose SQL (or the macros) changed, is rebuilt whole.
+- a model that is missing, or whose SQL (or a macro it calls) changed, is rebuilt whole.
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
+
+A whole build stores a model by key in key order (`Model.table_sql`): reads of a few keys' rows
+then skip the row groups and vectors none of them is in (docs/benchmarks.md, session 17).
 """
 
 from __future__ import annotations

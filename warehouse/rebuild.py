@@ -36,7 +36,7 @@ def rebuild(con: duckdb.DuckDBPyConnection, model: Model, *, compare: bool) -> b
     """Rebuild whole; False when `compare` and the fingerprint is the same as before."""
     table = model.relation
     before = fingerprint(con, table) if compare else None
-    con.execute(f"create or replace table {table} as\n{model.sql}")
+    con.execute(f"create or replace table {table} as\n{model.table_sql}")
     return before is None or fingerprint(con, table) != before
 
 
@@ -50,7 +50,7 @@ def rebuild_diffed(
     table = model.relation
     con.execute(f"create or replace temp table {before} as select * from {table}")
     columns = columns_of(con, before)
-    con.execute(f"create or replace table {table} as\n{model.sql}")
+    con.execute(f"create or replace table {table} as\n{model.table_sql}")
     if columns_of(con, table) != columns:
         return None
     lineage = [c for c in columns if c in LINEAGE and blind]

@@ -1,0 +1,73 @@
+"""A whole build (and a whole rebuild in a refresh) stores each model maintained by key in the
+order of its key (`warehouse.models.Model.table_sql`): a refresh's reads of an hour's keys then
+skip the row groups and vectors no affected key is in (docs/benchmarks.md, session 17); all but
+those `STORED_AS_BUILT`, whose sort costs the build more than it saves."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import duckdb
+
+from tests.warehouse.lakefixture import Lake
+from tests.warehouse.scenarios import Batch
+from tests.warehouse.test_inplace import AS_OF
+from warehouse.build import build_warehouse
+from warehouse.headers import Incremental
+from warehouse.models import STORED_AS_BUILT, Model, discover_models
+from warehouse.rebuild import rebuild
+
+
+def _out_of_order(con: duckdb.DuckDBPyConnection, table: str, keys: tuple[str, ...]) -> int:
+    """How many rows of `table` (in storage order, by row id) hold a key below the row before."""
+    key = f"row({', '.join(keys)})"
+    (count,) = con.execute(
+        f"select count(*) from (select {key} as key, lag({key}) over (order by rowid) as before "
+        f"from {table}) where before > key"
+    ).fetchone() or (0,)
+    return int(count)
+
+
+def test_a_build_stores_every_model_maintained_by_key_in_its_key_order(
+    lake: Lake, tmp_path: Path
+) -> None:
+    batch = Batch().reference(units=40)
+    ids = list(range(1, 41))
+    random.Random(7).shuffle(ids)  # landed out of key order
+    for n, rid in enumerate(ids):
+        day = 1 + n % 20
+        batch.reservation(rid, f"2025-01-{day:02d}", f"2025-01-{day + 3:02d}", unit_id=rid)
+    batch.flush(lake, kind="full")
+    path = build_warehouse(tmp_path, as_of=AS_OF).path
+    checked = 0
+    with duckdb.connect(str(path), read_only=True) as con:
+        for model in discover_models().values():
+            inc = model.incremental
+            if inc is None or model.view or model.qualified in STORED_AS_BUILT:
+                continue
+            (rows,) = con.execute(f"select count(*) from {model.relation}").fetchone() or (0,)
+            checked += rows > 1
+            assert _out_of_order(con, model.relation, inc.keys) == 0, model.qualified
+    assert checked >= 15  # the reservations' models hold rows of many keys
+
+
+def test_a_whole_rebuild_stores_a_model_by_key_in_its_key_order(tmp_path: Path) -> None:
+    con = duckdb.connect()
+    con.execute("create schema staging")
+    con.execute("create table src as select (i * 7919) % 1000 as k, i as v from range(1000) t(i)")
+    con.execute("create table staging.m as select * from src")
+    assert _out_of_order(con, "staging.m", ("k",)) > 0
+    model = Model(
+        layer="staging",
+        name="m",
+        path=tmp_path / "m.sql",
+        sql="select * from src",
+        description="",
+        deps=frozenset(),
+        lake_tables=frozenset(),
+        incremental=Incremental(keys=("k",)),
+    )
+    rebuild(con, model, compare=False)
+    assert _out_of_order(con, "staging.m", ("k",)) == 0
+    assert con.execute("select count(*), sum(v) from staging.m").fetchone() == (1000, 499500)
