@@ -144,6 +144,15 @@ def world_records(scale: str, collection: str = "reservations") -> list[dict[str
     return [r for r in records if r is not None]
 
 
+def reservation_pool(world: str | None) -> list[dict[str, Any]]:
+    """The reservation details pages are built from: a sandbox world's (`world` a scale), or
+    `POOL` synthetic ones."""
+    if world:
+        return world_records(world)
+    rng = random.Random(7)
+    return [synthetic_record(rng, i) for i in range(1, POOL + 1)]
+
+
 class Pages:
     """Pages of `total` records built from a template pool; generation time is kept apart.
 
@@ -231,12 +240,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.kind == "details":
         spec = next(s for s in SPECS if s.name == "reservations")
-        rng = random.Random(7)
-        pool = (
-            world_records(args.world)
-            if args.world
-            else [synthetic_record(rng, i) for i in range(1, POOL + 1)]
-        )
+        pool = reservation_pool(args.world)
     else:
         spec = next(s for s in SPECS if s.name == args.kind)
         pool = world_records(args.world or "small", args.kind.replace("_", ""))

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import gc
 import io
-import random
 import statistics
 import time
 from collections.abc import Callable
@@ -39,7 +38,7 @@ import pyarrow.json as pj
 
 from assets.catalogue import SPECS
 from assets.normalise import Normaliser
-from bench.normalise import POOL, Pages, synthetic_record, world_records
+from bench.normalise import Pages, reservation_pool
 from service.lazy import LazyRecords
 
 Work = Callable[[], object]
@@ -138,12 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     spec = next(s for s in SPECS if s.name == "reservations")
-    rng = random.Random(7)
-    pool = (
-        world_records(args.world)
-        if args.world
-        else [synthetic_record(rng, i) for i in range(1, POOL + 1)]
-    )
+    pool = reservation_pool(args.world)
     key = spec.table.columns[0].source
     pages = list(Pages(pool, args.records, key, spec.source, page_size=args.page_size))
     big_size = args.page_size * args.batch
