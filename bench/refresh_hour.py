@@ -15,8 +15,8 @@ seconds and, per model rebuilt, how (by key, by sums or whole) and its CPU secon
 moves the business date, as across midnight). The world is seeded, so the states of two
 checkouts compare (run `prepare` in each: the file must be built by the SQL
 that refreshes it, or every changed model is rebuilt whole; `--stamp-from REV` takes a state
-prepared at git REV as built by this checkout for the models whose SQL changed in comments only,
-such as their `-- incremental` headers).
+prepared at git REV as built by this checkout for the models whose SQL and macros are the same
+but for comments, such as their `-- incremental` headers: `bench.stamp_versions`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import resource
 import shutil
-import subprocess
 import tempfile
 import time
 from datetime import date, datetime
@@ -81,46 +80,6 @@ def prepare(scale: str, seed: int, out: Path) -> None:
     print(f"states: {out / 'hour'} (within a day), {out / 'day'} (across midnight)")
 
 
-def stamp_comment_only(data_dir: Path, rev: str) -> list[str]:
-    """Record as this checkout's version every model whose table the SQL at git `rev` built
-    (the file records that version) and whose SQL differs from this checkout's in comments
-    only (e.g. its `-- incremental` header): its table is what this SQL builds, so the refresh
-    maintains it as it would in a state this checkout prepared, instead of rebuilding it whole
-    once. Returns the models stamped."""
-    import duckdb
-
-    from warehouse.changes import VERSIONS_TABLE, model_version
-    from warehouse.models import _COMMENT, MODELS_DIR, discover_models, parse_model
-
-    root = MODELS_DIR.parents[1]
-    stamped = []
-    con = duckdb.connect(str(data_dir / "warehouse.duckdb"))
-    try:
-        recorded = dict(con.execute(f"select model, version from {VERSIONS_TABLE}").fetchall())
-        for q, model in discover_models().items():
-            new = model_version(model)
-            if recorded.get(q) in (None, new):
-                continue
-            rel = model.path.relative_to(root)
-            shown = subprocess.run(
-                ["git", "-C", str(root), "show", f"{rev}:{rel}"], capture_output=True, text=True
-            )
-            if shown.returncode:
-                continue
-            with tempfile.TemporaryDirectory() as tmp:
-                old_path = Path(tmp) / model.layer / model.path.name
-                old_path.parent.mkdir()
-                old_path.write_text(shown.stdout)
-                old = parse_model(old_path)
-            bare = [" ".join(_COMMENT.sub("", m.sql).split()) for m in (old, model)]
-            if recorded[q] == model_version(old) and bare[0] == bare[1]:
-                con.execute(f"update {VERSIONS_TABLE} set version = $1 where model = $2", [new, q])
-                stamped.append(q)
-    finally:
-        con.close()
-    return stamped
-
-
 def refresh(state: Path, stamp_from: str | None = None, as_of: date | None = None) -> None:
     import warehouse.maintain
     from warehouse.refresh import refresh_warehouse
@@ -134,8 +93,10 @@ def refresh(state: Path, stamp_from: str | None = None, as_of: date | None = Non
         work = Path(tmp) / "data"
         shutil.copytree(state, work, symlinks=True)
         if stamp_from is not None:
-            stamped = stamp_comment_only(work, stamp_from)
-            print(f"stamped (SQL at {stamp_from} in comments only): {stamped}")
+            from bench.stamp_versions import stamp_from_rev
+
+            stamped = stamp_from_rev(work, stamp_from)
+            print(f"stamped (built at {stamp_from} as this checkout builds it): {stamped}")
         t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
         result = refresh_warehouse(work, as_of=as_of)
         r1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -171,7 +132,8 @@ def main(argv: list[str] | None = None) -> None:
         "--stamp-from",
         metavar="REV",
         help="a state prepared by the code at git REV: models whose SQL changed since only in "
-        "comments are taken as built by this checkout's (else they are rebuilt whole once)",
+        "comments (and whose macros did not) are taken as built by this checkout's (else they "
+        "are rebuilt whole once)",
     )
     args = parser.parse_args(argv)
     if args.command == "prepare":

@@ -1,13 +1,15 @@
-"""Re-record a prepared state's model versions with this checkout's hashing, for every model whose
-SQL and called macros are the same in the checkout that built the state (e.g. a state prepared by
-main before a change of how versions are hashed): such a table is what this checkout builds, so a
-refresh then maintains it instead of rebuilding it whole once.
+"""Re-record a prepared state's model versions as this checkout's, for every model whose table
+the state's code built as this checkout would (e.g. a state prepared by main before a change of
+how versions are hashed, or of a model's `-- incremental` header only): a refresh then maintains
+it instead of rebuilding it whole once.
 
     python -m bench.stamp_versions <data dir, changed in place> <root of the other checkout>
 
 A model is stamped when the state records the other checkout's version of it (its table was
-built by that code), its SQL is the same text there and every macro it calls here (directly or
-through another macro) has the same text there. Prints the models stamped and those left.
+built by that code), its SQL is the same there but for comments (a header is a comment: it says
+how to maintain the table, not what it holds) and every macro it calls here (directly or through
+another macro) has the same text there. Prints the models stamped and those left.
+`bench.refresh_hour refresh --stamp-from REV` does this for a git revision (`stamp_from_rev`).
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import duckdb
 
 from warehouse.changes import VERSIONS_TABLE, model_version
 from warehouse.macros import macros_called
-from warehouse.models import discover_models
+from warehouse.models import _COMMENT, MODELS_DIR, discover_models
 
 # run in the other checkout: each model's version and SQL, and the macros' texts, as JSON
 _OTHER = """
@@ -62,7 +65,7 @@ def stamp(data_dir: Path, root: Path) -> tuple[list[str], list[str]]:
             same = (
                 theirs is not None
                 and recorded.get(q) == theirs[0]
-                and theirs[1] == model.sql
+                and _bare(theirs[1]) == _bare(model.sql)
                 and set(macros_called(model.sql)) <= their_macros
             )
             if not same:
@@ -76,6 +79,23 @@ def stamp(data_dir: Path, root: Path) -> tuple[list[str], list[str]]:
     finally:
         con.close()
     return stamped, left
+
+
+def _bare(sql: str) -> str:
+    """A model's SQL without its comments and with its blanks folded."""
+    return " ".join(_COMMENT.sub("", sql).split())
+
+
+def stamp_from_rev(data_dir: Path, rev: str) -> list[str]:
+    """`stamp` against this repository's code at git `rev`. Returns the models stamped."""
+    repo = MODELS_DIR.parents[1]
+    with tempfile.TemporaryDirectory(prefix="stamp-") as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(repo), "archive", rev], capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        stamped, _ = stamp(data_dir, Path(tmp))
+    return stamped
 
 
 def main(argv: list[str] | None = None) -> None:
