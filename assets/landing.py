@@ -1,8 +1,8 @@
 """The landing engine: one stream's rows into a run's batch, the same in every run mode.
 
 A `Landing` takes pages (normalised in this thread, or by the worker pool once a stream has
-brought `WORKER_MIN_BYTES` of undecoded JSON: `assets.page_queue`) and tombstones, and commits the stream's tables
-with one set of rules:
+brought `WORKER_MIN_BYTES` of undecoded JSON, applied in page order: `assets.page_queue`) and
+tombstones, and commits the stream's tables with one set of rules:
 
 * **quarantine**: bad records go to `lake/_quarantine/<table>/` (kept even when the landing
   fails: they are evidence); above the larger of `quarantine_threshold` x records and
