@@ -20,6 +20,7 @@ import duckdb
 from lake.parts import PART, file_id
 from lake.sql import quote_ident, quote_literal
 from lake.tables import TABLES as LAKE_TABLES
+from warehouse.headers import without_storage_order
 from warehouse.lake import raw_view_sql, table_files
 from warehouse.lake_schema import TABLES
 from warehouse.macros import macros_called
@@ -32,8 +33,10 @@ FULL = "full"  # an input's state: changed whole (no keys known)
 
 def model_version(model: Model) -> str:
     """What the table was built with: the model's SQL and the macros it calls, directly or
-    through another macro (a change to any other macro leaves its version as it was)."""
-    text = "\n".join((model.sql, *macros_called(model.sql)))
+    through another macro (a change to any other macro leaves its version as it was). The SQL's
+    `-- incremental stored as built` line is left out: it says in which order a whole build
+    stores the rows, not what they are, so declaring or dropping it rebuilds nothing."""
+    text = "\n".join((without_storage_order(model.sql), *macros_called(model.sql)))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
