@@ -42,7 +42,7 @@ from lake.sql import quote_ident, swap_relations
 from lake.tables import TABLES as LAKE_TABLES
 from warehouse.additive import OLD_SETTINGS, add_sums, shift_sums
 from warehouse.asof import days_moved
-from warehouse.changes import FULL, lake_inputs, model_version
+from warehouse.changes import FULL, SETTINGS_INPUT, lake_inputs, model_version
 from warehouse.columns import table_columns
 from warehouse.delta import replace_rows
 from warehouse.headers import Incremental
@@ -51,7 +51,6 @@ from warehouse.lake_schema import TABLES
 from warehouse.models import Model
 from warehouse.rebuild import columns_of, rebuild, rebuild_diffed
 
-SETTINGS_INPUT = "meta.build_settings"
 # a whole rebuild of a larger table keeps the fingerprint (a diff holds both versions in memory)
 DIFF_MAX_ROWS = 2_000_000
 
