@@ -65,17 +65,21 @@ def current_view_sql(table: str) -> str:
 
 
 def narrowed_current_sql(
-    table: str, columns: tuple[str, ...], match: Callable[[tuple[str, ...]], str]
+    table: str,
+    columns: tuple[str, ...],
+    match: Callable[[tuple[str, ...]], str],
+    known: Callable[[str, tuple[str, ...]], str | None] | None = None,
 ) -> str:
     """`lake.sql.narrowed_current_sql` over the `lake` catalog: the current state of the rows of
     `table` whose `columns` pass `match(columns)`, a parent without those columns read whole
-    from `lake_current`."""
+    from `lake_current`; `known` names the narrowed states already at hand."""
     sql = narrowed_current_sql_over(
         table,
         columns,
         match,
         rows=lambda name: f"{LAKE_CATALOG}.{quote_ident(name)}",
         current=lambda name: f"{CURRENT_CATALOG}.{quote_ident(name)}",
+        known=known,
     )
     assert sql is not None  # every table has its view
     return sql
