@@ -281,14 +281,17 @@ def describe_models(
     """Rows and columns of the built models `seconds` names (qualified name -> build seconds),
     in that order."""
     columns = table_columns(con)
+    # every count in one statement (a statement's own cost is ~1 ms: a refresh names ~60)
+    counted = " union all ".join(
+        f"select {i} as i, count(*) as n from {models[q].relation}" for i, q in enumerate(seconds)
+    )
+    counts = dict(con.execute(counted).fetchall()) if seconds else {}
     out: dict[str, ModelResult] = {}
-    for q, took in seconds.items():
+    for i, (q, took) in enumerate(seconds.items()):
         model = models[q]
-        name = model.relation
-        (count,) = con.execute(f"select count(*) from {name}").fetchone() or (0,)
         out[q] = ModelResult(
             name=model.qualified,
-            row_count=int(count),
+            row_count=int(counts[i]),
             seconds=took,
             columns=columns.get(f"{model.layer}.{model.name}", ()),
         )
