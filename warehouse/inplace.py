@@ -113,7 +113,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
             configure(con, data_dir)
             # what changed, read before the transaction (temp views only: the file is not
             # written), so that the lake's catalogs hold the views of what the changes reach
-            changes = lake_changes(con, data_dir / LAKE_DIR)
+            changes = lake_changes(con, lake_dir)
             versions = built_versions(con)
             if changes is None or versions is None:
                 con.close()
