@@ -127,7 +127,6 @@ def test_availability_narrowed_by_type_and_arrival_date(lake: Lake) -> None:
     con.close()
 
 
-
 def test_a_narrowed_child_reads_only_its_parents_current_batches(lake: Lake) -> None:
     """A child's current rows come from its parent's current batch: its narrowed read skips
     the files of every other batch (a file holds one batch: its statistics), with the same
