@@ -101,6 +101,7 @@ def narrowed_current_sql(
     rows: Callable[[str], str | None],
     current: Callable[[str], str | None],
     known: Callable[[str, tuple[str, ...]], str | None] | None = None,
+    narrowed_rows: Callable[[str], str | None] | None = None,
 ) -> str | None:
     """The current state of the rows of `table` for which `match(columns)` holds (a predicate
     on those columns), at the cost of those rows rather than of the whole table. The same rows
@@ -120,7 +121,9 @@ def narrowed_current_sql(
     session 13).
 
     `known(table, columns)`: a relation already holding that narrowed current state for this
-    `match` (a parent several children's reads share), else None."""
+    `match` (a parent several children's reads share), else None. `narrowed_rows(name)`: a
+    relation already holding at least that table's rows for `match` (filtered again), else
+    None: its last full batch is still read from `rows(name)`, a fact of the whole table."""
     found = known(table, columns) if known is not None else None
     if found is not None:
         return f"select * from {found}"
@@ -129,18 +132,30 @@ def narrowed_current_sql(
     if everything is None:
         return None
     narrowed = quote_ident(f"_narrowed_{table}")
-    ctes = [f"{narrowed} as materialized (select * from {everything} where {match(columns)})"]
+    where = match(columns)
+    ctes: list[str] = []  # the narrowed parent first: the child's rows are narrowed by its batches
     parent = latest = None
     if spec.parent is not None:
         linked = tuple(spec.parent_key.get(c, c) for c in columns)
         if set(linked) <= {c.column for c in TABLES[spec.parent].columns}:
             inner = narrowed_current_sql(
-                spec.parent, linked, match, rows=rows, current=current, known=known
+                spec.parent,
+                linked,
+                match,
+                rows=rows,
+                current=current,
+                known=known,
+                narrowed_rows=narrowed_rows,
             )
             if inner is None:
                 return None
             parent = quote_ident(f"_narrowed_current_{spec.parent}")
             ctes.append(f"{parent} as materialized ({inner})")
+            # only the batches the narrowed parents' current rows came from: the rule keeps no
+            # other (its semi join pairs a row with its parent's batch), and a file holds one
+            # batch, so the scan skips every other batch's files by their statistics
+            # (docs/benchmarks.md, session 18: the hour's bill lines 253 files -> 1)
+            where = f"{where} and _batch_id in (select _batch_id from {parent})"
         else:
             parent = current(spec.parent)
             if parent is None:
@@ -151,6 +166,11 @@ def narrowed_current_sql(
             f"{latest} as materialized (select max(_batch_id) as _batch_id, "
             f"'full' as _batch_kind from {everything} where _batch_kind = 'full')"
         )
+    source = (narrowed_rows(table) if narrowed_rows is not None else None) or everything
+    ctes.insert(
+        len(ctes) if spec.parent is not None else 0,
+        f"{narrowed} as materialized (select * from {source} where {where})",
+    )
     current_rows = current_state_sql(spec, narrowed, parent, all_rows=latest)
     return f"with {', '.join(ctes)}\nselect * from ({current_rows})"
 

@@ -69,10 +69,12 @@ def narrowed_current_sql(
     columns: tuple[str, ...],
     match: Callable[[tuple[str, ...]], str],
     known: Callable[[str, tuple[str, ...]], str | None] | None = None,
+    narrowed_rows: Callable[[str], str | None] | None = None,
 ) -> str:
     """`lake.sql.narrowed_current_sql` over the `lake` catalog: the current state of the rows of
     `table` whose `columns` pass `match(columns)`, a parent without those columns read whole
-    from `lake_current`; `known` names the narrowed states already at hand."""
+    from `lake_current`; `known` names the narrowed states already at hand, `narrowed_rows`
+    a table's rows for `match` already read."""
     sql = narrowed_current_sql_over(
         table,
         columns,
@@ -80,6 +82,7 @@ def narrowed_current_sql(
         rows=lambda name: f"{LAKE_CATALOG}.{quote_ident(name)}",
         current=lambda name: f"{CURRENT_CATALOG}.{quote_ident(name)}",
         known=known,
+        narrowed_rows=narrowed_rows,
     )
     assert sql is not None  # every table has its view
     return sql

@@ -299,7 +299,8 @@ class Maintainer:
             self.shared = SharedCurrents(self.con, temps=self.temps)
         known = self.shared.known(keys, matching) if len(names) == 1 else None
         if not inc.sources:
-            sql = self._narrowed(model, matching, known)
+            rows = self.shared.rows(keys, matching) if len(names) == 1 else None
+            sql = self._narrowed(model, matching, known, rows)
         elif inc.narrow or inc.narrows:
             swaps: dict[str, str] = {}
             # each declared input read where its columns hold an affected key
@@ -349,7 +350,13 @@ class Maintainer:
         parts = (f"_removed_{base}", f"_added_{base}")
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 
-    def _narrowed(self, model: Model, matching: Matching, known: Known | None = None) -> str:
+    def _narrowed(
+        self,
+        model: Model,
+        matching: Matching,
+        known: Known | None = None,
+        rows: Known | None = None,
+    ) -> str:
         """The model's SQL with every input that has the key column read for the affected keys
         only. Valid for the `-- incremental by <key>` form, which says that a key's rows depend
         on its inputs' rows of that key alone; DuckDB would not push the filter on the output
@@ -369,7 +376,9 @@ class Maintainer:
         for table in model.lake_tables if len(inc.keys) == 1 else ():
             (key,) = inc.keys
             if key in TABLES[table].all_columns:
-                swaps[f"lake.{table}"] = f"(select * from lake.{table} where {match})"
+                # its lake rows for these keys already read (`rows`): taken from there
+                held = rows(table, (key,)) if rows is not None else None
+                swaps[f"lake.{table}"] = held or f"(select * from lake.{table} where {match})"
                 current = narrowed_current_sql(table, (key,), matching, known)
                 swaps[f"lake_current.{table}"] = f"({current})"
         return swap_relations(model.sql, swaps)

@@ -29,10 +29,12 @@ Known = Callable[[str, tuple[str, ...]], str | None]
 
 @dataclass
 class SharedCurrents:
-    """Per (table, column): the keys' table it was computed for and the temp table holding it."""
+    """Per (table, column): the keys' table it was computed for and the temp table holding it
+    (`held`), and the temp table of the lake rows it was computed from (`rows_held`)."""
 
     con: duckdb.DuckDBPyConnection
     held: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = field(default_factory=dict)
+    rows_held: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = field(default_factory=dict)
     temps: list[str] = field(default_factory=list)
 
     def known(self, keys: str, matching: Matching) -> Known:
@@ -45,12 +47,35 @@ class SharedCurrents:
             found = self.held.get((table, columns))
             if found is not None and self._within(keys, found[0]):
                 return f"(select * from {found[1]} where {matching(columns)})"
+            # its lake rows for the keys first: a model reading the raw rows (every version of
+            # a reservation, `core.fct_reservation_versions`) takes them from there too
+            raw = quote_ident(f"_rows_{table}_{len(self.temps)}")
+            self.con.execute(
+                f"create or replace temp table {raw} as select * from lake.{quote_ident(table)} "
+                f"where {matching(columns)}"
+            )
+            self.temps.append(raw)
             name = quote_ident(f"_current_{table}_{len(self.temps)}")
-            sql = narrowed_current_sql(table, columns, matching)
+            sql = narrowed_current_sql(
+                table, columns, matching, narrowed_rows=lambda t: raw if t == table else None
+            )
             self.con.execute(f"create or replace temp table {name} as {sql}")
             self.held[(table, columns)] = (keys, name)
+            self.rows_held[(table, columns)] = (keys, raw)
             self.temps.append(name)
             return name
+
+        return lookup
+
+    def rows(self, keys: str, matching: Matching) -> Known:
+        """The relation of a parent's lake rows (every batch) for the affected keys in `keys`
+        when a narrowed current state read them for keys among those, else None."""
+
+        def lookup(table: str, columns: tuple[str, ...]) -> str | None:
+            found = self.rows_held.get((table, columns))
+            if found is None or not self._within(keys, found[0]):
+                return None
+            return f"(select * from {found[1]} where {matching(columns)})"
 
         return lookup
 

@@ -4,6 +4,7 @@ the parent's files read once rather than once per mention of the parent in the r
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -123,4 +124,37 @@ def test_availability_narrowed_by_type_and_arrival_date(lake: Lake) -> None:
         (Decimal("120.00"),)
     ]
     assert _scans(con, f"select * from ({prices})") == 3
+    con.close()
+
+
+def test_a_narrowed_child_reads_only_its_parents_current_batches(lake: Lake) -> None:
+    """A child's current rows come from its parent's current batch: its narrowed read skips
+    the files of every other batch (a file holds one batch: its statistics), with the same
+    rows. Reservation 2 changed in the later batch: its lines are read from that batch's file
+    only; reservation 1, current in the full batch, needs the full batch's file too."""
+    Batch().reference(units=2).reservation(1, "2025-01-01", "2025-01-04", unit_id=1000).reservation(
+        2, "2025-01-02", "2025-01-05", unit_id=1001
+    ).flush(lake, kind="full")
+    Batch().reservation(2, "2025-01-02", "2025-01-06", unit_id=1001, nightly="90.00").flush(lake)
+    assert len(list((lake.root / "bill_lines").glob("*.parquet"))) == 2
+    con = duckdb.connect()
+    attach_lake(con, lake.root)
+    for keys, scanned in (([2], ["1 / 2"]), ([1, 2], ["2 / 2"])):
+        con.execute(f"create or replace temp table keys as select unnest({keys}) as k")
+        # the parent's narrowed state at hand (as a refresh shares it): the one Parquet scan
+        # left is the bill lines'
+        parent = narrowed_current_sql("reservations", ("reservation_id",), _by_reservation)
+        con.execute(f"create or replace temp table parent as {parent}")
+        narrowed = narrowed_current_sql(
+            "bill_lines",
+            ("reservation_id",),
+            _by_reservation,
+            lambda table, _: "parent" if table == "reservations" else None,
+        )
+        got = sorted(con.execute(f"select * from ({narrowed})").fetchall(), key=repr)
+        whole = f"select * from lake_current.bill_lines where {MATCH}"
+        assert got == sorted(con.execute(whole).fetchall(), key=repr), keys
+        assert {row[2] for row in got} == set(keys), got  # each reservation's lines
+        plan = con.execute(f"explain analyze select * from ({narrowed})").fetchall()[0][1]
+        assert re.findall(r"Row Groups Scanned: *(\d+ */ *2)\b", plan) == scanned, (keys, plan)
     con.close()

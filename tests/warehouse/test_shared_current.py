@@ -49,5 +49,32 @@ def test_a_parents_narrowed_state_is_computed_once_for_keys_among_the_first(lake
         # the reservations' state once for the first keys, once more for keys outside them;
         # the children, read by one model each, are not kept
         assert len(_temps(con)) == temps, keys
-        assert len(shared.temps) == temps
+        assert len(shared.temps) == 2 * temps  # each with the lake rows it was computed from
+    con.close()
+
+
+def test_the_lake_rows_a_shared_state_read_are_taken_for_keys_among_them(lake: Lake) -> None:
+    """The parent's lake rows (every batch: reservation 2's two versions) that its shared state
+    was computed from serve a model reading the raw rows (`core.fct_reservation_versions`) for
+    keys among those; none before the state is computed, nor for keys outside."""
+    Batch().reference(units=2).reservation(1, "2025-01-01", "2025-01-04", unit_id=1000).reservation(
+        2, "2025-01-02", "2025-01-05", unit_id=1001
+    ).flush(lake, kind="full")
+    Batch().reservation(2, "2025-01-02", "2025-01-06", unit_id=1001, nightly="90.00").flush(lake)
+    con = duckdb.connect()
+    attach_lake(con, lake.root)
+    con.execute("create temp table first as select unnest([2]) as k")
+    con.execute("create temp table outside as select unnest([1, 2]) as k")
+    shared = SharedCurrents(con)
+    key = ("reservation_id",)
+    assert shared.rows("first", _matching("first"))("reservations", key) is None
+    shared.known("first", _matching("first"))("reservations", key)
+    for keys, held in (("first", True), ("outside", False)):
+        found = shared.rows(keys, _matching(keys))("reservations", key)
+        assert (found is not None) == held, keys
+        if found is not None:
+            got = _rows(con, f"select * from {found}")
+            want = f"select * from lake.reservations where {_matching(keys)(key)}"
+            assert got == _rows(con, want)
+            assert len(got) == 2  # both batches' versions of reservation 2
     con.close()
