@@ -5,7 +5,6 @@ each row's reasons to be quarantined. `assets.normalise.Normaliser` puts it toge
 from __future__ import annotations
 
 import functools
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,10 +20,6 @@ from lake.schema import Column, Table
 
 Record = dict[str, Any]
 Columns = dict[str, list[Any]]
-# Unknown fields that look like personal data never land in `_extra` unless PII is allowed.
-PII_NAME = re.compile(
-    r"name|mail|phone|mobile|address|street|zip|birth|iban|passport", re.IGNORECASE
-)
 PERSONAL_TABLES = frozenset(
     {"customers", "reservations", "reserved_resources", "bill_lines", "reservation_subjects"}
 )

@@ -14,13 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from assets.endpoints import EndpointSpec, FanOut
-from assets.landing import (
-    INFLIGHT_PER_WORKER,
-    WORKER_MIN_BYTES,
-    Landing,
-    LandReport,
-    QuarantineRateExceeded,
-)
+from assets.landing import Landing, LandReport, QuarantineRateExceeded
+from assets.page_queue import INFLIGHT_PER_WORKER, WORKER_MIN_BYTES
 from assets.pages import PageStream, requests_used
 from assets.settings import IngestSettings
 from assets.workers import NormaliseWorkerDied, NormaliseWorkerError, normalise_page, worker_count

@@ -1,8 +1,8 @@
 """The landing engine: one stream's rows into a run's batch, the same in every run mode.
 
 A `Landing` takes pages (normalised in this thread, or by the worker pool once a stream has
-brought `WORKER_MIN_BYTES` of undecoded JSON) and tombstones, and commits the stream's tables
-with one set of rules:
+brought `WORKER_MIN_BYTES` of undecoded JSON, applied in page order: `assets.page_queue`) and
+tombstones, and commits the stream's tables with one set of rules:
 
 * **quarantine**: bad records go to `lake/_quarantine/<table>/` (kept even when the landing
   fails: they are evidence); above the larger of `quarantine_threshold` x records and
@@ -17,43 +17,29 @@ with one set of rules:
 Rows stream into the part writers as they come (bounded memory: a full extract), or, with
 `hold=True`, are held so that the run can compare them with the lake and keep only what differs
 (`fresh`, `keep_only`) before they land.
-
-Decoding a page's JSON and normalising it is most of an extraction's CPU, and in this process it
-competes for the GIL with the event loop that keeps the requests in flight. An undecoded
-`LazyRecords` page pickles as its bytes; a worker decodes and normalises it and sends back the
-Arrow tables. Results are applied in page order, at most `INFLIGHT_PER_WORKER` pages per worker
-in flight, so the lake gets the same rows in the same order and files as in-thread
-normalisation.
 """
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
 
-from assets import progress, workers
+from assets import progress
 from assets.endpoints import EndpointSpec
 from assets.guard import check_removals, guard_columns
 from assets.land_report import LandReport
 from assets.lastgood import keep_last_good, keys_of, rows_matching
-from assets.normalise import Normaliser
+from assets.page_queue import PageQueue
 from assets.quarantine import QuarantineRateExceeded, allowed, exceeded_message
 from assets.settings import EVENTS_SOURCE, IngestSettings, Record
-from assets.workers import NormaliseWorkerDied, PageResult, normalise_page
+from assets.workers import PageResult
 from lake.schema import Table
 from lake.store import Lake
 from lake.tables import TABLES
-from service.lazy import LazyRecords
-
-
-def data_columns(schema: pa.Schema) -> list[str]:
-    return [n for n in schema.names if not n.startswith("_")]
 
 
 def tombstones(
@@ -83,19 +69,6 @@ def tombstones(
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-WORKER_MIN_BYTES = 32 * 2**20
-# A stream's pages go to the worker pool once it has received this much undecoded JSON: about the
-# CPU (~1.5 s to decode and normalise reservation details) that starting the workers costs. A
-# small-scale run (~20 MB of reservation details) stays in the thread; a medium one (~640 MB)
-# moves to the pool after its first ~50 pages. Pages that arrive decoded (lists) never count.
-# A delta landing starts the pool only past this many times as much, unless it already runs:
-# a run in a process of its own (the incremental job under Dagster's run launcher) pays the
-# pool's start every run (7 s wall on a loaded host, ~2.4 CPU s of imports in the workers), for
-# pages an hour brings (~40 MB of journal entries at the large scale) that cost less in the thread.
-DELTA_START_FACTOR = 4
-INFLIGHT_PER_WORKER = 2  # pages sent to the pool and not yet applied, per worker
-
-
 class Landing:
     """One stream's writers in the run's batch: pages and tombstones in, children committed first.
 
@@ -116,9 +89,7 @@ class Landing:
     ) -> None:
         self.lake, self.spec, self.batch_id, self.kind = lake, spec, batch_id, kind
         self.settings, self.hold = settings, hold
-        self.normaliser = Normaliser(
-            spec, batch_id=batch_id, batch_kind=kind, include_pii=settings.include_pii
-        )
+        self._pages = PageQueue(spec, batch_id, kind, settings, self._apply)
         self.report = LandReport(spec.name, kind)
         self.seen: set[tuple[Any, ...]] = set()  # root keys received (held landings)
         self.buffer: dict[str, list[pa.Table]] = {t.name: [] for t in spec.tables}
@@ -137,14 +108,6 @@ class Landing:
         self._unknown: dict[str, Counter[str]] = {t.name: Counter() for t in spec.tables}
         self._reasons: Counter[str] = Counter()
         self._dropped: Counter[str] = Counter()
-        # The worker pool (workers can look up only the catalogue's own specs by name).
-        self._n_workers = (
-            workers.worker_count(settings.normalise_workers) if workers.registered(spec) else 0
-        )
-        self._job = workers.Job(spec.name, batch_id, kind, settings.include_pii)
-        self._pool: ProcessPoolExecutor | None = None
-        self._inflight: deque[Future[PageResult]] = deque()
-        self._received = 0  # bytes of undecoded JSON so far
 
     @property
     def root(self) -> Table:
@@ -154,29 +117,8 @@ class Landing:
 
     def add_page(self, page: Sequence[Record], extracted_at: datetime | None = None) -> None:
         """Normalise one page here or in the worker pool; results apply in page order."""
-        at = extracted_at or datetime.now(UTC)
-        if isinstance(page, LazyRecords):
-            self._received += page.nbytes
-        if self._pool is None and self._n_workers and self._received > self._worker_min_bytes():
-            self._pool = workers.shared_pool(self._n_workers)
-            self.report.normalise_workers = self._n_workers
-        if self._pool is None:
-            self._apply(normalise_page(self.spec, self.normaliser, page, at))
-            return
-        try:
-            self._inflight.append(
-                self._pool.submit(workers.normalise_in_worker, self._job, page, at)
-            )
-        except BrokenProcessPool as exc:
-            self._died(exc)
-        while len(self._inflight) >= INFLIGHT_PER_WORKER * self._n_workers:
-            self._apply_oldest()
-
-    def _worker_min_bytes(self) -> int:
-        """Undecoded JSON after which the pages go to the worker pool (see DELTA_START_FACTOR)."""
-        if self.kind == "full" or workers.pool_running():
-            return WORKER_MIN_BYTES
-        return WORKER_MIN_BYTES * DELTA_START_FACTOR
+        self._pages.add(page, extracted_at or datetime.now(UTC))
+        self.report.normalise_workers = self._pages.workers
 
     def add_pages(self, pages: Iterable[tuple[Sequence[Record], datetime]]) -> None:
         """Every page of a stream; on any failure nothing of it is committed."""
@@ -190,19 +132,7 @@ class Landing:
 
     def finish(self) -> None:
         """Apply the pages still in the worker pool."""
-        while self._inflight:
-            self._apply_oldest()
-
-    def _apply_oldest(self) -> None:
-        try:
-            done = self._inflight.popleft().result()
-        except BrokenProcessPool as exc:
-            self._died(exc)
-        self._apply(done)
-
-    def _died(self, exc: BrokenProcessPool) -> None:
-        workers.discard_pool(self._pool)
-        raise NormaliseWorkerDied(workers.died_message(self.root.name, exc)) from exc
+        self._pages.finish()
 
     def _apply(self, done: PageResult) -> None:
         top, result = done
@@ -315,9 +245,7 @@ class Landing:
 
     def abort(self) -> None:
         """Nothing of the stream lands; what was found bad so far is kept as evidence."""
-        for pending in self._inflight:
-            pending.cancel()
-        self._inflight.clear()
+        self._pages.cancel()
         for w in self._writers.values():
             w.abort()
         self.report.quarantine_files = [p.name for p in self._quarantine.commit()]

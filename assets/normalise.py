@@ -8,9 +8,9 @@ typed Arrow array per column, no dict per record); child tables are the flattene
 with each row's record index as the link to their record. A page the typed read refuses (an
 unknown field, which lands in `_extra`; a value of another JSON type; a non-object record or
 child item) or whose columns hold a bad value is decoded to dicts and read column by column
-(`map(itemgetter)` when its rows share one key set, else `dict.get`), each column through its
-converter, which decide what is bad; a property test (tests/assets/test_normalise_paths.py)
-holds the two reads to the same result.
+(`assets.dict_read`), each column through its converter, which decide what is bad; a property
+test (tests/assets/test_normalise_paths.py) holds the two reads to the same result. Fields the
+lake's schema does not know land in `_extra` (`assets.extras`).
 The unit of quarantine is the source record: when a child row is bad, the whole record (header
 and children) goes to quarantine, so a reservation is never landed with a partial bill. Its good
 rows and the keys of its bad children are handed on (`Normalised.partial`, `.lost`): the
@@ -24,7 +24,6 @@ import gc
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -32,17 +31,11 @@ import orjson
 import pyarrow as pa
 
 from assets.columnar import columnar_reader
-from assets.columns import (
-    PII_NAME,
-    Converted,
-    Normalised,
-    Plan,
-    Read,
-    read_uniform,
-    sub_values,
-)
+from assets.columns import Converted, Normalised, Plan, Read, Record
 from assets.convert import CONVERTERS
+from assets.dict_read import ChildRead, dict_page
 from assets.endpoints import EndpointSpec, Section
+from assets.extras import extras
 from assets.typed import TypedPage, TypedReader, shape_of
 from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Table
 
@@ -53,11 +46,7 @@ from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Table
 # against 52 before it (docs/benchmarks.md, "Session 15: the columnar read at 100 a page").
 COLUMNAR_MIN_RECORDS = 750
 
-Record = dict[str, Any]
-Columns = dict[str, list[Any]]
 
-
-# Unknown fields that look like personal data never land in `_extra` unless PII is allowed.
 class Normaliser:
     """Normalises pages of one endpoint spec for one batch."""
 
@@ -109,6 +98,9 @@ class Normaliser:
             },
         )
         self._columnar = columnar_reader(spec, self._plans, preset) if spec.columnar else None
+        self._children = {
+            name: (self._plans[name], sections) for name, sections in self._by_table.items()
+        }
         self._fixed_columns: dict[int, dict[str, pa.Array]] = {}
 
     def normalise(self, records: Sequence[Record], extracted_at: datetime) -> Normalised:
@@ -138,7 +130,7 @@ class Normaliser:
                 if out is not None:
                     return out
         records = list(records)  # decodes a `LazyRecords`
-        root, children = self._dict_page(records)
+        root, children = dict_page(records, self._plans[self.spec.table.name], self._children)
         out = self._normalise(root, children, records, extracted_at)
         assert out is not None  # only a typed read gives up
         return out
@@ -155,28 +147,10 @@ class Normaliser:
         """The columnar read (`assets.columnar`), where every column has an Arrow type."""
         return None if self._columnar is None else self._columnar.read(records)
 
-    def _dict_page(
-        self, records: list[Record]
-    ) -> tuple[Read, dict[str, tuple[Read, np.ndarray, list[int]]]]:
-        """The page read from dicts, column by column."""
-        n = len(records)
-        values = self._columns(self._plans[self.spec.table.name], records)
-        root = Read(n, values.__getitem__, {}, records)
-        children: dict[str, tuple[Read, np.ndarray, list[int]]] = {}
-        for name, sections in self._by_table.items():
-            rows, parent_idx, lengths = self._child_rows(values, sections, n)
-            child_values = self._columns(self._plans[name], rows)
-            children[name] = (
-                Read(len(rows), child_values.__getitem__, {}, rows),
-                parent_idx,
-                lengths,
-            )
-        return root, children
-
     def _normalise(
         self,
         root_read: Read,
-        child_reads: dict[str, tuple[Read, np.ndarray, list[int]]],
+        child_reads: dict[str, ChildRead],
         records: list[Record] | None,
         extracted_at: datetime,
     ) -> Normalised | None:
@@ -192,7 +166,8 @@ class Normaliser:
             return None
         bad_record = conv.bad.copy()
         reasons: dict[int, list[str]] = defaultdict(list, conv.reasons)
-        extras = {root.name: self._extras(plan, root_read.rows, unknown, dropped)}
+        pii = self.include_pii
+        extra = {root.name: extras(plan, root_read.rows, pii, unknown, dropped)}
 
         children: dict[str, tuple[Converted, np.ndarray, int]] = {}
         for name, sections in self._by_table.items():
@@ -215,15 +190,15 @@ class Normaliser:
                 for i in np.flatnonzero(child.bad):
                     reasons[int(parent_idx[i])].extend(child.reasons[int(i)])
             children[name] = (child, parent_idx, m)
-            extras[name] = self._extras(child_plan, read.rows, unknown, dropped)
+            extra[name] = extras(child_plan, read.rows, pii, unknown, dropped)
 
         keep = ~bad_record
         tables = {
-            root.name: self._table(root.name, conv.arrays, extras[root.name], n, keep, extracted_at)
+            root.name: self._table(root.name, conv.arrays, extra[root.name], n, keep, extracted_at)
         }
         for name, (child, parent_idx, m) in children.items():
             tables[name] = self._table(
-                name, child.arrays, extras[name], m, keep[parent_idx], extracted_at
+                name, child.arrays, extra[name], m, keep[parent_idx], extracted_at
             )
         # Records whose header is good and only some children are bad: their good rows, and
         # which children are bad, so that the landing can keep those at their last good version.
@@ -232,12 +207,12 @@ class Normaliser:
         lost: dict[str, pa.Table] = {}
         if partly.any():
             partial[root.name] = self._table(
-                root.name, conv.arrays, extras[root.name], n, partly, extracted_at
+                root.name, conv.arrays, extra[root.name], n, partly, extracted_at
             )
             for name, (child, parent_idx, m) in children.items():
                 mine = partly[parent_idx]
                 partial[name] = self._table(
-                    name, child.arrays, extras[name], m, mine & ~child.bad, extracted_at
+                    name, child.arrays, extra[name], m, mine & ~child.bad, extracted_at
                 )
                 if (mine & child.bad).any():
                     lost[name] = _links(self._plans[name].table, child.arrays, mine & child.bad)
@@ -259,96 +234,6 @@ class Normaliser:
             partial,
             lost,
         )
-
-    @staticmethod
-    def _columns(plan: Plan, rows: Sequence[Any]) -> Columns:
-        """Python values of every field the plan reads (dotted for nested objects)."""
-        n = len(rows)
-        missing: list[Any] = [None] * n
-        uniform = read_uniform(rows, plan.known) if n else None
-        if uniform is not None:
-            values = {f: uniform.get(f, missing) for f in plan.fields}
-        else:
-            rows = [r if isinstance(r, dict) else {} for r in rows]
-            values = {f: [r.get(f) for r in rows] for f in plan.fields}
-        for source in plan.nested:
-            head, tail = source.split(".", 1)
-            objs = values[head] if head in values else [r.get(head) for r in rows]
-            values[source] = sub_values(objs, tail)
-        return values
-
-    def _extras(
-        self,
-        plan: Plan,
-        rows: Sequence[Any] | None,
-        unknown: Counter[str],
-        dropped: Counter[str],
-    ) -> list[str | None] | None:
-        """`_extra` JSON per row: fields the schema does not know (never silently dropped).
-
-        None when no row has one (the common case, checked at C speed; and always for a typed
-        read, which refuses unknown fields)."""
-        if rows is None:
-            return None
-        known = plan.known
-        dicts = set(map(type, rows)) <= {dict}
-        if dicts and all(map(known.issuperset, rows)) and not plan.sub_known:
-            return None
-        extra_rows: list[dict[str, Any] | None] = [None] * len(rows)
-        for i, r in enumerate(rows):
-            if not isinstance(r, dict):
-                continue
-            extra: dict[str, Any] | None = None
-            if not known.issuperset(r):
-                extra = {k: v for k, v in r.items() if k not in known}
-            for head, sub_known in plan.sub_known.items():
-                obj = r.get(head)
-                if isinstance(obj, dict) and not sub_known.issuperset(obj):
-                    extra = extra or {}
-                    for k, v in obj.items():
-                        if k not in sub_known:
-                            extra[f"{head}.{k}"] = v
-            extra_rows[i] = extra
-        if not any(extra_rows):
-            return None
-        name = plan.table.name
-        drop_pii = plan.personal and not self.include_pii
-        out: list[str | None] = [None] * len(extra_rows)
-        for i, extra in enumerate(extra_rows):
-            if not extra:
-                continue
-            for k in list(extra):
-                unknown[f"{name}.{k}"] += 1
-                if drop_pii and PII_NAME.search(k):
-                    dropped[f"{name}.{k}"] += 1
-                    del extra[k]
-            if extra:
-                out[i] = orjson.dumps(extra, default=str).decode()
-        return out
-
-    @staticmethod
-    def _child_rows(
-        values: Columns, sections: list[Section], n: int
-    ) -> tuple[list[Any], np.ndarray, list[int]]:
-        """Child rows of all sections (section by section), their record index, rows per section.
-
-        A section that is not a list has no rows; a non-object item is read as an empty object
-        (so its required fields are missing)."""
-        rows: list[Any] = []
-        parents: list[np.ndarray] = []
-        totals: list[int] = []
-        for s in sections:
-            lists = values[s.field]
-            lengths = np.fromiter(
-                (len(v) if type(v) is list else 0 for v in lists), dtype=np.int64, count=n
-            )
-            total = int(lengths.sum())
-            if total:
-                rows.extend(chain.from_iterable(v for v in lists if type(v) is list))
-                parents.append(np.repeat(np.arange(n, dtype=np.int64), lengths))
-            totals.append(total)
-        parent_idx = np.concatenate(parents) if parents else np.zeros(0, dtype=np.int64)
-        return rows, parent_idx, totals
 
     def _table(
         self,

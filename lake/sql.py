@@ -100,6 +100,7 @@ def narrowed_current_sql(
     *,
     rows: Callable[[str], str | None],
     current: Callable[[str], str | None],
+    known: Callable[[str, tuple[str, ...]], str | None] | None = None,
 ) -> str | None:
     """The current state of the rows of `table` for which `match(columns)` holds (a predicate
     on those columns), at the cost of those rows rather than of the whole table. The same rows
@@ -116,7 +117,13 @@ def narrowed_current_sql(
     The narrowed rows and the parent's narrowed current state are materialized once: the rule
     names its candidates several times and a child names its parent in its candidates, so
     inlined they read the parent's files some eight times for a child table (docs/benchmarks.md,
-    session 13)."""
+    session 13).
+
+    `known(table, columns)`: a relation already holding that narrowed current state for this
+    `match` (a parent several children's reads share), else None."""
+    found = known(table, columns) if known is not None else None
+    if found is not None:
+        return f"select * from {found}"
     spec = TABLES[table]
     everything = rows(table)
     if everything is None:
@@ -127,7 +134,9 @@ def narrowed_current_sql(
     if spec.parent is not None:
         linked = tuple(spec.parent_key.get(c, c) for c in columns)
         if set(linked) <= {c.column for c in TABLES[spec.parent].columns}:
-            inner = narrowed_current_sql(spec.parent, linked, match, rows=rows, current=current)
+            inner = narrowed_current_sql(
+                spec.parent, linked, match, rows=rows, current=current, known=known
+            )
             if inner is None:
                 return None
             parent = quote_ident(f"_narrowed_current_{spec.parent}")

@@ -11,8 +11,9 @@ import pytest
 
 from service.auth import forget_shared_tokens
 
-# The default world's main-job run (`full_run`), one fixture for tests/e2e and tests/serve.
-pytest_plugins = ["tests.pipeline_runs"]
+# The default world's main-job run (`full_run`), one fixture for tests/e2e and tests/serve; the
+# timeout's stretch under load (tests/timeouts.py).
+pytest_plugins = ["tests.pipeline_runs", "tests.timeouts"]
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # imported when a run is made: this module loads with every t
     from pipelines.settings import Settings
     from pipelines.summary import RunSummary
     from sandbox.runner import SandboxSettings
+    from tests.sandbox.test_process import ReadmeRun
 
 
 @dataclass
@@ -64,3 +65,15 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
     from sandbox.runner import SandboxSettings
 
     yield from main_job_run(tmp_path_factory, SandboxSettings(seed=7, scale="small"))
+
+
+@pytest.fixture(scope="session")
+def readme_run(tmp_path_factory: pytest.TempPathFactory) -> ReadmeRun:
+    """The README's first command, `reservoir run -q`, in a new folder to its end: the embedded
+    sandbox (seed 7, small) in a child process, mode auto on an empty data directory, so the
+    bootstrap. Made once (xdist group `readme_run`, ~9 CPU s): tests/sandbox/test_process.py
+    asserts the command, its output and its processes; tests/e2e/test_run_checks.py copies its
+    data directory and goes on from that bootstrap with the event feed."""
+    from tests.sandbox.test_process import run_to_the_end
+
+    return run_to_the_end(tmp_path_factory.mktemp("readme-run"))

@@ -34,21 +34,23 @@ def keep_differing(con: duckdb.DuckDBPyConnection, base: str) -> tuple[list[str]
     """From the temp tables `_old_<base>` (a key's rows before, with their row ids) and
     `_new_<base>` (after), write the table `_diff_<base>` of the rows that differ (each with
     how many copies it gained or lost, and the row ids of its old copies) and the views
-    `_removed_<base>`, `_added_<base>` and `_changed_<base>` (both) over it. Returns the temp
-    tables and the views it wrote, and how many rows differ. Views rather than tables: the
-    differing rows are few and read once or twice, where each temp table costs a statement's
-    fixed cost (~3-6 ms of CPU: three per model by key)."""
+    `_removed_<base>`, `_added_<base>` and `_changed_<base>` (both) over it when any differ.
+    Returns the temp tables and the views it wrote, and how many distinct rows differ. Views
+    rather than tables: the differing rows are few and read once or twice, where each temp
+    table costs a statement's fixed cost (~3-6 ms of CPU: three per model by key)."""
     old, new = quote_ident(f"_old_{base}"), quote_ident(f"_new_{base}")
     diff, delta = quote_ident(f"_diff_{base}"), quote_ident(f"_changed_{base}")
     removed, added = quote_ident(f"_removed_{base}"), quote_ident(f"_added_{base}")
-    con.execute(
+    (rows,) = con.execute(
         f"create or replace temp table {diff} as select * from ("
         f"select * exclude (_side, {ROWID}), sum(_side) as _moved, "
         f"list({ROWID}) filter (where _side < 0) as _rowids from ("
         f"select * exclude ({ROWID}), {ROWID}, -1 as _side from {old} "
         f"union all select *, null::bigint, 1 as _side from {new}) "
         "group by all) where _moved <> 0"
-    )
+    ).fetchone() or (0,)
+    if not rows:  # nothing differs: no reader asks for the views
+        return [diff], [], 0
     for target, sign in ((removed, "<"), (added, ">")):
         con.execute(
             f"create or replace temp view {target} as select * exclude (_moved, _rowids, _copy) "
@@ -59,8 +61,7 @@ def keep_differing(con: duckdb.DuckDBPyConnection, base: str) -> tuple[list[str]
         f"create or replace temp view {delta} as "
         f"select * from {removed} union all select * from {added}"
     )
-    (rows,) = con.execute(f"select sum(abs(_moved)) from {diff}").fetchone() or (0,)
-    return [diff], [removed, added, delta], int(rows or 0)
+    return [diff], [removed, added, delta], int(rows)
 
 
 def replace_rows(

@@ -103,6 +103,18 @@ difference a move makes per key (a long query, as a guard, continues on lines wi
 prefix): `-- incremental shifts as_of_date with the as-of date` and `-- incremental when
 meta.build_settings changed whole: select ...`; a new date then moves the rows (brought up to
 the input at the old date) and adds the query's rows (`warehouse.additive.shift_sums`).
+
+A model maintained by key is stored ordered by its key when it is built whole (`Model.table_sql`),
+so that a refresh's reads of a few keys skip most of the table; one whose sort costs the build more
+than it saves says so:
+
+    -- incremental stored as built
+
+(`core/fct_bill_lines.sql`: sorting 12.7 million bill lines with their texts spilled under the
+build's memory limit and doubled the model's build, 34.6 -> 69.7 CPU s at large, for ~0.15 CPU s
+an hour; docs/benchmarks.md, session 17). It orders the stored rows, not what they are: the
+model's version leaves the line out (`without_storage_order`), so declaring it, or dropping it,
+rebuilds nothing. It needs the `incremental by` form.
 """
 
 from __future__ import annotations
@@ -125,6 +137,8 @@ _WHOLE = re.compile(
 )
 _SHIFTS = re.compile(r"^--\s*incremental shifts ([a-z_][a-z0-9_]*) with the as-of date\s*$")
 _VIEW = re.compile(r"^--\s*materialized as a view\s*$")
+_STORED = re.compile(r"^--\s*incremental stored\b")  # a line of the form below, or a slip of it
+_STORED_AS_BUILT = re.compile(r"^--[ \t]*incremental stored as built[ \t]*(?:\n|$)", re.MULTILINE)
 _SUMS = re.compile(
     r"^--\s*incremental sums over ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)"
     r" by ([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*)\s*$"
@@ -154,6 +168,7 @@ class Incremental:
     narrows: tuple[tuple[str, str], ...] = ()
     whole: tuple[tuple[str, str], ...] = ()
     shifts: str | None = None
+    stored_as_built: bool = False
 
     def expression(self, source: str) -> str | None:
         """The key expression over `source`'s changed rows (one value per key column, comma
@@ -188,7 +203,17 @@ def description(sql: str) -> str:
             break
         if any(
             p.match(line)
-            for p in (_INCREMENTAL, _GUARD, _NARROW, _NARROWS, _WHOLE, _SHIFTS, _SUMS, _VIEW)
+            for p in (
+                _INCREMENTAL,
+                _GUARD,
+                _NARROW,
+                _NARROWS,
+                _WHOLE,
+                _SHIFTS,
+                _SUMS,
+                _VIEW,
+                _STORED,
+            )
         ):
             continue
         lines.append(line[2:].strip())
@@ -204,10 +229,13 @@ def incremental(sql: str, where: Path) -> Incremental | None:
     narrows: list[tuple[str, str]] = []
     whole: list[tuple[str, str]] = []
     shifts: list[str] = []
+    stored: list[str] = []
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
-        if found := _SHIFTS.match(line.strip()):
+        if _STORED.match(line.strip()):
+            stored.append(line.strip())
+        elif found := _SHIFTS.match(line.strip()):
             shifts.append(found.group(1))
         elif found := _WHOLE.match(line.strip()):  # a long query continues on the next line
             whole.append((found.group(1), found.group(2).strip()))
@@ -221,6 +249,11 @@ def incremental(sql: str, where: Path) -> Incremental | None:
             narrow = True
         elif found := _NARROWS.match(line.strip()):
             narrows.append((found.group(1), found.group(2).strip()))
+    if stored and (not keys or len(stored) > 1 or not _STORED_AS_BUILT.match(stored[0])):
+        raise ValueError(
+            f"{where}: one `-- incremental stored as built` line, with an `incremental by` key "
+            f"(not {stored})"
+        )
     if not keys:
         return None
     if len(keys) > 1:
@@ -250,7 +283,14 @@ def incremental(sql: str, where: Path) -> Incremental | None:
         tuple(narrows),
         tuple(joined.items()),
         shifts[0] if shifts else None,
+        bool(stored),
     )
+
+
+def without_storage_order(sql: str) -> str:
+    """The model's SQL without its `-- incremental stored as built` line: what its rows are,
+    whatever order they are stored in (`warehouse.changes.model_version`)."""
+    return _STORED_AS_BUILT.sub("", sql)
 
 
 def sums(sql: str, where: Path) -> Sums | None:

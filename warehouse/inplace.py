@@ -25,6 +25,7 @@ from lake.locks import compaction_lock
 from lake.store import Lake
 from lake.tenancy import tenant_of
 from warehouse import asof
+from warehouse.asof import WarehouseAsOf
 from warehouse.build import (
     LAKE_DIR,
     SETTINGS_TABLE,
@@ -33,6 +34,7 @@ from warehouse.build import (
     ModelResult,
     apply_comments,
     build_warehouse,
+    configure,
     create_view,
     describe_models,
     discard,
@@ -50,6 +52,7 @@ from warehouse.changes import (
     delta_readers,
     keyed_sources,
     lake_changes,
+    lake_tables_read,
     model_version,
     record_build,
 )
@@ -99,24 +102,39 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
     if not target.exists():
         return build_warehouse(data_dir, as_of=as_of)
     started = time.perf_counter()
+    lake_dir = data_dir / LAKE_DIR
     build_id = new_build_id()
     models = discover_models()
     results: dict[str, ModelResult] = {}
     refreshed: dict[str, str] = {}
-    with compaction_lock(Lake(data_dir / LAKE_DIR), shared=True):
+    with compaction_lock(Lake(lake_dir), shared=True):
         con, building = _open(target, build_id)
         try:
-            lake_files = prepare(con, data_dir, begin=True)
-            changes = lake_changes(con, data_dir / LAKE_DIR)
+            configure(con, data_dir)
+            # what changed, read before the transaction (temp views only: the file is not
+            # written), so that the lake's catalogs hold the views of what the changes reach
+            changes = lake_changes(con, lake_dir)
             versions = built_versions(con)
             if changes is None or versions is None:
-                con.execute("rollback")
                 con.close()
                 if building is not None:
                     building.unlink()
                 return build_warehouse(data_dir, as_of=as_of)
-            dated = resolve_as_of(con, data_dir, as_of)
             before = _settings(con)
+            # the as-of date, unless only the lake's own rows can give it (read below)
+            dated = WarehouseAsOf(as_of) if as_of is not None else asof.from_lake(lake_dir)
+            existing = table_names(con)
+            tables = lake_tables_read(
+                models,
+                changes,
+                versions,
+                existing,
+                settings_changed=dated is None or before != (dated.as_of, None, None),
+            )
+            lake_files = prepare(
+                con, data_dir, begin=True, tables=tables if dated else {*tables, "reservations"}
+            )
+            dated = dated or resolve_as_of(con, data_dir, None)
             asof.keep_previous(con)  # the date a header's query may move from
             write_settings(con, build_id, dated, None, tenant_of(data_dir))
             readers = {q: sum(q in m.deps for m in models.values()) for q in models}
@@ -125,7 +143,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 lake=changes,
                 settings_changed=_settings(con) != before,
                 versions=versions,
-                existing=table_names(con),
+                existing=existing,
                 readers=readers,
                 keyed=keyed_sources(models),
                 diffed=delta_readers(models),
@@ -141,7 +159,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
             apply_comments(con, [models[q] for q, how in refreshed.items() if how == "whole"])
             if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):
                 con.execute(KPI_WINDOW)
-            record_build(con, data_dir / LAKE_DIR, [models[q] for q in refreshed])
+            record_build(con, lake_dir, [models[q] for q in refreshed])
             con.execute("commit")
             detach_lake(con)
             con.execute("checkpoint")

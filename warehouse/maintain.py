@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
@@ -42,7 +41,7 @@ from lake.sql import quote_ident, swap_relations
 from lake.tables import TABLES as LAKE_TABLES
 from warehouse.additive import OLD_SETTINGS, add_sums, shift_sums
 from warehouse.asof import days_moved
-from warehouse.changes import FULL, lake_inputs, model_version
+from warehouse.changes import FULL, SETTINGS_INPUT, lake_inputs, model_version
 from warehouse.columns import table_columns
 from warehouse.delta import replace_rows
 from warehouse.headers import Incremental
@@ -50,8 +49,8 @@ from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
 from warehouse.models import Model
 from warehouse.rebuild import columns_of, rebuild, rebuild_diffed
+from warehouse.shared_current import Known, Matching, SharedCurrents
 
-SETTINGS_INPUT = "meta.build_settings"
 # a whole rebuild of a larger table keeps the fingerprint (a diff holds both versions in memory)
 DIFF_MAX_ROWS = 2_000_000
 
@@ -97,6 +96,9 @@ class Maintainer:
     # every table's columns (`table_columns`), read once and again after a whole rebuild (the
     # only step that may change a table's columns): one query of the catalog costs ~10 ms
     column_cache: dict[str, tuple[tuple[str, str], ...]] | None = None
+    # the lake parents' narrowed current states the reads share (its temps are among `temps`)
+    shared: SharedCurrents | None = None
+    described: dict[str, list[str]] = field(default_factory=dict)  # `_columns`
 
     def changed_inputs(self, model: Model) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -216,7 +218,10 @@ class Maintainer:
         return int(rows)
 
     def _columns(self, relation: str) -> list[str]:
-        return columns_of(self.con, relation)
+        """A changed-rows relation's columns (written once in a walk, asked by each reader)."""
+        if relation not in self.described:
+            self.described[relation] = columns_of(self.con, relation)
+        return self.described[relation]
 
     def _by_keys(self, model: Model, changed: dict[str, str]) -> Outcome | None:
         inc = model.incremental
@@ -290,8 +295,11 @@ class Maintainer:
 
         match = matching(inc.keys)
         guard = self.con.execute(inc.guard).fetchall() if inc.guard else None
+        if self.shared is None:
+            self.shared = SharedCurrents(self.con, temps=self.temps)
+        known = self.shared.known(keys, matching) if len(names) == 1 else None
         if not inc.sources:
-            sql = self._narrowed(model, matching)
+            sql = self._narrowed(model, matching, known)
         elif inc.narrow or inc.narrows:
             swaps: dict[str, str] = {}
             # each declared input read where its columns hold an affected key
@@ -307,7 +315,7 @@ class Maintainer:
                 if source.startswith("lake.") and (
                     len(columns) == 1 or set(columns) <= set(LAKE_TABLES[lake_table].key)
                 ):
-                    current = narrowed_current_sql(lake_table, columns, matching)
+                    current = narrowed_current_sql(lake_table, columns, matching, known)
                     swaps[f"lake_current.{lake_table}"] = f"({current})"
             # an input read by the condition its `incremental narrows` line gives
             # `affected_keys`: one column `k`, or one per key column, named as the key columns
@@ -341,7 +349,7 @@ class Maintainer:
         parts = (f"_removed_{base}", f"_added_{base}")
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 
-    def _narrowed(self, model: Model, matching: Callable[[tuple[str, ...]], str]) -> str:
+    def _narrowed(self, model: Model, matching: Matching, known: Known | None = None) -> str:
         """The model's SQL with every input that has the key column read for the affected keys
         only. Valid for the `-- incremental by <key>` form, which says that a key's rows depend
         on its inputs' rows of that key alone; DuckDB would not push the filter on the output
@@ -362,7 +370,7 @@ class Maintainer:
             (key,) = inc.keys
             if key in TABLES[table].all_columns:
                 swaps[f"lake.{table}"] = f"(select * from lake.{table} where {match})"
-                current = narrowed_current_sql(table, (key,), matching)
+                current = narrowed_current_sql(table, (key,), matching, known)
                 swaps[f"lake_current.{table}"] = f"({current})"
         return swap_relations(model.sql, swaps)
 

@@ -27,12 +27,6 @@ _LAKE_REF = re.compile(r"\blake(?:_current)?\.([a-z_][a-z0-9_]*)\b")
 _COMMENT = re.compile(r"--[^\n]*")
 
 
-# maintained by key but stored as built: sorting 12.7 million bill lines with their texts spilled
-# under the build's memory limit and doubled the model's build (34.6 -> 69.7 CPU s at large),
-# for ~0.15 CPU s an hour (docs/benchmarks.md, session 17)
-STORED_AS_BUILT = frozenset({"core.fct_bill_lines"})
-
-
 @dataclass(frozen=True)
 class Model:
     """One SQL model: where it lives, what it reads, and what it says it is."""
@@ -59,11 +53,12 @@ class Model:
 
     @property
     def table_sql(self) -> str:
-        """The query a whole build stores: a model maintained by key (but `STORED_AS_BUILT`)
-        ordered by its key, so a refresh's reads of a few keys skip most of the table (DuckDB's
-        min/max per row group, and the other columns of the vectors no affected key is in:
-        docs/benchmarks.md, session 17). The rows a refresh inserts land at the end."""
-        if self.incremental is None or self.qualified in STORED_AS_BUILT:
+        """The query a whole build stores: a model maintained by key ordered by its key, so a
+        refresh's reads of a few keys skip most of the table (DuckDB's min/max per row group,
+        and the other columns of the vectors no affected key is in: docs/benchmarks.md,
+        session 17), unless its header says `-- incremental stored as built`
+        (`warehouse.headers`). The rows a refresh inserts land at the end."""
+        if self.incremental is None or self.incremental.stored_as_built:
             return self.sql
         keys = ", ".join(quote_ident(k) for k in self.incremental.keys)
         return f"select * from (\n{self.sql}\n) order by {keys}"

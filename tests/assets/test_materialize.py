@@ -42,6 +42,11 @@ def _lake_resource(path: Path, **kw: object) -> LakeResource:
     )  # type: ignore[arg-type]
 
 
+# The tests on `landed` (one materialisation of every asset, ~2 CPU s) run on one xdist worker:
+# without a group `--dist loadgroup` spreads a module's tests over both workers, and each built it.
+LANDED = pytest.mark.xdist_group("materialize_landed")
+
+
 @pytest.fixture(scope="module")
 def landed(tmp_path_factory: pytest.TempPathFactory) -> tuple[dg.ExecuteInProcessResult, Lake]:
     resource = _lake_resource(tmp_path_factory.mktemp("lake"))
@@ -49,6 +54,7 @@ def landed(tmp_path_factory: pytest.TempPathFactory) -> tuple[dg.ExecuteInProces
     return result, resource.lake()
 
 
+@LANDED
 def test_every_table_lands_typed_as_specified(landed) -> None:
     result, lake = landed
     assert result.success
@@ -60,6 +66,7 @@ def test_every_table_lands_typed_as_specified(landed) -> None:
         assert lake.current(name).num_rows > 0, name
 
 
+@LANDED
 def test_keys_unique_and_children_linked(landed) -> None:
     _, lake = landed
     for name, table in TABLES.items():
@@ -78,6 +85,7 @@ def test_keys_unique_and_children_linked(landed) -> None:
     assert len(lake.current("availability").to_pylist()) == 35 * 3 * 2
 
 
+@LANDED
 def test_lineage_and_one_batch_per_run(landed) -> None:
     _, lake = landed
     batch_ids = set()
@@ -91,6 +99,7 @@ def test_lineage_and_one_batch_per_run(landed) -> None:
     assert lake.current("customer_merges").to_pylist()[0]["_batch_kind"] == "delta"
 
 
+@LANDED
 def test_no_temp_files_and_no_pii(landed) -> None:
     _, lake = landed
     files = [p for p in lake.root.rglob("*") if p.is_file()]
@@ -103,6 +112,7 @@ def test_no_temp_files_and_no_pii(landed) -> None:
         assert not any(v in data for v in PII_VALUES), f
 
 
+@LANDED
 def test_customer_merges_from_the_event_feed(landed) -> None:
     _, lake = landed
     (merge,) = lake.current("customer_merges").to_pylist()
@@ -110,6 +120,7 @@ def test_customer_merges_from_the_event_feed(landed) -> None:
     assert lake.read_state("cursor_customer_merges") == {"cursor": 2}
 
 
+@LANDED
 def test_metadata_and_checks(landed) -> None:
     result, _ = landed
     events = {

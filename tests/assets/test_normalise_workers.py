@@ -26,11 +26,11 @@ import pytest
 
 import assets.pages
 import service.lazy
-from assets import landing, workers
+from assets import page_queue, workers
 from assets.catalogue import CATALOGUE, SPECS
 from assets.endpoints import EndpointSpec
 from assets.extract import run_spec
-from assets.landing import LandReport
+from assets.landing import Landing, LandReport
 from assets.pages import PageStream
 from assets.settings import IngestSettings
 from assets.workers import NormaliseWorkerDied, NormaliseWorkerError
@@ -155,7 +155,7 @@ def _run(
 @pytest.fixture
 def workers_always(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every page goes to the pool; records each pool request (its size)."""
-    monkeypatch.setattr(landing, "WORKER_MIN_BYTES", 0)
+    monkeypatch.setattr(page_queue, "WORKER_MIN_BYTES", 0)
     requested: list[int] = []
     shared = workers.shared_pool
 
@@ -335,12 +335,12 @@ def test_small_specs_and_unregistered_specs_stay_in_the_thread(
     spec = SPEC["reservations"]
     bodies = _bodies(_reservations())
     # Below WORKER_MIN_BYTES of JSON (here: just below what the stream brings) no pool starts.
-    monkeypatch.setattr(landing, "WORKER_MIN_BYTES", sum(map(len, bodies)))
+    monkeypatch.setattr(page_queue, "WORKER_MIN_BYTES", sum(map(len, bodies)))
     few = _run(spec, tmp_path / "few", bodies, 4)
     assert few.records == len(_reservations())
     # A spec the workers cannot look up by name (here: a changed copy) is normalised in-thread.
     changed = dataclasses.replace(spec, description="a copy")
-    monkeypatch.setattr(landing, "WORKER_MIN_BYTES", 0)
+    monkeypatch.setattr(page_queue, "WORKER_MIN_BYTES", 0)
     assert _run(changed, tmp_path / "copy", bodies, 4).records == 40
 
 
@@ -462,9 +462,9 @@ def test_a_delta_landing_starts_the_pool_only_for_much_more(
     monkeypatch.setattr(workers, "shared_pool", spy)
     monkeypatch.setattr(workers, "pool_running", lambda: running)
     bodies = _bodies(_reservations())
-    monkeypatch.setattr(landing, "WORKER_MIN_BYTES", sum(map(len, bodies)) // 2)
+    monkeypatch.setattr(page_queue, "WORKER_MIN_BYTES", sum(map(len, bodies)) // 2)
     spec = SPEC["reservations"]
-    held = landing.Landing(Lake(tmp_path), spec, BATCH, kind, IngestSettings(normalise_workers=2))
+    held = Landing(Lake(tmp_path), spec, BATCH, kind, IngestSettings(normalise_workers=2))
     pages = [Page.from_body(skim(b, KEYS[spec.method], "/" + spec.method)).content for b in bodies]
     try:
         if starts:

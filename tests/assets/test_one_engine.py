@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from assets import landing as landing_module
-from assets import workers
+from assets import page_queue, workers
 from assets.full import land_full
 from assets.landing import Landing, LandReport
 from assets.modes import apply_changes, refresh_reservations, sweep
@@ -91,7 +90,7 @@ def test_normalise_workers_is_honoured_in_every_mode(
     probe: list[tuple[str, LandReport]],
     setting: int,
 ) -> None:
-    monkeypatch.setattr(landing_module, "WORKER_MIN_BYTES", -1)  # the pool from the first page
+    monkeypatch.setattr(page_queue, "WORKER_MIN_BYTES", -1)  # the pool from the first page
     pools: list[int] = []
     shared = workers.shared_pool
 

@@ -109,9 +109,9 @@ def test_worker_processes_land_what_the_run_process_lands_through_faults(
     (retried by the client), then are decoded and normalised in a worker process or in the
     run's own process: the lake is the same."""
     runner = pytest.importorskip("sandbox.runner")
-    from assets import landing
+    from assets import page_queue
 
-    monkeypatch.setattr(landing, "WORKER_MIN_BYTES", 0)  # every page of the stream to the pool
+    monkeypatch.setattr(page_queue, "WORKER_MIN_BYTES", 0)  # every page of the stream to the pool
     faults = {"http_503": 0.05, "drop": 0.05, "truncate": 0.05}
     lakes = {}
     with runner.run_sandbox(runner.SandboxSettings(faults=faults)) as handle:

@@ -2,10 +2,13 @@
 
 Auto mode twice (the bootstrap, then the event feed) against the embedded sandbox: each run
 records an evaluation of every check of every lake and warehouse asset in the Dagster instance,
-the summary lists them, and they all pass on a sandbox world. The data directory then refuses
-another source. Then a check is broken on purpose (a duplicated lake file): the next run reports
-it by name and fails; `reservoir run`'s exit code on a failed check is asserted by
-tests/sandbox/test_process.py on the README's first command.
+the summary lists them, and they all pass on a sandbox world. The bootstrap is the README's
+`reservoir run` (the session's `readme_run`, tests/pipeline_runs.py: seed 7, small, the sandbox
+in a child process), whose data directory this test copies and goes on from: its instance holds
+the bootstrap's check evaluations. The data directory then refuses another source. Then a
+check is broken on purpose (a duplicated lake file): the next run reports it by name and fails;
+`reservoir run`'s exit code on a failed check is asserted by tests/sandbox/test_process.py on
+the README's first command.
 """
 
 from __future__ import annotations
@@ -21,14 +24,14 @@ import pytest
 from rich.console import Console
 
 from pipelines.definitions import defs
+from pipelines.instance import prepare_instance
 from pipelines.runner import RunError, ServiceTarget, run_pipeline
 from pipelines.settings import Settings
 from pipelines.status import print_status
 from pipelines.summary import RunSummary
 from sandbox.runner import SandboxSettings, run_sandbox
+from tests.sandbox.test_process import ReadmeRun
 
-# Each test starts its own sandbox and run: no shared fixture, so no xdist group (the tests
-# spread over the workers).
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 
@@ -61,18 +64,28 @@ def _run(settings: Settings, handle: object) -> RunSummary:
     )
 
 
+@pytest.mark.xdist_group("readme_run")  # with the test that asserts the command itself
 def test_auto_runs_evaluate_every_check_and_a_broken_one_fails_the_run(
-    tmp_path: Path, home: None
+    tmp_path: Path, home: None, readme_run: ReadmeRun
 ) -> None:
     settings = Settings(data_dir=tmp_path)
     expected = _every_check()
     assert len(expected) >= 40  # lake unique keys and quarantine rates, warehouse checks
+    # the bootstrap: `reservoir run` on an empty data directory, its sandbox world in a child
+    assert readme_run.code == 0, readme_run.err[-2000:]
+    assert "reservoir bootstrap run" in readme_run.out
+    shutil.copytree(readme_run.data_dir, tmp_path, dirs_exist_ok=True)
+    instance = prepare_instance(settings)
+    (first,) = instance.get_run_records()
+    keys = [dg.AssetCheckKey(dg.AssetKey.from_user_string(a), n) for a, n in expected]
+    records = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
+    assert set(records) == set(keys)  # every check evaluated, by the bootstrap
+    assert {r.run_id for r in records.values()} == {first.dagster_run.run_id}
+    # evaluated (not only planned) and passed: a warning or an error is FAILED
+    status = {key: record.status.value for key, record in records.items()}
+    assert status == dict.fromkeys(keys, "SUCCEEDED")
+    # the same world in this process (a world is its seed): the feed goes on from the bootstrap
     with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
-        first = _run(settings, handle)
-        assert first.mode == "bootstrap"
-        assert {(c.asset, c.name) for c in first.checks} == expected
-        assert {c.outcome for c in first.checks} == {"passed"}
-
         handle.world.advance(hours=24)  # new bookings, changes and cancellations: events
         second = _run(settings, handle)
         assert second.mode == "incremental"

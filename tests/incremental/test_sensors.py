@@ -51,6 +51,11 @@ def resources(tmp_path: Path, data: dict[str, Any], request: pytest.FixtureReque
     }
 
 
+# The tests that go on from `bootstrapped` run on one xdist worker: without a group `--dist
+# loadgroup` spreads them over both workers, and each made the bootstrap run.
+BOOTSTRAPPED = pytest.mark.xdist_group("sensors_bootstrapped")
+
+
 @pytest.fixture(scope="module")
 def bootstrapped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The incremental job's first run (the bootstrap) on the fixture's data, once per module:
@@ -198,6 +203,7 @@ def test_webhook_run_key_changes_with_the_snapshot() -> None:
     assert a.run_key != b.run_key
 
 
+@BOOTSTRAPPED
 def test_incremental_job_bootstraps_then_applies_events(
     resources: dict, data: dict[str, Any], bootstrapped: Path
 ) -> None:
@@ -240,6 +246,7 @@ def test_schedule_and_definitions_load() -> None:
     }
 
 
+@BOOTSTRAPPED
 def test_incremental_job_takes_the_overlap_window_as_config(
     resources: dict, data: dict[str, Any], bootstrapped: Path
 ) -> None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -196,8 +197,21 @@ def test_reservoir_run_serves_its_sandbox_from_a_child_and_ctrl_c_stops_both(
             os.kill(child, signal.SIGKILL)
 
 
-def _run_to_the_end(tmp_path: Path) -> tuple[int, str, str, set[int]]:
-    """`reservoir run -q` in `tmp_path` to its end: exit code, output and its sandbox children."""
+@dataclass
+class ReadmeRun:
+    """`reservoir run -q` to its end in a new folder (`readme_run`): its data directory, exit
+    code, output, its sandbox children and those still alive right after it exited."""
+
+    data_dir: Path
+    code: int
+    out: str
+    err: str
+    children: set[int]
+    left_alive: set[int]
+
+
+def run_to_the_end(tmp_path: Path) -> ReadmeRun:
+    """`reservoir run -q` in `tmp_path` to its end."""
     run = _reservoir_run(tmp_path)
     children: set[int] = set()
     try:
@@ -210,18 +224,20 @@ def _run_to_the_end(tmp_path: Path) -> tuple[int, str, str, set[int]]:
     finally:
         if run.poll() is None:
             run.kill()
-    return run.returncode, out, err, children
+    left = {pid for pid in children if _alive(pid)}
+    return ReadmeRun(tmp_path / "data", run.returncode, out, err, children, left)
 
 
 @pytest.mark.slow
-def test_reservoir_run_completes_with_its_sandbox_in_a_child(tmp_path: Path) -> None:
+@pytest.mark.xdist_group("readme_run")
+def test_reservoir_run_completes_with_its_sandbox_in_a_child(readme_run: ReadmeRun) -> None:
     """The README's first command: lands, builds, prints the summary with its checks, leaves no
     process. (A run whose check fails raises `RunError`, which the command turns into exit code
     1 as every `RunError`: tests/e2e/test_run_checks.py breaks a check on purpose, and
-    tests/reliability/test_bad_settings.py asserts the exit code and the one line.)"""
-    code, out, err, children = _run_to_the_end(tmp_path)
-    assert code == 0, err[-2000:]
-    assert "the embedded sandbox (seed 7, scale small)" in out
-    assert "checks:" in out and "0 failed" in out
-    assert len(children) == 1
-    assert not any(_alive(pid) for pid in children)
+    tests/reliability/test_bad_settings.py asserts the exit code and the one line.) The run is
+    the session's `readme_run` (tests/pipeline_runs.py), which test_run_checks.py goes on from."""
+    assert readme_run.code == 0, readme_run.err[-2000:]
+    assert "the embedded sandbox (seed 7, scale small)" in readme_run.out
+    assert "checks:" in readme_run.out and "0 failed" in readme_run.out
+    assert len(readme_run.children) == 1
+    assert readme_run.left_alive == set()

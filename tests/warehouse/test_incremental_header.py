@@ -1,5 +1,5 @@
 """The `-- incremental by` header of a model (`warehouse.models`): a key of one column or of
-several, each input's expression, and the mistakes it refuses."""
+several, each input's expression, how it is stored, and the mistakes it refuses."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from warehouse.changes import model_version
 from warehouse.models import discover_models, parse_model
 
 
@@ -129,3 +130,42 @@ def test_a_view_reads_models_only_and_is_not_maintained_by_key(tmp_path: Path) -
         parse_model(path)
     with pytest.raises(ValueError, match="view"):
         parse_model(_model(tmp_path, "-- materialized as a view\n-- incremental by a"))
+
+
+def test_a_model_by_key_stored_as_built_is_not_sorted_and_keeps_its_version(
+    tmp_path: Path,
+) -> None:
+    """`-- incremental stored as built`: kept out of the description; a whole build stores the
+    query's rows as they come, not ordered by the key; the model's version is its SQL's without
+    the line, so declaring it (or dropping it) rebuilds nothing."""
+    by_key = parse_model(_model(tmp_path, "-- incremental by a\n-- The description."))
+    header = "-- incremental by a\n-- incremental stored as built\n-- The description."
+    as_built = parse_model(_model(tmp_path, header))
+    assert as_built.incremental is not None and as_built.incremental.stored_as_built
+    assert by_key.incremental is not None and not by_key.incremental.stored_as_built
+    assert as_built.description == by_key.description == "The description."
+    assert as_built.table_sql == as_built.sql
+    assert by_key.table_sql.endswith('order by "a"')
+    assert model_version(as_built) == model_version(by_key)
+    other = parse_model(_model(tmp_path, "-- incremental by b\n-- The description."))
+    assert model_version(other) != model_version(by_key)  # any other header line counts
+    stored = [
+        q for q, m in discover_models().items() if m.incremental and m.incremental.stored_as_built
+    ]
+    assert stored == ["core.fct_bill_lines"]
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "-- incremental stored as built",  # rebuilt whole: stored as built anyway
+        "-- incremental sums over core.x by a\n-- incremental stored as built",
+        "-- materialized as a view\n-- incremental stored as built",
+        "-- incremental by a\n-- incremental stored as built\n-- incremental stored as built",
+        "-- incremental by a\n-- incremental stored as built, not by key",
+        "-- incremental by a\n-- incremental stored in build order",
+    ],
+)
+def test_stored_as_built_needs_a_key_and_its_one_line(tmp_path: Path, header: str) -> None:
+    with pytest.raises(ValueError, match="stored as built"):
+        parse_model(_model(tmp_path, header))
