@@ -328,6 +328,12 @@ def test_the_group_marts_equal_the_sum_of_the_tenants(landed: Landed) -> None:
     # Every row of the stacked tenant marts carries its tenant; every column is described.
     tenants = _group(landed, "select distinct tenant from tenants.revenue_daily")
     assert set(tenants["tenant"]) == set(landed.good)
+    # a mart stored as a view is stacked too, with every tenant's rows
+    stacked = _group(
+        landed, "select tenant, count(*) as n from tenants.allotment_pickup group by 1"
+    )
+    each = _sum_of_tenants(landed, "select count(*) as n from marts.allotment_pickup")
+    assert int(stacked["n"].sum()) == int(each["n"].sum()) > 0
     with duckdb.connect(str(landed.run.group.path), read_only=True) as con:
         docs = group_docs(group_columns(con))
     undescribed = [f"{t}.{c}" for t, cols in docs.items() for c, text in cols.items() if not text]

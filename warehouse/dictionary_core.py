@@ -8,6 +8,7 @@ here; an entry here wins over the inherited text where the meaning changes.
 from __future__ import annotations
 
 from warehouse.dictionary_cells import CELLS
+from warehouse.dictionary_supply import ALLOTMENT_PICKUP
 
 _MONEY = "DECIMAL(18,2), in the row's currency_code"
 _MONEY38 = "DECIMAL(38,2) (an exact sum), in the row's currency_code"
@@ -314,6 +315,13 @@ CORE: dict[str, dict[str, str]] = {
         "is_sold": "An on-the-books guest stay has the unit on D.",
         "is_owner_hold": "An on-the-books owner / block reservation has the unit on D.",
         "is_double_booked": "More than one on-the-books reservation has the unit on D.",
+    },
+    # marts.allotment_pickup's rows, stored without their date (the mart is a view adding it)
+    "core.fct_allotment_pickup_weeks": {
+        "weeks_back": "The snapshot: weeks before the build's as_of (0: the as_of itself, to "
+        "12); marts.allotment_pickup's as_of_date is as_of - 7 x weeks_back. A new as_of "
+        "moves no stored row (docs/incremental.md).",
+        **{c: text for c, text in ALLOTMENT_PICKUP.items() if c != "as_of_date"},
     },
     **CELLS,
 }

@@ -111,12 +111,13 @@ def _tenants_table(
 
 
 def _stack(con: duckdb.DuckDBPyConnection, aliases: Mapping[str, str]) -> dict[str, int]:
-    """tenants.<mart> for every mart the tenants' warehouses hold: their rows, `tenant` first."""
+    """tenants.<mart> for every mart the tenants' warehouses hold: their rows, `tenant` first
+    (a mart stored as a view too: `marts.allotment_pickup` is one)."""
     marts: dict[str, None] = {}
     for alias in aliases.values():
         for (table,) in con.execute(
-            "select table_name from duckdb_tables() where database_name = $1 "
-            "and schema_name = 'marts' order by table_name",
+            "select table_name from information_schema.tables where table_catalog = $1 "
+            "and table_schema = 'marts' order by table_name",
             [alias],
         ).fetchall():
             marts[table] = None
@@ -126,8 +127,8 @@ def _stack(con: duckdb.DuckDBPyConnection, aliases: Mapping[str, str]) -> dict[s
             f"select {quote_literal(name)} as tenant, * from {alias}.marts.{quote_ident(mart)}"
             for name, alias in aliases.items()
             if con.execute(
-                "select count(*) from duckdb_tables() where database_name = $1 "
-                "and schema_name = 'marts' and table_name = $2",
+                "select count(*) from information_schema.tables where table_catalog = $1 "
+                "and table_schema = 'marts' and table_name = $2",
                 [alias, mart],
             ).fetchone()
             == (1,)

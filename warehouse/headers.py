@@ -36,7 +36,7 @@ where `affected_keys` is the set of affected key values (one column, `k`); every
 that input is then read through the condition. The condition must keep every row that any
 affected key's rows depend on (a whole reservation when the model looks across its versions).
 A `select` in place of the condition stands for the input's rows, with the same columns: a
-query may cut them to what the affected keys read (`marts/allotment_pickup.sql` reads each
+query may cut them to what the affected keys read (`core/fct_allotment_pickup_weeks.sql` reads each
 allotment for the keyed nights of its type alone: a condition on the allotments and one on the
 calendar could only keep every night of every keyed type).
 
@@ -61,8 +61,12 @@ database whose rows (one column per key column) are the affected keys then:
 
 The query runs after the input was brought up to date and before the model is: it can compare
 the model's stored rows with the input's new ones (`marts/occupancy_daily.sql`: the nights x
-types whose allotment-held nights differ from the new as-of snapshot of allotment pickup). The
-settings the stored tables were built with are the temp table `build_settings_before`.
+types whose allotment-held nights differ from those of allotment pickup rebuilt whole), or give
+the keys the days between the old and the new date reach (`core/fct_allotment_pickup_weeks.sql`:
+its snapshots are stored by weeks back from the as-of date, not by date, so a move rewrites only
+the nights a release date or a booking among those days reaches; `marts/allotment_pickup.sql`
+is a view adding the dates). The settings the stored tables were built with are the temp table
+`build_settings_before`.
 
 A model of snapshots taken a fixed number of days before the as-of date (the as-of date and the
 weeks before it) moves every row when the date moves; when a snapshot's rows are a function of
@@ -73,8 +77,9 @@ the date moved N days, except where the inputs between the two dates moved them:
 
 moves the stored rows' `as_of_date` by the days the as-of date moved; the `when
 meta.build_settings changed whole` query then gives the keys whose rows the days in between
-moved (`marts/allotment_pickup.sql`: a release date or a booking among them), recomputed as
-any affected key. Its readers see it changed whole.
+moved, recomputed as any affected key. Its readers see it changed whole. (Storing the
+snapshots by their distance from the as-of date instead, as allotment pickup does, needs no
+shift: the `update` of every row's date and its share of the commit go.)
 
 A model whose rows are another model's, column for column (a projection of a wider table),
 is stored as a view rather than written a second time:

@@ -106,7 +106,7 @@ SUPPLY_KEYED = {
         "core.fct_rate_nights",
         "core.fct_unit_nights",
         "core.fct_allotment_stay_nights",
-        "marts.allotment_pickup",
+        "core.fct_allotment_pickup_weeks",
         "marts.occupancy_daily",
         "marts.revenue_daily",
         "marts.sales_daily",
@@ -120,14 +120,14 @@ SUPPLY_KEYED = {
         "core.fct_availability",
     ),
     # the business date moved, and with it the operations tasks (a new repair taking a unit out
-    # of order) and every reference list were re-read whole: allotment pickup moves its
-    # snapshots with the date and recomputes the nights the day between reached (a release
-    # date, a booking); occupancy, which reads the as-of date only through its allotment-held
-    # nights, keys the nights whose held nights moved; the rest follows the rows that differ
+    # of order) and every reference list were re-read whole: allotment pickup (stored by weeks
+    # back, no date) recomputes the nights the day between reached (a release date, a
+    # booking); occupancy, which reads the as-of date only through its allotment-held nights,
+    # keys the nights whose held nights moved; the rest follows the rows that differ
     "new day": (
         # the stay nights an allotment covers read no date: by reservation
         "core.fct_allotment_stay_nights",
-        "marts.allotment_pickup",
+        "core.fct_allotment_pickup_weeks",
         "marts.occupancy_daily",
         "core.fct_reservations",
         "core.fct_stay_nights",

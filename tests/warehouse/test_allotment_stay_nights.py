@@ -98,7 +98,7 @@ def test_covered_stay_nights_follow_reservations_allotments_and_a_new_date(
     moved.flush(lake)
     result = update_warehouse(data_dir, as_of=date(2025, 1, 5))
     assert result.refreshed.get("core.fct_allotment_stay_nights") == "keys"
-    assert result.refreshed.get("marts.allotment_pickup") == "keys"
+    assert result.refreshed.get("core.fct_allotment_pickup_weeks") == "keys"
     added = [(6, date(2025, 1, 22)), (6, date(2025, 1, 23))]
     assert _covered(data_dir / "warehouse.duckdb") == sorted(nights + added)
     _equals_a_whole_rebuild(data_dir, "moved", date(2025, 1, 5))
@@ -121,6 +121,6 @@ def test_covered_stay_nights_follow_reservations_allotments_and_a_new_date(
     )
     result = update_warehouse(data_dir, as_of=date(2025, 1, 6))
     assert result.refreshed.get("core.fct_allotment_stay_nights") == "keys"
-    assert result.refreshed.get("marts.allotment_pickup") == "keys"
+    assert result.refreshed.get("core.fct_allotment_pickup_weeks") == "keys"
     assert _covered(data_dir / "warehouse.duckdb") == sorted(nights + added)
     _equals_a_whole_rebuild(data_dir, "new-date", date(2025, 1, 6))

@@ -68,9 +68,9 @@ def test_a_moved_as_of_date_keys_the_nights_whose_held_allotment_moved(
 
     result = update_warehouse(data_dir, as_of=date(2025, 1, 6))
 
-    assert (
-        result.refreshed.get("marts.allotment_pickup") == "keys"
-    )  # its snapshots moved with the date
+    # the stored pickup recomputes the nights the new date reaches (its rows keep no date);
+    # occupancy keys the nights whose held allotment moved from its changed rows
+    assert result.refreshed.get("core.fct_allotment_pickup_weeks") == "keys"
     assert result.refreshed.get("marts.occupancy_daily") == "keys"
     after = _held(data_dir / "warehouse.duckdb")
     # the night released on the new date (13th: 6th + 7) holds nothing any more, the nights
@@ -102,7 +102,7 @@ def _pickup(path: Path) -> dict[tuple[date, date], tuple[int, int, int]]:
     return {(a, s): (int(h), int(p), int(r)) for a, s, h, p, r in rows}
 
 
-def test_allotment_pickup_moves_its_snapshots_with_the_date_and_recomputes_the_nights_reached(
+def test_allotment_pickup_keeps_its_snapshots_over_a_new_date_and_recomputes_the_nights_reached(
     lake: Lake, tmp_path: Path
 ) -> None:
     # an allotment of 2 web-channel units over three weeks, released 7 days before each night;
@@ -142,19 +142,19 @@ def test_allotment_pickup_moves_its_snapshots_with_the_date_and_recomputes_the_n
     data_dir = tmp_path
     build_warehouse(data_dir, as_of=date(2025, 1, 5))
     # a mark on the night of reservation 8 (no day between the two dates reaches it): a night
-    # recomputed would lose it, a snapshot moved with the date keeps it
+    # recomputed would lose it, a stored row the new date does not reach keeps it
     con = duckdb.connect(str(data_dir / "warehouse.duckdb"))
     try:
         con.execute(
-            "update marts.allotment_pickup set held_nights = 99 "
-            "where stay_date = '2025-01-24' and as_of_date = '2025-01-05'"
+            "update core.fct_allotment_pickup_weeks set held_nights = 99 "
+            "where stay_date = '2025-01-24' and weeks_back = 0"
         )
     finally:
         con.close()
 
     result = update_warehouse(data_dir, as_of=date(2025, 1, 6))
 
-    assert result.refreshed.get("marts.allotment_pickup") == "keys"
+    assert result.refreshed.get("core.fct_allotment_pickup_weeks") == "keys"
     assert result.refreshed.get("marts.occupancy_daily") == "keys"
     after = _pickup(data_dir / "warehouse.duckdb")
     assert {a for a, _ in after} == {date(2025, 1, 6) - timedelta(days=7 * k) for k in range(13)}
@@ -179,10 +179,80 @@ def test_allotment_pickup_moves_its_snapshots_with_the_date_and_recomputes_the_n
     con = duckdb.connect(str(data_dir / "warehouse.duckdb"))
     try:
         con.execute(
-            "update marts.allotment_pickup set held_nights = 2 "
-            "where stay_date = '2025-01-24' and as_of_date = '2025-01-06'"
+            "update core.fct_allotment_pickup_weeks set held_nights = 2 "
+            "where stay_date = '2025-01-24' and weeks_back = 0"
         )
     finally:
         con.close()
     for schema in SCHEMAS:
         assert mart_differences(data_dir / "warehouse.duckdb", whole.path, schema) == {}, schema
+
+
+PICKUP_COLUMNS = [
+    ("as_of_date", "DATE"),
+    ("stay_date", "DATE"),
+    ("location_id", "BIGINT"),
+    ("accommodation_type_id", "BIGINT"),
+    ("distribution_channel_id", "BIGINT"),
+    ("release_date", "DATE"),
+    ("held_nights", "BIGINT"),
+    ("picked_up_nights", "BIGINT"),
+    ("released_nights", "BIGINT"),
+    ("still_held_nights", "BIGINT"),
+]
+
+
+def _columns(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> list[tuple[str, str]]:
+    return [
+        (c, t)
+        for c, t in con.execute(
+            "select column_name, data_type from information_schema.columns "
+            "where table_schema = $1 and table_name = $2 order by ordinal_position",
+            [schema, name],
+        ).fetchall()
+    ]
+
+
+def test_allotment_pickup_is_a_view_of_the_snapshots_stored_without_their_date(
+    lake: Lake, tmp_path: Path
+) -> None:
+    """The published mart keeps its columns and rows; its rows are stored by weeks back from
+    the as-of date, so a new date rewrites none that the days between do not reach (the view
+    adds the date): no stored row carries a date that a move would have to update."""
+    batch = Batch().reference(units=2).reservation(1, "2025-01-08", "2025-01-12", unit_id=1000)
+    batch.tables["allotments"].append(
+        {
+            "allotment_id": 70,
+            "resource_id": TYPE_ID,
+            "distribution_channel_id": EUR_CHANNEL,
+            "start_date": "2025-01-08",
+            "end_date": "2025-01-15",
+            "quantity": 1,
+            "release_days": 3,
+        }
+    )
+    batch.flush(lake, kind="full")
+    built = build_warehouse(tmp_path, as_of=date(2025, 1, 5))
+    update_warehouse(tmp_path, as_of=date(2025, 1, 7))
+    con = duckdb.connect(str(built.path), read_only=True)
+    try:
+        kinds = con.execute(
+            "select table_name, table_type from information_schema.tables "
+            "where table_schema || '.' || table_name in "
+            "('marts.allotment_pickup', 'core.fct_allotment_pickup_weeks') order by 1"
+        ).fetchall()
+        assert kinds == [
+            ("allotment_pickup", "VIEW"),
+            ("fct_allotment_pickup_weeks", "BASE TABLE"),
+        ]
+        assert _columns(con, "marts", "allotment_pickup") == PICKUP_COLUMNS
+        stored = _columns(con, "core", "fct_allotment_pickup_weeks")
+        assert stored == [("weeks_back", "INTEGER"), *PICKUP_COLUMNS[1:]]
+        weeks = con.execute(
+            "select distinct as_of_date from marts.allotment_pickup order by 1"
+        ).fetchall()
+        assert [w for (w,) in weeks] == [
+            date(2025, 1, 7) - timedelta(days=7 * k) for k in range(12, -1, -1)
+        ]
+    finally:
+        con.close()

@@ -1,150 +1,35 @@
--- incremental by stay_date, accommodation_type_id from core.fct_allotment_stay_nights: night_date, accommodation_type_id
--- incremental by stay_date, accommodation_type_id from staging.stg_allotments: select cast(unnest(generate_series(c.start_date, c.end_date - 1, interval 1 day)) as date), c.accommodation_type_id from changed_rows as c
--- incremental by stay_date, accommodation_type_id from core.dim_accommodation_types: select a.stay_date, a.accommodation_type_id from marts.allotment_pickup as a where a.accommodation_type_id in (select c.accommodation_type_id from changed_rows as c group by c.accommodation_type_id having count(*) <> 2 or count(distinct row(c.location_id)) <> 1) group by all
--- incremental shifts as_of_date with the as-of date
--- incremental when meta.build_settings changed whole: with days as (select cast(d.day - cast(7 * w.k as integer) as date) as day from (select cast(unnest(generate_series(least(b.as_of, n.as_of) + 1, greatest(b.as_of, n.as_of), interval 1 day)) as date) as day from meta.build_settings as n cross join build_settings_before as b) as d cross join range(0, 13) as w(k)), released as (select cast(d.day + cast(coalesce(a.release_days, 0) as integer) as date) as stay_date, a.accommodation_type_id, a.start_date, a.end_date from staging.stg_allotments as a cross join days as d) select stay_date, accommodation_type_id from released where stay_date >= start_date and stay_date < end_date union select s.night_date, s.accommodation_type_id from core.fct_allotment_stay_nights as s where s.booking_date in (select day from days) or s.cancelled_on in (select day from days)
--- incremental narrows core.fct_allotment_stay_nights: select s.* from core.fct_allotment_stay_nights as s semi join affected_keys as k on k.stay_date = s.night_date and k.accommodation_type_id = s.accommodation_type_id
--- incremental narrows staging.stg_allotments: select a.* replace (k.stay_date as start_date, cast(k.stay_date + 1 as date) as end_date) from staging.stg_allotments as a inner join affected_keys as k on a.accommodation_type_id is not distinct from k.accommodation_type_id and k.stay_date >= a.start_date and k.stay_date < a.end_date
--- incremental narrows core.dim_dates: date_day in (select stay_date from affected_keys)
--- incremental narrows core.dim_accommodation_types: accommodation_type_id in (select accommodation_type_id from affected_keys)
+-- materialized as a view
 -- Allotment pickup per as-of date x stay date x location x accommodation type x channel: the
 -- units held for the channel (the allotments' quantity), how many its guests picked up (their
 -- on-the-books stay nights booked by the as-of date, or by the release date once it passed; at
 -- most the quantity), what was released unsold on the release date (stay date - release_days)
 -- and what is still held. Snapshots: the build's as_of and the 12 weeks before it.
--- Maintained by stay date x accommodation type: a row reads the allotments and stays of its
--- night and type alone (an allotment is read as one night for each keyed night it holds). Its
--- stay nights are core.fct_allotment_stay_nights, those an allotment of their channel and type
--- covers (old and new versions of a changed allotment key its nights themselves); a type whose
--- location changed keys all its rows; a moved calendar rebuilds it whole. A snapshot
--- is a function of its own date, not of the as-of date: when the date moves N days, the stored
--- snapshots move N days with it (`as_of_date` + N), and only the nights whose rows the days in
--- between reach are recomputed: a release date among them, or a covered stay booked or
--- cancelled on one of them (for each of the 13 snapshots, 7 days apart).
+-- A view of core.fct_allotment_pickup_weeks, which stores the same rows by weeks back from the
+-- as-of date: this adds the snapshot's date (as_of - 7 x weeks_back), so a new as-of date
+-- rewrites no stored row (the stored table recomputes only the nights the days between reach).
 
 with settings as (
     select * from meta.build_settings
 ),
 
-dates as (
-    select * from core.dim_dates
-),
-
-allotments as (
-    select * from staging.stg_allotments
-),
-
-accommodation_types as (
-    select * from core.dim_accommodation_types
-),
-
--- the guest stay nights on a night an allotment of their channel and type covers
-stay_nights as (
-    select * from core.fct_allotment_stay_nights
-),
-
 snapshots as (
-    select
-        cast(settings.as_of - cast(7 * weeks.k as integer) as date) as as_of_date,
-    from settings
-    cross join range(0, 13) as weeks(k)
-),
-
-allotment_nights as (
-    select
-        allotments.allotment_id,
-        allotments.distribution_channel_id,
-        allotments.accommodation_type_id,
-        dates.date_day as stay_date,
-        cast(dates.date_day - cast(coalesce(allotments.release_days, 0) as integer) as date)
-            as release_date,
-        allotments.quantity,
-    from allotments
-    inner join dates
-        on dates.date_day >= allotments.start_date
-        and dates.date_day < allotments.end_date
-    where dates.is_in_reporting_range
-        and allotments.quantity > 0
-),
-
-channel_stays as (
-    select
-        distribution_channel_id,
-        accommodation_type_id,
-        night_date as stay_date,
-        booking_date,
-        cancelled_on,
-        is_on_the_books,
-    from stay_nights
-),
-
-grid as (
-    select
-        snapshots.as_of_date,
-        allotment_nights.*,
-        least(snapshots.as_of_date, allotment_nights.release_date) as counted_until,
-    from snapshots
-    cross join allotment_nights
-),
-
--- per allotment, night and snapshot (one grid row each): its nights on the books then
-picked as (
-    select
-        grid.as_of_date,
-        grid.allotment_id,
-        grid.stay_date,
-        grid.accommodation_type_id,
-        grid.distribution_channel_id,
-        grid.release_date,
-        grid.quantity,
-        count(channel_stays.stay_date) as otb_nights,
-    from grid
-    left join channel_stays
-        on grid.distribution_channel_id = channel_stays.distribution_channel_id
-        and grid.accommodation_type_id = channel_stays.accommodation_type_id
-        and grid.stay_date = channel_stays.stay_date
-        and channel_stays.booking_date <= grid.counted_until
-        and (channel_stays.is_on_the_books or channel_stays.cancelled_on > grid.counted_until)
-    group by all
-),
-
-per_allotment as (
-    select
-        as_of_date,
-        stay_date,
-        accommodation_type_id,
-        distribution_channel_id,
-        release_date,
-        quantity as held_nights,
-        least(otb_nights, quantity) as picked_up_nights,
-        case
-            when release_date <= as_of_date
-                then quantity - least(otb_nights, quantity)
-            else 0
-        end as released_nights,
-    from picked
+    select * from core.fct_allotment_pickup_weeks
 ),
 
 final as (
     select
-        per_allotment.as_of_date,
-        per_allotment.stay_date,
-        accommodation_types.location_id,
-        per_allotment.accommodation_type_id,
-        per_allotment.distribution_channel_id,
-        min(per_allotment.release_date) as release_date,
-        cast(sum(per_allotment.held_nights) as bigint) as held_nights,
-        cast(sum(per_allotment.picked_up_nights) as bigint) as picked_up_nights,
-        cast(sum(per_allotment.released_nights) as bigint) as released_nights,
-        cast(sum(
-            per_allotment.held_nights
-            - per_allotment.picked_up_nights
-            - per_allotment.released_nights
-        ) as bigint) as still_held_nights,
-    from per_allotment
-    left join accommodation_types
-        on per_allotment.accommodation_type_id = accommodation_types.accommodation_type_id
-    group by all
+        cast(settings.as_of - cast(7 * snapshots.weeks_back as integer) as date) as as_of_date,
+        snapshots.stay_date,
+        snapshots.location_id,
+        snapshots.accommodation_type_id,
+        snapshots.distribution_channel_id,
+        snapshots.release_date,
+        snapshots.held_nights,
+        snapshots.picked_up_nights,
+        snapshots.released_nights,
+        snapshots.still_held_nights,
+    from snapshots
+    cross join settings
 )
 
 select * from final

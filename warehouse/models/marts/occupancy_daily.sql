@@ -1,13 +1,12 @@
 -- incremental by date_day, accommodation_type_id from core.fct_stay_nights: night_date, accommodation_type_id
 -- incremental by date_day, accommodation_type_id from core.fct_unit_nights: night_date, accommodation_type_id
 -- incremental by date_day, accommodation_type_id from core.dim_dates: select c.date_day, t.accommodation_type_id from changed_rows as c cross join (select accommodation_type_id from core.dim_units union select accommodation_type_id from core.fct_stay_nights union select accommodation_type_id from marts.occupancy_daily) as t
--- incremental by date_day, accommodation_type_id from marts.allotment_pickup: select stay_date, accommodation_type_id from changed_rows where as_of_date = (select as_of from meta.build_settings) group by as_of_date, stay_date, location_id, accommodation_type_id, distribution_channel_id having count(*) <> 2 or count(distinct row(still_held_nights)) <> 1
+-- incremental by date_day, accommodation_type_id from core.fct_allotment_pickup_weeks: select stay_date, accommodation_type_id from changed_rows where weeks_back = 0 group by weeks_back, stay_date, location_id, accommodation_type_id, distribution_channel_id having count(*) <> 2 or count(distinct row(still_held_nights)) <> 1
 -- incremental by date_day, accommodation_type_id from core.dim_accommodation_types: select o.date_day, o.accommodation_type_id from marts.occupancy_daily as o where o.accommodation_type_id in (select c.accommodation_type_id from changed_rows as c group by c.accommodation_type_id having count(*) <> 2 or count(distinct row(c.accommodation_type_code)) <> 1)
 -- incremental by date_day, accommodation_type_id from core.dim_locations: select o.date_day, o.accommodation_type_id from marts.occupancy_daily as o where o.location_id in (select c.location_id from changed_rows as c group by c.location_id having count(*) <> 2 or count(distinct row(c.location_code)) <> 1)
--- incremental when marts.allotment_pickup changed whole: select stay_date, accommodation_type_id from (select o.date_day as stay_date, o.accommodation_type_id, -o.allotment_held_nights as held from marts.occupancy_daily as o where o.allotment_held_nights <> 0 union all select a.stay_date, a.accommodation_type_id, a.still_held_nights from marts.allotment_pickup as a where a.as_of_date = (select as_of from meta.build_settings) and a.still_held_nights <> 0) group by all having sum(held) <> 0
--- incremental when meta.build_settings changed whole: select stay_date, accommodation_type_id from (select o.date_day as stay_date, o.accommodation_type_id, -o.allotment_held_nights as held from marts.occupancy_daily as o where o.allotment_held_nights <> 0 union all select a.stay_date, a.accommodation_type_id, a.still_held_nights from marts.allotment_pickup as a where a.as_of_date = (select as_of from meta.build_settings) and a.still_held_nights <> 0) group by all having sum(held) <> 0
+-- incremental when core.fct_allotment_pickup_weeks changed whole: select stay_date, accommodation_type_id from (select o.date_day as stay_date, o.accommodation_type_id, -o.allotment_held_nights as held from marts.occupancy_daily as o where o.allotment_held_nights <> 0 union all select a.stay_date, a.accommodation_type_id, a.still_held_nights from core.fct_allotment_pickup_weeks as a where a.weeks_back = 0 and a.still_held_nights <> 0) group by all having sum(held) <> 0
 -- incremental narrows its inputs
--- incremental narrows marts.allotment_pickup: stay_date in (select date_day from affected_keys) and accommodation_type_id in (select accommodation_type_id from affected_keys)
+-- incremental narrows core.fct_allotment_pickup_weeks: stay_date in (select date_day from affected_keys) and accommodation_type_id in (select accommodation_type_id from affected_keys)
 -- incremental narrows core.dim_dates: date_day in (select date_day from affected_keys)
 -- Occupancy per night x location x accommodation type over the reporting range: supply nights
 -- (units available), nights sold (on-the-books guest stays), owner / hold nights, occupancy and
@@ -18,14 +17,15 @@
 --
 -- Maintained by night x accommodation type (an hour's stays reach a third of the nights but a
 -- few thousand of the nights x types): an allotment pickup row keys its stay date and type only
--- when it is of the as-of snapshot and its still-held nights moved; a type or location whose
--- code changed keys all its rows; a night whose calendar row changed keys every type. The as-of
--- date reaches a row through its allotment-held nights alone (the still-held nights of the as-of
--- snapshot): when it moves (allotment pickup then changes whole: every snapshot moves with it),
--- the rows keyed are those whose stored allotment-held nights differ from the new snapshot's (the
--- stay dates whose release date passed, or whose pickup moved, on the new date), not every row:
--- one aggregate of the stored nights (negated) and the snapshot's, by night x type, over the
--- rows that hold any (a join of every row with the snapshot's sums cost three times the CPU).
+-- when it is of the as-of snapshot (weeks_back 0 of core.fct_allotment_pickup_weeks) and its
+-- still-held nights moved; a type or location whose code changed keys all its rows; a night
+-- whose calendar row changed keys every type. The as-of date reaches a row through its
+-- allotment-held nights alone, which the stored pickup keeps without the date: when the date
+-- moves, the pickup's changed rows of weeks_back 0 key the nights whose release date passed, or
+-- whose pickup moved, on the new date, as any hour's do. Should the pickup be rebuilt whole, the
+-- rows keyed are those whose stored allotment-held nights differ from its snapshot's: one
+-- aggregate of the stored nights (negated) and the snapshot's, by night x type, over the rows
+-- that hold any.
 
 with dates as (
     select * from core.dim_dates
@@ -47,12 +47,8 @@ locations as (
     select * from core.dim_locations
 ),
 
-settings as (
-    select * from meta.build_settings
-),
-
 allotment_pickup as (
-    select * from marts.allotment_pickup
+    select * from core.fct_allotment_pickup_weeks
 ),
 
 allotment_held as (
@@ -61,8 +57,7 @@ allotment_held as (
         allotment_pickup.accommodation_type_id,
         cast(sum(allotment_pickup.still_held_nights) as bigint) as allotment_held_nights,
     from allotment_pickup
-    inner join settings
-        on allotment_pickup.as_of_date = settings.as_of
+    where allotment_pickup.weeks_back = 0
     group by allotment_pickup.stay_date, allotment_pickup.accommodation_type_id
 ),
 
