@@ -68,18 +68,11 @@ the nights a release date or a booking among those days reaches; `marts/allotmen
 is a view adding the dates). The settings the stored tables were built with are the temp table
 `build_settings_before`.
 
-A model of snapshots taken a fixed number of days before the as-of date (the as-of date and the
-weeks before it) moves every row when the date moves; when a snapshot's rows are a function of
-its own date (not of the as-of date), the rows of the snapshot N days later are those rows with
-the date moved N days, except where the inputs between the two dates moved them:
-
-    -- incremental shifts as_of_date with the as-of date
-
-moves the stored rows' `as_of_date` by the days the as-of date moved; the `when
-meta.build_settings changed whole` query then gives the keys whose rows the days in between
-moved, recomputed as any affected key. Its readers see it changed whole. (Storing the
-snapshots by their distance from the as-of date instead, as allotment pickup does, needs no
-shift: the `update` of every row's date and its share of the commit go.)
+A model maintained by key whose rows are snapshots taken a fixed number of days before the
+as-of date stores them by that distance (weeks back, say), not by their date, and a view adds
+the dates (`core/fct_allotment_pickup_weeks.sql` under `marts/allotment_pickup.sql`): a move of
+the date then rewrites only the keys its `when meta.build_settings changed whole` query gives.
+(`-- incremental shifts`, below, is for a model of sums only.)
 
 A model whose rows are another model's, column for column (a projection of a wider table),
 is stored as a view rather than written a second time:
@@ -156,9 +149,6 @@ class Incremental:
     `whole`: input (`layer.name`, or `meta.build_settings`) -> a query over the database (the
     input already brought up to date, the model not yet) giving the affected keys when that
     input changed whole.
-    `shifts`: a date column that moves with the as-of date (the rows of snapshots a fixed number
-    of days before it): when the date moves N days, the stored rows' column moves N days before
-    the `when meta.build_settings changed whole` query runs.
     """
 
     keys: tuple[str, ...]
@@ -167,7 +157,6 @@ class Incremental:
     narrow: bool = False
     narrows: tuple[tuple[str, str], ...] = ()
     whole: tuple[tuple[str, str], ...] = ()
-    shifts: str | None = None
     stored_as_built: bool = False
 
     def expression(self, source: str) -> str | None:
@@ -267,10 +256,11 @@ def incremental(sql: str, where: Path) -> Incremental | None:
         raise ValueError(
             f"{where}: `incremental when <input> changed whole:` needs the `from` form"
         )
-    if shifts and (len(shifts) > 1 or "meta.build_settings" not in dict(whole)):
+    if shifts:
         raise ValueError(
-            f"{where}: one `incremental shifts <column> with the as-of date` line, with an "
-            "`incremental when meta.build_settings changed whole:` query"
+            f"{where}: `incremental shifts` is for a model of sums; a model by key stores its "
+            "snapshots by their distance from the as-of date and a view adds the dates "
+            "(as core/fct_allotment_pickup_weeks.sql does)"
         )
     joined: dict[str, str] = {}
     for source, query in whole:
@@ -282,7 +272,6 @@ def incremental(sql: str, where: Path) -> Incremental | None:
         narrow,
         tuple(narrows),
         tuple(joined.items()),
-        shifts[0] if shifts else None,
         bool(stored),
     )
 

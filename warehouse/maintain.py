@@ -19,8 +19,7 @@ A refresh compares the lake and the code with what the published file records
   (`warehouse.additive`): a by-key change keeps the rows it removed apart from those it inserted;
 - an input that changed whole (the settings, i.e. the as-of date, or a model rebuilt whole with
   no diff) maps to the key only by the reader's `-- incremental when <input> changed whole:`
-  query over the database; without one the reader is rebuilt whole; a model that `shifts` its
-  snapshots with the as-of date moves its stored rows first (then changed whole for readers);
+  query over the database; without one the reader is rebuilt whole;
 - a model that is missing, or whose SQL (or a macro it calls) changed, is rebuilt whole.
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
@@ -234,17 +233,6 @@ class Maintainer:
         names = ("k",) if len(inc.keys) == 1 else tuple(f"k{i}" for i in range(len(inc.keys)))
         listed = ", ".join(quote_ident(n) for n in names)
         table = model.relation
-        shifted = 0
-        if inc.shifts is not None and changed.get(SETTINGS_INPUT) == FULL:
-            moved = days_moved(self.con)
-            if moved is None:  # no date it moved from: rebuilt whole
-                return None
-            if moved:  # every snapshot moves with the date (`warehouse.headers`)
-                column = quote_ident(inc.shifts)
-                self.con.execute(
-                    f"update {table} set {column} = {column} + cast($1 as integer)", [moved]
-                )
-                shifted = moved
         selects = []
         queries = set()
         for source, relation in sorted(changed.items()):
@@ -277,7 +265,7 @@ class Maintainer:
             f"select count(*), {null_keys} from {keys}"
         ).fetchone() or (0, 0)
         if count == 0:
-            return Outcome("keys", FULL if shifted else None)
+            return Outcome("keys", None)
         nulls = bool(found)
 
         def matching(columns: tuple[str, ...]) -> str:
@@ -335,11 +323,9 @@ class Maintainer:
         else:
             sql = model.sql
         # a model nobody reads (known to have no readers), or whose readers take no changed
-        # rows by key, needs no changed rows, nor does a shifted one: every row moved, so it
-        # is changed whole for its readers
+        # rows by key, needs no changed rows
         q = model.qualified
         read = self.readers.get(q, 1) > 0 if self.keyed is None else q in self.keyed
-        read = read and not shifted
         written, views, moved = replace_rows(self.con, table, base, match, sql, diff=read)
         self.temps += written
         self.views.update(views)

@@ -71,9 +71,9 @@ def test_a_query_for_an_input_changed_whole_is_kept_apart_from_the_description(
         parse_model(_model(tmp_path, "-- incremental by a\n" + header.splitlines()[1]))
 
 
-def test_a_date_column_that_shifts_with_the_as_of_date_needs_the_query_for_the_settings(
-    tmp_path: Path,
-) -> None:
+def test_a_model_by_key_that_shifts_with_the_as_of_date_is_refused(tmp_path: Path) -> None:
+    """`incremental shifts` is a model of sums' form only: a model by key stores its snapshots by
+    their distance from the as-of date (allotment pickup's weeks back) and needs no shift."""
     header = (
         "-- incremental by a from core.x: a\n"
         "-- incremental shifts as_of_date with the as-of date\n"
@@ -81,15 +81,15 @@ def test_a_date_column_that_shifts_with_the_as_of_date_needs_the_query_for_the_s
         "select a from d\n"
         "-- The description."
     )
-    model = parse_model(_model(tmp_path, header))
-    assert model.incremental is not None and model.incremental.shifts == "as_of_date"
+    with pytest.raises(ValueError, match="shifts` is for a model of sums"):
+        parse_model(_model(tmp_path, header))
+    without = "\n".join(line for line in header.splitlines() if "shifts" not in line)
+    model = parse_model(_model(tmp_path, without))
+    assert model.incremental is not None
     assert model.incremental.when_whole("meta.build_settings") == (
         "with d as (select 1 as a) select a from d"
     )
     assert model.description == "The description."
-    without = "\n".join(line for line in header.splitlines() if "changed whole" not in line)
-    with pytest.raises(ValueError, match="shifts"):
-        parse_model(_model(tmp_path, without))
 
 
 def test_a_model_of_sums_that_shifts_takes_a_query_continued_over_several_lines(
