@@ -136,6 +136,8 @@ def _checks(settings: Settings) -> list[tuple[str, str, str, str]]:
 
 
 def _row_counts(settings: Settings) -> list[tuple[str, int]]:
+    """Each published table's rows, and each published view's (marked: a view stores no rows of
+    its own, e.g. `marts.allotment_pickup` over `core.fct_allotment_pickup_weeks`)."""
     if not settings.warehouse_path.exists():
         return []
     import duckdb
@@ -143,14 +145,14 @@ def _row_counts(settings: Settings) -> list[tuple[str, int]]:
     con = duckdb.connect(str(settings.warehouse_path), read_only=True)
     try:
         tables = con.execute(
-            "select table_schema, table_name from information_schema.tables "
-            "where table_schema in ('core', 'marts') and table_type = 'BASE TABLE' order by 1, 2"
+            "select table_schema, table_name, table_type = 'VIEW' from information_schema.tables "
+            "where table_schema in ('core', 'marts') order by 1, 2"
         ).fetchall()
         counts = []
-        for schema, name in tables:
+        for schema, name, is_view in tables:
             ident = f'"{schema}"."{name}"'
             (n,) = con.execute(f"select count(*) from {ident}").fetchone() or (0,)
-            counts.append((f"{schema}.{name}", int(n)))
+            counts.append((f"{schema}.{name}{' (view)' if is_view else ''}", int(n)))
         return counts
     finally:
         con.close()

@@ -242,6 +242,15 @@ def _assert_everything_shows_the_services_date(served: Served, second: RunSummar
     out = io.StringIO()
     print_status(settings, Console(file=out, width=200))
     assert f"as of: {day} (the service's Date header" in out.getvalue()
+    # every published relation is listed with its rows, a view marked as one
+    with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
+        published = con.execute(
+            "select table_schema || '.' || table_name, table_type = 'VIEW', "
+            "from information_schema.tables where table_schema in ('core', 'marts')"
+        ).fetchall()
+    assert ("marts.allotment_pickup", True) in published
+    for name, is_view in published:
+        assert f"{name}{' (view)' if is_view else ''} " in out.getvalue(), name
 
     page = build_dashboard(settings.warehouse_path, settings.data_dir / "dashboard.html")
     text = page.read_text()
