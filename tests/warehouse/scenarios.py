@@ -169,3 +169,14 @@ class Batch:
         for table, rows in self.tables.items():
             lake.write(table, rows, batch_id=batch_id, kind=kind)
         return batch_id
+
+
+def two_batches(lake: Lake) -> None:
+    """A full batch of reservations 1-3 on three units, then a later batch in which 2 comes again
+    (a night longer, its lines replaced) and 3 is cancelled."""
+    Batch().reference(units=3).reservation(1, "2025-01-01", "2025-01-04", unit_id=1000).reservation(
+        2, "2025-01-02", "2025-01-05", unit_id=1001
+    ).reservation(3, "2025-01-03", "2025-01-06", unit_id=1002).flush(lake, kind="full")
+    Batch().reservation(2, "2025-01-02", "2025-01-06", unit_id=1001, nightly="90.00").reservation(
+        3, "2025-01-03", "2025-01-06", unit_id=1002, status=-12, cancelled="2024-12-20"
+    ).flush(lake)

@@ -12,7 +12,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from tests.warehouse.lakefixture import Lake
-from tests.warehouse.scenarios import Batch
+from tests.warehouse.scenarios import Batch, two_batches
 from warehouse.lake import attach_lake, narrowed_current_sql
 
 MATCH = "(reservation_id in (select k from keys))"
@@ -30,13 +30,7 @@ def _scans(con: duckdb.DuckDBPyConnection, sql: str) -> int:
 
 
 def test_a_narrowed_child_equals_the_current_state_and_reads_each_table_once(lake: Lake) -> None:
-    Batch().reference(units=3).reservation(1, "2025-01-01", "2025-01-04", unit_id=1000).reservation(
-        2, "2025-01-02", "2025-01-05", unit_id=1001
-    ).reservation(3, "2025-01-03", "2025-01-06", unit_id=1002).flush(lake, kind="full")
-    # reservation 2 again in a later batch (its lines replaced), 3 cancelled
-    Batch().reservation(2, "2025-01-02", "2025-01-06", unit_id=1001, nightly="90.00").reservation(
-        3, "2025-01-03", "2025-01-06", unit_id=1002, status=-12, cancelled="2024-12-20"
-    ).flush(lake)
+    two_batches(lake)
     con = duckdb.connect()
     attach_lake(con, lake.root)
     con.execute("create temp table keys as select unnest([2, 3]) as k")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import duckdb
 
 from tests.warehouse.lakefixture import Lake
-from tests.warehouse.scenarios import Batch
+from tests.warehouse.scenarios import Batch, two_batches
 from warehouse.lake import attach_lake, narrowed_current_sql
 from warehouse.shared_current import Matching, SharedCurrents
 
@@ -26,12 +26,7 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[object, ...]]:
 
 
 def test_a_parents_narrowed_state_is_computed_once_for_keys_among_the_first(lake: Lake) -> None:
-    Batch().reference(units=3).reservation(1, "2025-01-01", "2025-01-04", unit_id=1000).reservation(
-        2, "2025-01-02", "2025-01-05", unit_id=1001
-    ).reservation(3, "2025-01-03", "2025-01-06", unit_id=1002).flush(lake, kind="full")
-    Batch().reservation(2, "2025-01-02", "2025-01-06", unit_id=1001, nightly="90.00").reservation(
-        3, "2025-01-03", "2025-01-06", unit_id=1002, status=-12, cancelled="2024-12-20"
-    ).flush(lake)
+    two_batches(lake)
     con = duckdb.connect()
     attach_lake(con, lake.root)
     con.execute("create temp table first as select unnest([2, 3]) as k")
