@@ -2,7 +2,8 @@
 each model's SQL (`warehouse.maintain` decides from them how to bring each model up to date).
 
 The published file records which lake files it was built from (`meta.lake_files`: name, size,
-mtime, and the file's columns, so a refresh's views read only its new files' footers) and which
+mtime; `meta.lake_file_columns` adds each file's columns, so a refresh's views read only its new
+files' footers) and which
 version of each model's SQL built each table (`meta.model_versions`). A lake table's **changed rows** are the rows of its new or rewritten files that belong to the batch the
 file is named after (a compaction's file holds older batches' rows, the same current state: no
 change); a full batch among them changes the table whole (keys absent from it vanish).
@@ -29,6 +30,7 @@ from warehouse.macros import macros_called
 from warehouse.models import Model
 
 LAKE_FILES_TABLE = "meta.lake_files"
+LAKE_COLUMNS_TABLE = "meta.lake_file_columns"
 VERSIONS_TABLE = "meta.model_versions"
 FULL = "full"  # an input's state: changed whole (no keys known)
 SETTINGS_INPUT = "meta.build_settings"  # the build settings (the as-of date), read by models
@@ -65,9 +67,14 @@ def record_build(
         f"create table if not exists {LAKE_FILES_TABLE} "
         "(lake_table varchar, file_name varchar, size bigint, mtime_ns bigint)"
     )
-    # a file recorded before the columns were: they come with its next build or refresh
-    con.execute(f"alter table {LAKE_FILES_TABLE} add column if not exists file_columns varchar[]")
+    # the columns in a table of their own, so that older code still refreshes the file (its
+    # rows are keyed by the file's version: a row older code left behind names no other file)
+    con.execute(
+        f"create table if not exists {LAKE_COLUMNS_TABLE} (lake_table varchar, "
+        "file_name varchar, size bigint, mtime_ns bigint, file_columns varchar[])"
+    )
     con.execute(f"delete from {LAKE_FILES_TABLE}")
+    con.execute(f"delete from {LAKE_COLUMNS_TABLE}")
     rows = [
         (table, *ident, list(schema))
         for table in TABLES
@@ -78,11 +85,17 @@ def record_build(
     # one statement of lists (`executemany` is a statement per row: ~0.2 CPU s for a large
     # lake's ~500 files, docs/benchmarks.md session 14)
     if rows:
+        columns = [list(column) for column in zip(*rows, strict=True)]
         con.execute(
             f"insert into {LAKE_FILES_TABLE} select unnest($1::varchar[]), "
+            "unnest($2::varchar[]), unnest($3::bigint[]), unnest($4::bigint[])",
+            columns[:4],
+        )
+        con.execute(
+            f"insert into {LAKE_COLUMNS_TABLE} select unnest($1::varchar[]), "
             "unnest($2::varchar[]), unnest($3::bigint[]), unnest($4::bigint[]), "
             "unnest($5::varchar[][])",
-            [list(column) for column in zip(*rows, strict=True)],
+            columns,
         )
     con.execute(f"create table if not exists {VERSIONS_TABLE} (model varchar, version varchar)")
     names = [m.qualified for m in built]
@@ -95,14 +108,13 @@ def record_build(
 
 
 def recorded_columns(con: duckdb.DuckDBPyConnection) -> dict[FileKey, tuple[str, ...]]:
-    """The columns (`name type`) of each lake file the published file recorded; none for a file
-    recorded before they were."""
+    """The columns (`name type`) of each lake file the published file recorded, by the file's
+    version (`meta.lake_file_columns`); none for a file recorded before they were."""
     try:
         rows = con.execute(
-            f"select lake_table, file_name, size, mtime_ns, file_columns from {LAKE_FILES_TABLE} "
-            "where file_columns is not null"
+            f"select lake_table, file_name, size, mtime_ns, file_columns from {LAKE_COLUMNS_TABLE}"
         ).fetchall()
-    except (duckdb.CatalogException, duckdb.BinderException):
+    except duckdb.CatalogException:
         return {}
     return {(t, n, size, mtime): tuple(columns) for t, n, size, mtime, columns in rows}
 
@@ -110,6 +122,7 @@ def recorded_columns(con: duckdb.DuckDBPyConnection) -> dict[FileKey, tuple[str,
 def forget_lake_files(con: duckdb.DuckDBPyConnection) -> None:
     """After a partial build (`only=`): no record, so the next refresh rebuilds whole."""
     con.execute(f"drop table if exists {LAKE_FILES_TABLE}")
+    con.execute(f"drop table if exists {LAKE_COLUMNS_TABLE}")
 
 
 def built_versions(con: duckdb.DuckDBPyConnection) -> dict[str, str] | None:

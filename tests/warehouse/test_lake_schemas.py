@@ -1,4 +1,4 @@
-"""The published file records each lake file's columns (`meta.lake_files.file_columns`), so a
+"""The published file records each lake file's columns (`meta.lake_file_columns`), so a
 refresh's views of the lake bind tables whose files share their columns from one footer
 (`union_by_name = false`) and read only its new files' footers; a file with other columns keeps
 the union by name (`warehouse.lake.raw_view_sql`; docs/benchmarks.md, session 18)."""
@@ -50,9 +50,13 @@ def test_a_refresh_reads_the_footers_of_its_new_files_only(
     _first_state_copy(first_state, lake, tmp_path)
     with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
         (unrecorded,) = con.execute(
-            "select count(*) from meta.lake_files where file_columns is null"
+            "select count(*) from meta.lake_files as f anti join meta.lake_file_columns as c "
+            "using (lake_table, file_name, size, mtime_ns)"
         ).fetchone() or (1,)
+        lake_files = [c for (c, *_) in con.execute("describe meta.lake_files").fetchall()]
     assert unrecorded == 0  # a build records every file's columns
+    # in a table of their own: the file list keeps its columns, which older code inserts
+    assert lake_files == ["lake_table", "file_name", "size", "mtime_ns"]
     before = {f for t in warehouse.lake.TABLES for f in table_files(lake.root, t)}
     Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
     new = {f for t in warehouse.lake.TABLES for f in table_files(lake.root, t)} - before
