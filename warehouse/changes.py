@@ -3,10 +3,10 @@ each model's SQL (`warehouse.maintain` decides from them how to bring each model
 
 The published file records which lake files it was built from (`meta.lake_files`: name, size,
 mtime; `meta.lake_file_columns` adds each file's columns, so a refresh's views read only its new
-files' footers) and which
-version of each model's SQL built each table (`meta.model_versions`). A lake table's **changed rows** are the rows of its new or rewritten files that belong to the batch the
-file is named after (a compaction's file holds older batches' rows, the same current state: no
-change); a full batch among them changes the table whole (keys absent from it vanish).
+files' footers) and which version of each model's SQL built each table (`meta.model_versions`).
+A lake table's **changed rows** are the rows of its new or rewritten files that belong to the
+batch the file is named after (a compaction's file holds older batches' rows, the same current
+state: no change); a full batch among them changes the table whole (keys absent from it vanish).
 `delta_readers` names the models whose readers map their rows to keys of their own.
 """
 
