@@ -12,6 +12,7 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -26,7 +27,7 @@ from warehouse import asof
 from warehouse.catalog import column_docs
 from warehouse.changes import forget_lake_files, record_build
 from warehouse.columns import table_columns
-from warehouse.lake import attach_lake, detach_lake
+from warehouse.lake import FileKey, attach_lake, detach_lake
 from warehouse.macros import KPI_WINDOW, MACROS
 from warehouse.models import LAYERS, Model, discover_models, downstream, resolve, upstream
 from warehouse.refused import write_refused_areas
@@ -166,13 +167,15 @@ def prepare(
     *,
     begin: bool = False,
     tables: set[str] | None = None,
+    recorded: Mapping[FileKey, tuple[str, ...]] | None = None,
 ) -> dict[str, int]:
     """Settings, the lake's catalogs, the macros and the schemas of a build connection;
     returns the lake's file count per table. `begin`: open the transaction before the first
     write to the file (after the lake's in-memory catalogs, which one transaction cannot also
-    write). `tables`: the lake tables to give views (`warehouse.lake.attach_lake`)."""
+    write). `tables`: the lake tables to give views, `recorded`: the columns of the lake files
+    read before (`warehouse.lake.attach_lake`)."""
     configure(con, data_dir)
-    lake_files = attach_lake(con, data_dir / LAKE_DIR, tables)
+    lake_files = attach_lake(con, data_dir / LAKE_DIR, tables, recorded)
     if begin:
         con.execute("begin transaction")
     for macro in MACROS:

@@ -2,10 +2,11 @@
 each model's SQL (`warehouse.maintain` decides from them how to bring each model up to date).
 
 The published file records which lake files it was built from (`meta.lake_files`: name, size,
-mtime) and which version of each model's SQL built each table (`meta.model_versions`). A lake
-table's **changed rows** are the rows of its new or rewritten files that belong to the batch the
-file is named after (a compaction's file holds older batches' rows, the same current state: no
-change); a full batch among them changes the table whole (keys absent from it vanish).
+mtime; `meta.lake_file_columns` adds each file's columns, so a refresh's views read only its new
+files' footers) and which version of each model's SQL built each table (`meta.model_versions`).
+A lake table's **changed rows** are the rows of its new or rewritten files that belong to the
+batch the file is named after (a compaction's file holds older batches' rows, the same current
+state: no change); a full batch among them changes the table whole (keys absent from it vanish).
 `delta_readers` names the models whose readers map their rows to keys of their own.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -22,12 +24,13 @@ from lake.parts import PART, file_id
 from lake.sql import quote_ident, quote_literal
 from warehouse import macros
 from warehouse.headers import without_storage_order
-from warehouse.lake import raw_view_sql, table_files, with_parents
+from warehouse.lake import FileKey, file_schema, raw_view_sql, table_files, with_parents
 from warehouse.lake_schema import TABLES
 from warehouse.macros import macros_called
 from warehouse.models import Model
 
 LAKE_FILES_TABLE = "meta.lake_files"
+LAKE_COLUMNS_TABLE = "meta.lake_file_columns"
 VERSIONS_TABLE = "meta.model_versions"
 FULL = "full"  # an input's state: changed whole (no keys known)
 SETTINGS_INPUT = "meta.build_settings"  # the build settings (the as-of date), read by models
@@ -51,26 +54,48 @@ def _version(sql: str, texts: tuple[str, ...]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def record_build(con: duckdb.DuckDBPyConnection, lake_dir: Path, built: list[Model]) -> None:
-    """Write the lake files this build read, and the version of each model it rebuilt."""
+def record_build(
+    con: duckdb.DuckDBPyConnection,
+    lake_dir: Path,
+    built: list[Model],
+    recorded: Mapping[FileKey, tuple[str, ...]] | None = None,
+) -> None:
+    """Write the lake files this build read with their columns (`recorded` has those of the
+    files read before; the others' footers are read), and the version of each model it
+    rebuilt."""
     con.execute(
         f"create table if not exists {LAKE_FILES_TABLE} "
         "(lake_table varchar, file_name varchar, size bigint, mtime_ns bigint)"
     )
+    # the columns in a table of their own, so that older code still refreshes the file (its
+    # rows are keyed by the file's version: a row older code left behind names no other file)
+    con.execute(
+        f"create table if not exists {LAKE_COLUMNS_TABLE} (lake_table varchar, "
+        "file_name varchar, size bigint, mtime_ns bigint, file_columns varchar[])"
+    )
     con.execute(f"delete from {LAKE_FILES_TABLE}")
+    con.execute(f"delete from {LAKE_COLUMNS_TABLE}")
     rows = [
-        (table, *ident)
+        (table, *ident, list(schema))
         for table in TABLES
         for f in table_files(lake_dir, table)
         if (ident := file_id(f)) is not None
+        and (schema := file_schema(table, f, recorded or {})) is not None
     ]
     # one statement of lists (`executemany` is a statement per row: ~0.2 CPU s for a large
     # lake's ~500 files, docs/benchmarks.md session 14)
     if rows:
+        columns = [list(column) for column in zip(*rows, strict=True)]
         con.execute(
             f"insert into {LAKE_FILES_TABLE} select unnest($1::varchar[]), "
             "unnest($2::varchar[]), unnest($3::bigint[]), unnest($4::bigint[])",
-            [list(column) for column in zip(*rows, strict=True)],
+            columns[:4],
+        )
+        con.execute(
+            f"insert into {LAKE_COLUMNS_TABLE} select unnest($1::varchar[]), "
+            "unnest($2::varchar[]), unnest($3::bigint[]), unnest($4::bigint[]), "
+            "unnest($5::varchar[][])",
+            columns,
         )
     con.execute(f"create table if not exists {VERSIONS_TABLE} (model varchar, version varchar)")
     names = [m.qualified for m in built]
@@ -82,9 +107,22 @@ def record_build(con: duckdb.DuckDBPyConnection, lake_dir: Path, built: list[Mod
         )
 
 
+def recorded_columns(con: duckdb.DuckDBPyConnection) -> dict[FileKey, tuple[str, ...]]:
+    """The columns (`name type`) of each lake file the published file recorded, by the file's
+    version (`meta.lake_file_columns`); none for a file recorded before they were."""
+    try:
+        rows = con.execute(
+            f"select lake_table, file_name, size, mtime_ns, file_columns from {LAKE_COLUMNS_TABLE}"
+        ).fetchall()
+    except duckdb.CatalogException:
+        return {}
+    return {(t, n, size, mtime): tuple(columns) for t, n, size, mtime, columns in rows}
+
+
 def forget_lake_files(con: duckdb.DuckDBPyConnection) -> None:
     """After a partial build (`only=`): no record, so the next refresh rebuilds whole."""
     con.execute(f"drop table if exists {LAKE_FILES_TABLE}")
+    con.execute(f"drop table if exists {LAKE_COLUMNS_TABLE}")
 
 
 def built_versions(con: duckdb.DuckDBPyConnection) -> dict[str, str] | None:

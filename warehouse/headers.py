@@ -107,7 +107,15 @@ than it saves says so:
 build's memory limit and doubled the model's build, 34.6 -> 69.7 CPU s at large, for ~0.15 CPU s
 an hour; docs/benchmarks.md, session 17). It orders the stored rows, not what they are: the
 model's version leaves the line out (`without_storage_order`), so declaring it, or dropping it,
-rebuilds nothing. It needs the `incremental by` form.
+rebuilds nothing. It needs the `incremental by` form. A model whose readers take it by other
+columns than its key may be stored in their order instead:
+
+    -- incremental stored by night_date, accommodation_type_id
+
+(`core/fct_rate_nights.sql`, keyed by type: `marts.rate_availability_daily` reads it by night x
+type for an hour's nights, which a type order spreads over every row group; its own refresh by
+type comes with a rate's change, a few a day; docs/benchmarks.md, session 18). The same rows,
+the same version.
 """
 
 from __future__ import annotations
@@ -132,6 +140,11 @@ _SHIFTS = re.compile(r"^--\s*incremental shifts ([a-z_][a-z0-9_]*) with the as-o
 _VIEW = re.compile(r"^--\s*materialized as a view\s*$")
 _STORED = re.compile(r"^--\s*incremental stored\b")  # a line of the form below, or a slip of it
 _STORED_AS_BUILT = re.compile(r"^--[ \t]*incremental stored as built[ \t]*(?:\n|$)", re.MULTILINE)
+_STORED_BY = re.compile(
+    r"^--[ \t]*incremental stored by ([a-z_][a-z0-9_]*(?:[ \t]*,[ \t]*[a-z_][a-z0-9_]*)*)[ \t]*"
+    r"(?:\n|$)",
+    re.MULTILINE,
+)
 _SUMS = re.compile(
     r"^--\s*incremental sums over ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)"
     r" by ([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*)\s*$"
@@ -158,6 +171,14 @@ class Incremental:
     narrows: tuple[tuple[str, str], ...] = ()
     whole: tuple[tuple[str, str], ...] = ()
     stored_as_built: bool = False
+    stored_by: tuple[str, ...] = ()  # `-- incremental stored by <columns>`: not the key's order
+
+    @property
+    def storage_order(self) -> tuple[str, ...]:
+        """The columns a whole build orders the stored rows by (none: as built)."""
+        if self.stored_as_built:
+            return ()
+        return self.stored_by or self.keys
 
     def expression(self, source: str) -> str | None:
         """The key expression over `source`'s changed rows (one value per key column, comma
@@ -238,11 +259,20 @@ def incremental(sql: str, where: Path) -> Incremental | None:
             narrow = True
         elif found := _NARROWS.match(line.strip()):
             narrows.append((found.group(1), found.group(2).strip()))
-    if stored and (not keys or len(stored) > 1 or not _STORED_AS_BUILT.match(stored[0])):
+    if stored and (
+        not keys
+        or len(stored) > 1
+        or not (_STORED_AS_BUILT.match(stored[0]) or _STORED_BY.match(stored[0]))
+    ):
         raise ValueError(
-            f"{where}: one `-- incremental stored as built` line, with an `incremental by` key "
-            f"(not {stored})"
+            f"{where}: one `-- incremental stored as built` (or `stored by <columns>`) line, with "
+            f"an `incremental by` key (not {stored})"
         )
+    stored_by = (
+        tuple(c.strip() for c in by.group(1).split(","))
+        if stored and (by := _STORED_BY.match(stored[0]))
+        else ()
+    )
     if not keys:
         return None
     if len(keys) > 1:
@@ -272,14 +302,15 @@ def incremental(sql: str, where: Path) -> Incremental | None:
         narrow,
         tuple(narrows),
         tuple(joined.items()),
-        bool(stored),
+        bool(stored) and not stored_by,
+        stored_by,
     )
 
 
 def without_storage_order(sql: str) -> str:
-    """The model's SQL without its `-- incremental stored as built` line: what its rows are,
-    whatever order they are stored in (`warehouse.changes.model_version`)."""
-    return _STORED_AS_BUILT.sub("", sql)
+    """The model's SQL without its `-- incremental stored as built` (or `stored by`) line: what
+    its rows are, whatever order they are stored in (`warehouse.changes.model_version`)."""
+    return _STORED_BY.sub("", _STORED_AS_BUILT.sub("", sql))
 
 
 def sums(sql: str, where: Path) -> Sums | None:

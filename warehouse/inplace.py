@@ -55,6 +55,7 @@ from warehouse.changes import (
     lake_tables_read,
     model_version,
     record_build,
+    recorded_columns,
 )
 from warehouse.lake import detach_lake
 from warehouse.macros import KPI_WINDOW
@@ -114,6 +115,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
             # what changed, read before the transaction (temp views only: the file is not
             # written), so that the lake's catalogs hold the views of what the changes reach
             changes = lake_changes(con, lake_dir)
+            recorded = recorded_columns(con)
             versions = built_versions(con)
             if changes is None or versions is None:
                 con.close()
@@ -132,7 +134,11 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 settings_changed=dated is None or before != (dated.as_of, None, None),
             )
             lake_files = prepare(
-                con, data_dir, begin=True, tables=tables if dated else {*tables, "reservations"}
+                con,
+                data_dir,
+                begin=True,
+                tables=tables if dated else {*tables, "reservations"},
+                recorded=recorded,
             )
             dated = dated or resolve_as_of(con, data_dir, None)
             asof.keep_previous(con)  # the date a header's query may move from
@@ -159,7 +165,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
             apply_comments(con, [models[q] for q, how in refreshed.items() if how == "whole"])
             if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):
                 con.execute(KPI_WINDOW)
-            record_build(con, lake_dir, [models[q] for q in refreshed])
+            record_build(con, lake_dir, [models[q] for q in refreshed], recorded)
             con.execute("commit")
             detach_lake(con)
             con.execute("checkpoint")

@@ -7,12 +7,14 @@ connection, so the published warehouse never depends on lake paths.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import lru_cache
 from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
 
+from lake.parts import file_id
 from lake.sql import current_state_sql, quote_ident, quote_literal
 from lake.sql import narrowed_current_sql as narrowed_current_sql_over
 from lake.tables import TABLES as LAKE_TABLES
@@ -20,6 +22,8 @@ from warehouse.lake_schema import TABLES
 
 LAKE_CATALOG = "lake"
 CURRENT_CATALOG = "lake_current"
+FileKey = tuple[str, str, int, int]  # (table, file name, size, mtime_ns): `meta.lake_files`' row
+Schema = tuple[str, ...] | None
 
 
 def table_files(lake_dir: Path, table: str) -> list[Path]:
@@ -41,10 +45,36 @@ def _present_columns(files: list[Path], wanted: set[str]) -> set[str]:
     return names
 
 
-def raw_view_sql(table: str, files: list[Path]) -> str:
-    """A typed select over the table's files; missing columns become typed nulls."""
+@lru_cache(maxsize=4096)
+def _footer_schema(path: str, size: int, mtime_ns: int) -> tuple[str, ...]:
+    """A file's columns as `name type`, from its footer: once per version of a file."""
+    return tuple(f"{field.name} {field.type}" for field in pq.read_schema(path))
+
+
+def file_schema(table: str, path: Path, recorded: Mapping[FileKey, tuple[str, ...]]) -> Schema:
+    """The columns of one of `table`'s files as `name type`: as `recorded` (the published file's
+    `meta.lake_files`) has them, else from its footer; None for a file gone."""
+    ident = file_id(path)
+    if ident is None:
+        return None
+    return recorded.get((table, *ident)) or _footer_schema(str(path), ident[1], ident[2])
+
+
+def raw_view_sql(
+    table: str, files: list[Path], recorded: Mapping[FileKey, tuple[str, ...]] | None = None
+) -> str:
+    """A typed select over the table's files; missing columns become typed nulls. With
+    `recorded` (the columns of the files a refresh read before), files that all have the same
+    columns (names and types) are read with `union_by_name = false`: the scan binds from one
+    footer where a union by name opens every file's each time a statement binds the view
+    (docs/benchmarks.md, session 18); a file with other columns keeps the union by name."""
     spec = TABLES[table]
-    present = _present_columns(files, set(spec.all_columns)) if files else set()
+    schemas = {file_schema(table, f, recorded) for f in files} if recorded is not None else set()
+    if len(schemas) == 1 and (schema := schemas.pop()) is not None:
+        present, union = {column.split(" ", 1)[0] for column in schema}, "false"
+    else:
+        present = _present_columns(files, set(spec.all_columns)) if files else set()
+        union = "true"
     cols = []
     for name, typ in spec.all_columns.items():
         src = quote_ident(name) if name in present else "null"
@@ -53,7 +83,7 @@ def raw_view_sql(table: str, files: list[Path]) -> str:
     if not files:
         return f"select\n    {select}\nwhere false"
     paths = ", ".join(quote_literal(str(f)) for f in files)
-    return f"select\n    {select}\nfrom read_parquet([{paths}], union_by_name = true)"
+    return f"select\n    {select}\nfrom read_parquet([{paths}], union_by_name = {union})"
 
 
 def current_view_sql(table: str) -> str:
@@ -105,11 +135,15 @@ def _ordered_tables() -> list[str]:
 
 
 def attach_lake(
-    con: duckdb.DuckDBPyConnection, lake_dir: Path, tables: set[str] | None = None
+    con: duckdb.DuckDBPyConnection,
+    lake_dir: Path,
+    tables: set[str] | None = None,
+    recorded: Mapping[FileKey, tuple[str, ...]] | None = None,
 ) -> dict[str, int]:
     """Create the `lake` and `lake_current` catalogs; return the file count per table.
     `tables`: the views to create (with their parents'), default every table's: a refresh
-    names those its changed models read (each view costs ~4 ms, reading its files' footers)."""
+    names those its changed models read (each view costs ~4 ms, reading its files' footers).
+    `recorded`: the columns of the files read before (`raw_view_sql`)."""
     con.execute(f"attach ':memory:' as {LAKE_CATALOG}")
     con.execute(f"attach ':memory:' as {CURRENT_CATALOG}")
     wanted = set(TABLES) if tables is None else with_parents(tables)
@@ -120,7 +154,7 @@ def attach_lake(
         if table not in wanted:
             continue
         name = quote_ident(table)
-        con.execute(f"create view {LAKE_CATALOG}.{name} as {raw_view_sql(table, files)}")
+        con.execute(f"create view {LAKE_CATALOG}.{name} as {raw_view_sql(table, files, recorded)}")
         con.execute(f"create view {CURRENT_CATALOG}.{name} as {current_view_sql(table)}")
     return counts
 

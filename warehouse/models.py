@@ -56,12 +56,13 @@ class Model:
         """The query a whole build stores: a model maintained by key ordered by its key, so a
         refresh's reads of a few keys skip most of the table (DuckDB's min/max per row group,
         and the other columns of the vectors no affected key is in: docs/benchmarks.md,
-        session 17), unless its header says `-- incremental stored as built`
-        (`warehouse.headers`). The rows a refresh inserts land at the end."""
-        if self.incremental is None or self.incremental.stored_as_built:
+        session 17), unless its header says `-- incremental stored as built` or `-- incremental
+        stored by <columns>` (`warehouse.headers`). The rows a refresh inserts land at the end."""
+        order = () if self.incremental is None else self.incremental.storage_order
+        if not order:
             return self.sql
-        keys = ", ".join(quote_ident(k) for k in self.incremental.keys)
-        return f"select * from (\n{self.sql}\n) order by {keys}"
+        columns = ", ".join(quote_ident(k) for k in order)
+        return f"select * from (\n{self.sql}\n) order by {columns}"
 
 
 def parse_model(path: Path) -> Model:

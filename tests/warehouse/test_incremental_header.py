@@ -155,6 +155,36 @@ def test_a_model_by_key_stored_as_built_is_not_sorted_and_keeps_its_version(
     assert stored == ["core.fct_bill_lines"]
 
 
+def test_a_model_by_key_stored_by_other_columns_orders_by_them_and_keeps_its_version(
+    tmp_path: Path,
+) -> None:
+    """`-- incremental stored by <columns>`: kept out of the description; a whole build orders
+    the rows by those columns, not the key; the version leaves the line out."""
+    by_key = parse_model(_model(tmp_path, "-- incremental by a\n-- The description."))
+    header = "-- incremental by a\n-- incremental stored by b, a\n-- The description."
+    by_other = parse_model(_model(tmp_path, header))
+    assert by_other.incremental is not None and by_other.incremental.stored_by == ("b", "a")
+    assert not by_other.incremental.stored_as_built
+    assert by_other.incremental.storage_order == ("b", "a")
+    assert by_other.description == by_key.description == "The description."
+    assert by_other.table_sql.endswith('order by "b", "a"')
+    assert model_version(by_other) == model_version(by_key)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "-- incremental by a\n-- incremental stored by",
+        "-- incremental by a\n-- incremental stored by a,",
+        "-- incremental by a\n-- incremental stored by b\n-- incremental stored as built",
+        "-- incremental stored by a",
+    ],
+)
+def test_stored_by_needs_columns_a_key_and_its_one_line(tmp_path: Path, header: str) -> None:
+    with pytest.raises(ValueError, match="stored by"):
+        parse_model(_model(tmp_path, header))
+
+
 @pytest.mark.parametrize(
     "header",
     [

@@ -2,7 +2,8 @@
 order of its key (`warehouse.models.Model.table_sql`): a refresh's reads of an hour's keys then
 skip the row groups and vectors no affected key is in (docs/benchmarks.md, session 17); all but
 those whose header says `-- incremental stored as built` (their sort costs the build more than
-it saves: `core.fct_bill_lines`)."""
+it saves: `core.fct_bill_lines`); a header's `-- incremental stored by <columns>` orders by those
+(`core.fct_rate_nights`, by night for `marts.rate_availability_daily`: session 18)."""
 
 from __future__ import annotations
 
@@ -45,11 +46,11 @@ def test_a_build_stores_every_model_maintained_by_key_in_its_key_order(
     with duckdb.connect(str(path), read_only=True) as con:
         for model in discover_models().values():
             inc = model.incremental
-            if inc is None or model.view or inc.stored_as_built:
+            if inc is None or model.view or not inc.storage_order:
                 continue
             (rows,) = con.execute(f"select count(*) from {model.relation}").fetchone() or (0,)
             checked += rows > 1
-            assert _out_of_order(con, model.relation, inc.keys) == 0, model.qualified
+            assert _out_of_order(con, model.relation, inc.storage_order) == 0, model.qualified
     assert checked >= 15  # the reservations' models hold rows of many keys
 
 
@@ -72,3 +73,32 @@ def test_a_whole_rebuild_stores_a_model_by_key_in_its_key_order(tmp_path: Path) 
     rebuild(con, model, compare=False)
     assert _out_of_order(con, "staging.m", ("k",)) == 0
     assert con.execute("select count(*), sum(v) from staging.m").fetchone() == (1000, 499500)
+
+
+def test_a_model_stored_by_other_columns_is_stored_in_their_order(tmp_path: Path) -> None:
+    """`-- incremental stored by <columns>`: a whole rebuild orders by those, not by the key
+    (`core.fct_rate_nights`, keyed by type, is stored by night for its reader)."""
+    con = duckdb.connect()
+    con.execute("create schema core")
+    con.execute(
+        "create table src as select i % 10 as k, (i * 7919) % 1000 as night from range(1000) t(i)"
+    )
+    con.execute("create table core.m as select * from src")
+    model = Model(
+        layer="core",
+        name="m",
+        path=tmp_path / "m.sql",
+        sql="select * from src",
+        description="",
+        deps=frozenset(),
+        lake_tables=frozenset(),
+        incremental=Incremental(keys=("k",), stored_by=("night", "k")),
+    )
+    rebuild(con, model, compare=False)
+    assert _out_of_order(con, "core.m", ("night", "k")) == 0
+    assert _out_of_order(con, "core.m", ("k",)) > 0
+    assert con.execute("select count(*), sum(night) from core.m").fetchone() == (1000, 499500)
+    stored_by = {q: m.incremental.stored_by for q, m in discover_models().items() if m.incremental}
+    assert {q: by for q, by in stored_by.items() if by} == {
+        "core.fct_rate_nights": ("night_date", "accommodation_type_id", "rate_type_id")
+    }

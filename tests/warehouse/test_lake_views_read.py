@@ -62,8 +62,13 @@ def test_a_refresh_creates_the_views_its_changed_models_read(
     created: list[set[str]] = []
     attach = warehouse.build.attach_lake
 
-    def spy(con: duckdb.DuckDBPyConnection, lake_dir: Path, tables: set[str] | None = None):
-        counts = attach(con, lake_dir, tables)
+    def spy(
+        con: duckdb.DuckDBPyConnection,
+        lake_dir: Path,
+        tables: set[str] | None = None,
+        recorded: object = None,
+    ):
+        counts = attach(con, lake_dir, tables, recorded)  # type: ignore[arg-type]
         views = con.execute(
             "select view_name from duckdb_views() where database_name = 'lake'"
         ).fetchall()

@@ -2,6 +2,7 @@
 -- incremental by accommodation_type_id from core.dim_accommodation_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.location_id)) <> 1 from changed_rows as c where c.accommodation_type_id = changed.accommodation_type_id) then [changed.accommodation_type_id] else [] end)
 -- incremental by accommodation_type_id from staging.stg_rate_types: unnest(case when (select count(*) <> 2 or count(distinct row(c.rate_type_code, c.currency_code)) <> 1 from changed_rows as c where c.rate_type_id = changed.rate_type_id) then (select list(distinct n.accommodation_type_id) from core.fct_rate_nights as n where n.rate_type_id = changed.rate_type_id) else [] end)
 -- incremental narrows its inputs
+-- incremental stored by night_date, accommodation_type_id, rate_type_id
 -- Nightly list price per accommodation type x rate type x night D of the reporting range: what
 -- the rates charge for night D of the reference stay, arriving on D for 7 nights, booked on D
 -- (docs/metrics.md, "List prices"). The applicable OVERRIDE rate ranking highest (priority,
