@@ -160,9 +160,10 @@ def _other_readers_agree(url: str, lake_dir: Path) -> None:
     local = Lake(lake_dir)
     for rel, (duck, arrow) in counts.items():
         files = local.files(rel)
-        on_disk = duckdb.execute(
-            "select count(*) from read_parquet($f)", {"f": [str(f) for f in files]}
-        ).fetchone()[0]
+        with duckdb.connect() as con:  # not the module's default connection, which tests share
+            on_disk = con.execute(
+                "select count(*) from read_parquet($f)", {"f": [str(f) for f in files]}
+            ).fetchone()[0]
         assert duck == arrow == on_disk, rel
 
 

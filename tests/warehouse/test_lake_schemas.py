@@ -33,8 +33,9 @@ def test_files_of_one_schema_bind_from_one_footer_and_a_new_column_is_read_by_na
     assert "union_by_name = true" in raw_view_sql("units", [second])  # a build: as before
     mixed = raw_view_sql("units", [first, second], {})
     assert "union_by_name = true" in mixed
-    rows = duckdb.sql(f"select unit_id, code, cleaning_status from ({mixed}) order by 1")
-    assert rows.fetchall() == [(1, "A", None), (2, "B", "OK")]
+    with duckdb.connect() as con:  # its own: the module's default connection is shared
+        rows = con.execute(f"select unit_id, code, cleaning_status from ({mixed}) order by 1")
+        assert rows.fetchall() == [(1, "A", None), (2, "B", "OK")]
     # the columns recorded of a file are taken as they are: its footer is not read
     recorded = {
         ("units", *ident): ("unit_id int64",) for f in (first, second) if (ident := file_id(f))
