@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from tests.warehouse.lakefixture import Lake
+from warehouse.headers import Incremental
+from warehouse.models import Model
 
 TYPE_ID = 10
 LOCATION_ID = 1
@@ -180,3 +183,19 @@ def two_batches(lake: Lake) -> None:
     Batch().reservation(2, "2025-01-02", "2025-01-06", unit_id=1001, nightly="90.00").reservation(
         3, "2025-01-03", "2025-01-06", unit_id=1002, status=-12, cancelled="2024-12-20"
     ).flush(lake)
+
+
+def src_model(
+    tmp_path: Path, layer: str = "staging", incremental: Incremental | None = None
+) -> Model:
+    """A bare model `<layer>.m` whose SQL reads the table `src` as it is."""
+    return Model(
+        layer=layer,
+        name="m",
+        path=tmp_path / "m.sql",
+        sql="select * from src",
+        description="",
+        deps=frozenset(),
+        lake_tables=frozenset(),
+        incremental=incremental,
+    )

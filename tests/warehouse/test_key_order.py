@@ -13,11 +13,11 @@ from pathlib import Path
 import duckdb
 
 from tests.warehouse.lakefixture import Lake
-from tests.warehouse.scenarios import Batch
+from tests.warehouse.scenarios import Batch, src_model
 from tests.warehouse.test_inplace import AS_OF
 from warehouse.build import build_warehouse
 from warehouse.headers import Incremental
-from warehouse.models import Model, discover_models
+from warehouse.models import discover_models
 from warehouse.rebuild import rebuild
 
 
@@ -60,16 +60,7 @@ def test_a_whole_rebuild_stores_a_model_by_key_in_its_key_order(tmp_path: Path) 
     con.execute("create table src as select (i * 7919) % 1000 as k, i as v from range(1000) t(i)")
     con.execute("create table staging.m as select * from src")
     assert _out_of_order(con, "staging.m", ("k",)) > 0
-    model = Model(
-        layer="staging",
-        name="m",
-        path=tmp_path / "m.sql",
-        sql="select * from src",
-        description="",
-        deps=frozenset(),
-        lake_tables=frozenset(),
-        incremental=Incremental(keys=("k",)),
-    )
+    model = src_model(tmp_path, incremental=Incremental(keys=("k",)))
     rebuild(con, model, compare=False)
     assert _out_of_order(con, "staging.m", ("k",)) == 0
     assert con.execute("select count(*), sum(v) from staging.m").fetchone() == (1000, 499500)
@@ -84,16 +75,7 @@ def test_a_model_stored_by_other_columns_is_stored_in_their_order(tmp_path: Path
         "create table src as select i % 10 as k, (i * 7919) % 1000 as night from range(1000) t(i)"
     )
     con.execute("create table core.m as select * from src")
-    model = Model(
-        layer="core",
-        name="m",
-        path=tmp_path / "m.sql",
-        sql="select * from src",
-        description="",
-        deps=frozenset(),
-        lake_tables=frozenset(),
-        incremental=Incremental(keys=("k",), stored_by=("night", "k")),
-    )
+    model = src_model(tmp_path, "core", Incremental(keys=("k",), stored_by=("night", "k")))
     rebuild(con, model, compare=False)
     assert _out_of_order(con, "core.m", ("night", "k")) == 0
     assert _out_of_order(con, "core.m", ("k",)) > 0

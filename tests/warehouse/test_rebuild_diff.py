@@ -8,20 +8,8 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.models import Model
+from tests.warehouse.scenarios import src_model
 from warehouse.rebuild import rebuild_diffed
-
-
-def _model(tmp_path: Path) -> Model:
-    return Model(
-        layer="staging",
-        name="m",
-        path=tmp_path / "m.sql",
-        sql="select * from src",
-        description="",
-        deps=frozenset(),
-        lake_tables=frozenset(),
-    )
 
 
 def _setup(rows_before: str, rows_after: str) -> duckdb.DuckDBPyConnection:
@@ -41,7 +29,7 @@ def test_the_changed_rows_count_duplicates_and_take_nulls_as_equal(tmp_path: Pat
         "(1, 'a', 'b2'), (2, 'b', 'b2'), (2, 'b', 'b2'), (2, 'b', 'b2'), (null, null, 'b2'), "
         "(3, 'd', 'b2')",
     )
-    assert rebuild_diffed(con, _model(tmp_path), "before", "delta", blind=True) is True
+    assert rebuild_diffed(con, src_model(tmp_path), "before", "delta", blind=True) is True
     # one (1, a) gone, two more (2, b), (3, c) became (3, d); the batch ids are left out
     got = con.execute("select * from delta order by all").fetchall()
     assert got == [(1, "a"), (2, "b"), (2, "b"), (3, "c"), (3, "d")]
@@ -58,8 +46,8 @@ def test_the_same_rows_in_a_new_batch_change_nothing_unless_the_lineage_counts(
 ) -> None:
     rows = "(1, 'a', {b}), (null, 'x', {b}), (null, 'x', {b})"
     con = _setup(rows.format(b="'b1'"), rows.format(b="'b2'"))
-    assert rebuild_diffed(con, _model(tmp_path), "before", "delta", blind=True) is False
+    assert rebuild_diffed(con, src_model(tmp_path), "before", "delta", blind=True) is False
     assert con.execute("select count(*) from delta").fetchone() == (0,)
     con = _setup(rows.format(b="'b1'"), rows.format(b="'b2'"))
-    assert rebuild_diffed(con, _model(tmp_path), "before", "delta", blind=False) is True
+    assert rebuild_diffed(con, src_model(tmp_path), "before", "delta", blind=False) is True
     assert con.execute("select count(*) from delta").fetchone() == (6,)
