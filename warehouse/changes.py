@@ -41,8 +41,9 @@ _LAKE_NAMED = re.compile(r"\blake(?:_current)?\.([a-z_][a-z0-9_]*)")
 def model_version(model: Model) -> str:
     """What the table was built with: the model's SQL and the macros it calls, directly or
     through another macro (a change to any other macro leaves its version as it was). The SQL's
-    `-- incremental stored as built` line is left out: it says in which order a whole build
-    stores the rows, not what they are, so declaring or dropping it rebuilds nothing."""
+    `-- incremental stored as built` or `stored by` line is left out: it says in which order a
+    whole build stores the rows, not what they are, so declaring or dropping it rebuilds
+    nothing."""
     return _version(without_storage_order(model.sql), macros.MACROS)
 
 

@@ -53,7 +53,7 @@ def _footer_schema(path: str, size: int, mtime_ns: int) -> tuple[str, ...]:
 
 def file_schema(table: str, path: Path, recorded: Mapping[FileKey, tuple[str, ...]]) -> Schema:
     """The columns of one of `table`'s files as `name type`: as `recorded` (the published file's
-    `meta.lake_files`) has them, else from its footer; None for a file gone."""
+    `meta.lake_file_columns`) has them, else from its footer; None for a file gone."""
     ident = file_id(path)
     if ident is None:
         return None
