@@ -14,26 +14,13 @@ from datetime import datetime
 from typing import Any
 
 from assets.endpoints import EndpointSpec, FanOut
-from assets.landing import Landing, LandReport, QuarantineRateExceeded
-from assets.page_queue import INFLIGHT_PER_WORKER, WORKER_MIN_BYTES
+from assets.landing import Landing, LandReport
 from assets.pages import PageStream, requests_used
 from assets.settings import IngestSettings
-from assets.workers import NormaliseWorkerDied, NormaliseWorkerError, normalise_page, worker_count
 from lake.store import Lake
 
 Record = dict[str, Any]
 Pages = Iterable[tuple[Sequence[Record], datetime]]
-__all__ = [
-    "INFLIGHT_PER_WORKER",
-    "WORKER_MIN_BYTES",
-    "NormaliseWorkerDied",
-    "NormaliseWorkerError",
-    "QuarantineRateExceeded",
-    "normalise_page",
-    "plan_calls",
-    "run_spec",
-    "worker_count",
-]
 
 
 def plan_calls(spec: EndpointSpec, lake: Lake, settings: IngestSettings) -> list[dict[str, Any]]:

@@ -59,7 +59,8 @@ from warehouse.changes import (
 )
 from warehouse.lake import detach_lake
 from warehouse.macros import KPI_WINDOW
-from warehouse.maintain import Maintainer, Outcome
+from warehouse.maintain import Maintainer
+from warehouse.maintain_keys import Outcome
 from warehouse.models import Model, discover_models
 
 

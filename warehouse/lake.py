@@ -34,17 +34,6 @@ def table_files(lake_dir: Path, table: str) -> list[Path]:
     return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
 
 
-def _present_columns(files: list[Path], wanted: set[str]) -> set[str]:
-    """The columns any of the files has, read from their footers until every `wanted` column
-    is found (a lake file is written with every column of its table: usually the first)."""
-    names: set[str] = set()
-    for f in files:
-        names.update(pq.read_schema(f).names)
-        if wanted <= names:
-            break
-    return names
-
-
 @lru_cache(maxsize=4096)
 def _footer_schema(path: str, size: int, mtime_ns: int) -> tuple[str, ...]:
     """A file's columns as `name type`, from its footer: once per version of a file."""
@@ -60,6 +49,26 @@ def file_schema(table: str, path: Path, recorded: Mapping[FileKey, tuple[str, ..
     return recorded.get((table, *ident)) or _footer_schema(str(path), ident[1], ident[2])
 
 
+def _names(schema: tuple[str, ...]) -> set[str]:
+    """The column names of a file's `name type` columns (`file_schema`)."""
+    return {column.split(" ", 1)[0] for column in schema}
+
+
+def _present_columns(
+    table: str, files: list[Path], recorded: Mapping[FileKey, tuple[str, ...]]
+) -> set[str]:
+    """The columns any of the files has (`file_schema`: as `recorded`, else from its footer),
+    read until every column of the table is found (a lake file is written with every column of
+    its table: usually the first)."""
+    wanted = set(TABLES[table].all_columns)
+    names: set[str] = set()
+    for f in files:
+        names |= _names(file_schema(table, f, recorded) or ())
+        if wanted <= names:
+            break
+    return names
+
+
 def raw_view_sql(
     table: str, files: list[Path], recorded: Mapping[FileKey, tuple[str, ...]] | None = None
 ) -> str:
@@ -71,10 +80,9 @@ def raw_view_sql(
     spec = TABLES[table]
     schemas = {file_schema(table, f, recorded) for f in files} if recorded is not None else set()
     if len(schemas) == 1 and (schema := schemas.pop()) is not None:
-        present, union = {column.split(" ", 1)[0] for column in schema}, "false"
+        present, union = _names(schema), "false"
     else:
-        present = _present_columns(files, set(spec.all_columns)) if files else set()
-        union = "true"
+        present, union = _present_columns(table, files, recorded or {}), "true"
     cols = []
     for name, typ in spec.all_columns.items():
         src = quote_ident(name) if name in present else "null"

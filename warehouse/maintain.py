@@ -30,49 +30,28 @@ then skip the row groups and vectors none of them is in (docs/benchmarks.md, ses
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 
 import duckdb
 
 from lake.sql import quote_ident, swap_relations
-from lake.tables import TABLES as LAKE_TABLES
 from warehouse.additive import OLD_SETTINGS, add_sums, shift_sums
 from warehouse.asof import days_moved
 from warehouse.changes import FULL, SETTINGS_INPUT, lake_inputs, model_version
-from warehouse.columns import table_columns
-from warehouse.delta import replace_rows
-from warehouse.headers import Incremental
-from warehouse.lake import narrowed_current_sql
-from warehouse.lake_schema import TABLES
+from warehouse.maintain_keys import ByKeys, Outcome
 from warehouse.models import Model
-from warehouse.rebuild import columns_of, rebuild, rebuild_diffed
-from warehouse.shared_current import Known, Matching, SharedCurrents
+from warehouse.rebuild import rebuild, rebuild_diffed
+from warehouse.shared_current import SharedCurrents
 
 # a whole rebuild of a larger table keeps the fingerprint (a diff holds both versions in memory)
 DIFF_MAX_ROWS = 2_000_000
 
-_COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
-_AFFECTED = re.compile(r"\baffected_keys\b")
-_QUERY = re.compile(r"^select\s", re.IGNORECASE)
-
 
 @dataclass
-class Outcome:
-    """What maintaining one model did: how (`keys`, `sums`, `whole`, `unchanged`), and its
-    state."""
-
-    how: str
-    state: str | None  # None: unchanged for its readers; FULL; else a temp table of its changes
-    keys: int = 0
-    seconds: float = 0.0
-    parts: tuple[str, str] | None = None  # of a change by key: its removed rows, its new rows
-
-
-@dataclass
-class Maintainer:
-    """Walks the models in dependency order, keeping each one's state for its readers."""
+class Maintainer(ByKeys):
+    """Walks the models in dependency order, keeping each one's state for its readers (the
+    by-key form is its base, `warehouse.maintain_keys.ByKeys`)."""
 
     con: duckdb.DuckDBPyConnection
     lake: dict[str, str]  # lake table -> FULL or changed-rows view
@@ -183,17 +162,6 @@ class Maintainer:
             return None
         return Outcome("sums", done.changed, keys=done.keys, parts=(done.removed, done.added))
 
-    def _maps(self, inc: Incremental, source: str, relation: str) -> bool:
-        """Whether the changed rows of `source` map to the key: the form with sources names
-        it; the plain form needs the key column in them (a dimension's diff has none)."""
-        expr = inc.expression(source)
-        if expr is None:
-            return False
-        if inc.sources:
-            return True
-        columns = self._columns(quote_ident(relation))
-        return all(k in columns for k in inc.keys)
-
     def _diff_helps(self, q: str) -> bool:
         """Whether a reader that names `q` may go by its diff: not one rebuilt whole anyway (it
         reads the as-of date, which moved), nor one with a query for `q` changed whole."""
@@ -215,159 +183,6 @@ class Maintainer:
         table = model.relation
         (rows,) = self.con.execute(f"select count(*) from {table}").fetchone() or (0,)
         return int(rows)
-
-    def _columns(self, relation: str) -> list[str]:
-        """A changed-rows relation's columns (written once in a walk, asked by each reader)."""
-        if relation not in self.described:
-            self.described[relation] = columns_of(self.con, relation)
-        return self.described[relation]
-
-    def _by_keys(self, model: Model, changed: dict[str, str]) -> Outcome | None:
-        inc = model.incremental
-        assert inc is not None
-        base = f"{model.layer}_{model.name}"
-        keys, delta = quote_ident(f"_keys_{base}"), quote_ident(f"_changed_{base}")
-        removed, added = quote_ident(f"_removed_{base}"), quote_ident(f"_added_{base}")
-        # the affected keys' columns: `k` for one key column, else `k0`, `k1`, ... (named apart
-        # from every model column, so that a match's column names reach the row it filters)
-        names = ("k",) if len(inc.keys) == 1 else tuple(f"k{i}" for i in range(len(inc.keys)))
-        listed = ", ".join(quote_ident(n) for n in names)
-        table = model.relation
-        selects = []
-        queries = set()
-        for source, relation in sorted(changed.items()):
-            if relation == FULL:  # changed whole: the header's query over the database
-                query = inc.when_whole(source)
-                assert query is not None
-                if query not in queries:  # one query may serve several inputs
-                    queries.add(query)
-                    selects.append(f"select * from ({query}) as q({listed})")
-                continue
-            expr = inc.expression(source)
-            assert expr is not None
-            rows = f"with changed_rows as (select * from {quote_ident(relation)})"
-            if _QUERY.match(expr):  # a query over all the changed rows at once
-                selects.append(f"select * from ({rows} {expr}) as q({listed})")
-                continue
-            value = f"unnest({expr})" if expr.startswith("[") else expr
-            # `changed` is one changed row; `changed_rows` all of them (a diff holds the old and
-            # the new version of a row: an expression can ask whether the columns it reads moved)
-            selects.append(
-                f"select * from ({rows} select {value} from changed_rows as changed) as q({listed})"
-            )
-        self.con.execute(
-            f"create or replace temp table {keys} as select distinct {listed} from "
-            f"({' union all '.join(selects)})"
-        )
-        self.temps += [keys, delta, removed, added]
-        null_keys = "count(*) filter (where k is null)" if len(names) == 1 else "0"
-        (count, found) = self.con.execute(
-            f"select count(*), {null_keys} from {keys}"
-        ).fetchone() or (0, 0)
-        if count == 0:
-            return Outcome("keys", None)
-        nulls = bool(found)
-
-        def matching(columns: tuple[str, ...]) -> str:
-            """Rows whose `columns` hold an affected key (nulls equal)."""
-            if len(columns) == 1:
-                # a plain IN reaches the scans (an OR with a subquery would not); null keys
-                # only if any
-                col = quote_ident(columns[0])
-                return f"({col} in (select k from {keys}){f' or {col} is null' if nulls else ''})"
-            same = " and ".join(
-                f"_k.{quote_ident(n)} is not distinct from {quote_ident(c)}"
-                for n, c in zip(names, columns, strict=True)
-            )
-            return f"exists (select 1 from {keys} as _k where {same})"
-
-        match = matching(inc.keys)
-        guard = self.con.execute(inc.guard).fetchall() if inc.guard else None
-        if self.shared is None:
-            self.shared = SharedCurrents(self.con, temps=self.temps)
-        known = self.shared.known(keys, matching) if len(names) == 1 else None
-        if not inc.sources:
-            rows = self.shared.rows(keys, matching) if len(names) == 1 else None
-            sql = self._narrowed(model, matching, known, rows)
-        elif inc.narrow or inc.narrows:
-            swaps: dict[str, str] = {}
-            # each declared input read where its columns hold an affected key
-            for source, expression in inc.sources if inc.narrow else ():
-                columns = tuple(c.strip() for c in expression.split(","))
-                if len(columns) != len(names) or not all(_COLUMN.match(c) for c in columns):
-                    continue
-                on = matching(columns)
-                swaps[source] = f"(select * from {source} where {on})"
-                lake_table = source.removeprefix("lake.")
-                # its current state narrowed by one column (a reservation's rows), or by several
-                # when they are part of the lake table's key (so each value has its own rows)
-                if source.startswith("lake.") and (
-                    len(columns) == 1 or set(columns) <= set(LAKE_TABLES[lake_table].key)
-                ):
-                    current = narrowed_current_sql(lake_table, columns, matching, known)
-                    swaps[f"lake_current.{lake_table}"] = f"({current})"
-            # an input read by the condition its `incremental narrows` line gives
-            # `affected_keys`: one column `k`, or one per key column, named as the key columns
-            affected = f"(select * from {keys})"
-            if len(names) > 1:
-                renamed = ", ".join(
-                    f"{n} as {quote_ident(c)}" for n, c in zip(names, inc.keys, strict=True)
-                )
-                affected = f"(select {renamed} from {keys})"
-            for source, condition in inc.narrows:
-                on = _AFFECTED.sub(affected, condition)
-                swaps[source] = (  # a query stands for its rows, a condition filters them
-                    f"({on})" if _QUERY.match(on) else f"(select * from {source} where {on})"
-                )
-            sql = swap_relations(model.sql, swaps)
-        else:
-            sql = model.sql
-        # a model nobody reads (known to have no readers), or whose readers take no changed
-        # rows by key, needs no changed rows
-        q = model.qualified
-        read = self.readers.get(q, 1) > 0 if self.keyed is None else q in self.keyed
-        written, views, moved = replace_rows(self.con, table, base, match, sql, diff=read)
-        self.temps += written
-        self.views.update(views)
-        if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
-            return None  # an invariant outside the key moved: the caller rebuilds it whole
-        if moved is None:
-            return Outcome("keys", FULL, keys=int(count))
-        parts = (f"_removed_{base}", f"_added_{base}")
-        return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
-
-    def _narrowed(
-        self,
-        model: Model,
-        matching: Matching,
-        known: Known | None = None,
-        rows: Known | None = None,
-    ) -> str:
-        """The model's SQL with every input that has the key column read for the affected keys
-        only. Valid for the `-- incremental by <key>` form, which says that a key's rows depend
-        on its inputs' rows of that key alone; DuckDB would not push the filter on the output
-        through the CTEs a model reads twice (it materialises them whole)."""
-        inc = model.incremental
-        assert inc is not None
-        if self.column_cache is None:
-            self.column_cache = table_columns(self.con)  # one query for every input
-        columns = self.column_cache
-        narrowed = [
-            dep
-            for dep in sorted(model.deps)
-            if set(inc.keys) <= {c for c, _ in columns.get(dep, ())}
-        ]
-        match = matching(inc.keys)
-        swaps = {d: f"(select * from {d} where {match})" for d in narrowed}
-        for table in model.lake_tables if len(inc.keys) == 1 else ():
-            (key,) = inc.keys
-            if key in TABLES[table].all_columns:
-                # its lake rows for these keys already read (`rows`): taken from there
-                held = rows(table, (key,)) if rows is not None else None
-                swaps[f"lake.{table}"] = held or f"(select * from lake.{table} where {match})"
-                current = narrowed_current_sql(table, (key,), matching, known)
-                swaps[f"lake_current.{table}"] = f"({current})"
-        return swap_relations(model.sql, swaps)
 
     def _whole(self, model: Model, *, compare: bool) -> Outcome:
         changed = rebuild(self.con, model, compare=compare)

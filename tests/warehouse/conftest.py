@@ -33,16 +33,16 @@ def query(tmp_path: Path) -> Callable[..., list[tuple[Any, ...]]]:
 def replaced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The tables whose affected keys' rows a refresh replaced (`replace_rows`, by key), in
     order, as the test's refreshes go."""
-    import warehouse.maintain
+    import warehouse.maintain_keys
 
     tables: list[str] = []
-    replace = warehouse.maintain.replace_rows
+    replace = warehouse.maintain_keys.replace_rows
 
     def recorded(con: duckdb.DuckDBPyConnection, table: str, *args: Any, **kwargs: Any) -> Any:
         tables.append(table)
         return replace(con, table, *args, **kwargs)
 
-    monkeypatch.setattr(warehouse.maintain, "replace_rows", recorded)
+    monkeypatch.setattr(warehouse.maintain_keys, "replace_rows", recorded)
     return tables
 
 

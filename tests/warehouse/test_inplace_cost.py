@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-import warehouse.maintain
+import warehouse.maintain_keys
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import Batch
 from tests.warehouse.test_inplace import (
@@ -42,7 +42,7 @@ def _record(monkeypatch: Any) -> tuple[list[str], dict[str, str]]:
     drops them (name -> 'table' or 'view')."""
     statements: list[str] = []
     temps: dict[str, str] = {}
-    replace = warehouse.maintain.replace_rows
+    replace = warehouse.maintain_keys.replace_rows
 
     def recorded(con: duckdb.DuckDBPyConnection, *args: Any, **kwargs: Any) -> Any:
         return replace(_Recording(con, statements), *args, **kwargs)  # type: ignore[arg-type]
@@ -57,7 +57,7 @@ def _record(monkeypatch: Any) -> tuple[list[str], dict[str, str]]:
         temps.update((n, "view" if t == "VIEW" else "table") for n, t in found.fetchall())
         drop(walk)
 
-    monkeypatch.setattr(warehouse.maintain, "replace_rows", recorded)
+    monkeypatch.setattr(warehouse.maintain_keys, "replace_rows", recorded)
     monkeypatch.setattr(Maintainer, "drop_temps", seen)
     return statements, temps
 

@@ -45,6 +45,31 @@ def test_files_of_one_schema_bind_from_one_footer_and_a_new_column_is_read_by_na
     assert "union_by_name = false" in both and 'null as VARCHAR) as "code"' in both
 
 
+def test_files_of_other_columns_recorded_are_read_by_name_without_their_footers(
+    lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files with other columns, all recorded: the union by name takes the columns present from
+    the record (`file_schema`), as the files of one schema do; no footer is read again."""
+    lake.write("units", [{"unit_id": 1, "resource_id": 7, "code": "A"}], kind="full")
+    lake.write("units", [{"unit_id": 2, "resource_id": 7, "code": "B"}])
+    first, second = table_files(lake.root, "units")
+    recorded = {
+        ("units", *ident): columns
+        for f, columns in ((first, ("unit_id int64",)), (second, ("unit_id int64", "code string")))
+        if (ident := file_id(f))
+    }
+
+    def no_footer(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a footer was read")
+
+    monkeypatch.setattr(pq, "read_schema", no_footer)
+    monkeypatch.setattr(warehouse.lake, "_footer_schema", no_footer)
+    mixed = raw_view_sql("units", [first, second], recorded)
+    assert "union_by_name = true" in mixed
+    assert 'cast("code" as VARCHAR) as "code"' in mixed
+    assert 'null as BIGINT) as "resource_id"' in mixed
+
+
 def test_a_refresh_reads_the_footers_of_its_new_files_only(
     first_state: tuple[Path, int], lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
