@@ -61,6 +61,7 @@ from warehouse.lake import detach_lake
 from warehouse.macros import KPI_WINDOW
 from warehouse.maintain import Maintainer, Outcome
 from warehouse.models import Model, discover_models
+from warehouse.shared_current import shared_reads
 
 
 def _settings(con: duckdb.DuckDBPyConnection) -> tuple[object, ...] | None:
@@ -153,6 +154,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 readers=readers,
                 keyed=keyed_sources(models),
                 diffed=delta_readers(models),
+                shared_reads=shared_reads(models.values()),
             )
             seconds: dict[str, float] = {}
             for q, model in models.items():

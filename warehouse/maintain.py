@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
@@ -48,7 +49,7 @@ from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
 from warehouse.models import Model
 from warehouse.rebuild import columns_of, rebuild, rebuild_diffed
-from warehouse.shared_current import Known, Matching, SharedCurrents
+from warehouse.shared_current import Known, Matching, Read, SharedCurrents
 
 # a whole rebuild of a larger table keeps the fingerprint (a diff holds both versions in memory)
 DIFF_MAX_ROWS = 2_000_000
@@ -97,6 +98,7 @@ class Maintainer:
     column_cache: dict[str, tuple[tuple[str, str], ...]] | None = None
     # the lake parents' narrowed current states the reads share (its temps are among `temps`)
     shared: SharedCurrents | None = None
+    shared_reads: set[Read] = field(default_factory=set)  # the model tables' reads it shares
     described: dict[str, list[str]] = field(default_factory=dict)  # `_columns`
 
     def changed_inputs(self, model: Model) -> dict[str, str]:
@@ -284,11 +286,20 @@ class Maintainer:
         match = matching(inc.keys)
         guard = self.con.execute(inc.guard).fetchall() if inc.guard else None
         if self.shared is None:
-            self.shared = SharedCurrents(self.con, temps=self.temps)
+            self.shared = SharedCurrents(self.con, temps=self.temps, reads=self.shared_reads)
+        shared = self.shared
+
+        def read(source: str, columns: tuple[str, ...], on: str) -> str:
+            """An input's rows for the affected keys (`SharedCurrents.table_rows`)."""
+            return (
+                shared.table_rows(source, columns, keys, on)
+                or f"(select * from {source} where {on})"
+            )
+
         known = self.shared.known(keys, matching) if len(names) == 1 else None
         if not inc.sources:
             rows = self.shared.rows(keys, matching) if len(names) == 1 else None
-            sql = self._narrowed(model, matching, known, rows)
+            sql = self._narrowed(model, matching, read, known, rows)
         elif inc.narrow or inc.narrows:
             swaps: dict[str, str] = {}
             # each declared input read where its columns hold an affected key
@@ -296,8 +307,7 @@ class Maintainer:
                 columns = tuple(c.strip() for c in expression.split(","))
                 if len(columns) != len(names) or not all(_COLUMN.match(c) for c in columns):
                     continue
-                on = matching(columns)
-                swaps[source] = f"(select * from {source} where {on})"
+                swaps[source] = read(source, columns, matching(columns))
                 lake_table = source.removeprefix("lake.")
                 # its current state narrowed by one column (a reservation's rows), or by several
                 # when they are part of the lake table's key (so each value has its own rows)
@@ -340,6 +350,7 @@ class Maintainer:
         self,
         model: Model,
         matching: Matching,
+        read: Callable[[str, tuple[str, ...], str], str],
         known: Known | None = None,
         rows: Known | None = None,
     ) -> str:
@@ -358,7 +369,7 @@ class Maintainer:
             if set(inc.keys) <= {c for c, _ in columns.get(dep, ())}
         ]
         match = matching(inc.keys)
-        swaps = {d: f"(select * from {d} where {match})" for d in narrowed}
+        swaps = {d: read(d, inc.keys, match) for d in narrowed}
         for table in model.lake_tables if len(inc.keys) == 1 else ():
             (key,) = inc.keys
             if key in TABLES[table].all_columns:
