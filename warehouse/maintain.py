@@ -343,6 +343,8 @@ class Maintainer:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
         if moved is None:
             return Outcome("keys", FULL, keys=int(count))
+        # its new rows are the table's rows for these keys now: its readers by key read them
+        shared.hold(q, inc.keys, keys, quote_ident(f"_new_{base}"))
         parts = (f"_removed_{base}", f"_added_{base}")
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 

@@ -64,11 +64,19 @@ class SharedCurrents:
     reads: set[Read] = field(default_factory=set)  # `shared_reads`
     tables_held: dict[Read, tuple[str, str]] = field(default_factory=dict)
 
+    def hold(self, source: str, columns: tuple[str, ...], keys: str, rows: str) -> None:
+        """Take `rows` (a temp table: the model's new rows, `warehouse.delta.replace_rows`) as
+        `source`'s rows for the keys of `keys`, for a read among `reads`: the table holds no
+        other rows of those keys once they replaced the old (and the temp table is not read
+        again by its model; a later read of keys outside adds theirs to it)."""
+        if (source, columns) in self.reads:
+            self.tables_held[(source, columns)] = (keys, rows)
+
     def table_rows(self, source: str, columns: tuple[str, ...], keys: str, on: str) -> str | None:
         """A model table's rows whose key `columns` hold a key of `keys` (one column `k`; `on`
-        filters on them), for a read among `reads`: the first writes them to a temp table, a
-        later one filters it, after adding the rows of its keys outside those (and its keys to
-        the held ones). The same rows: the table is final by then (its readers come after it
+        filters on them), for a read among `reads`: the first writes them to a temp table (unless
+        the model's own new rows are held), a later one filters it, after adding the rows of its
+        keys outside those (and its keys to the held ones). The same rows: the table is final by then (its readers come after it
         in the walk). None for another read (the plain filter)."""
         if (source, columns) not in self.reads or len(columns) != 1:
             return None

@@ -58,3 +58,27 @@ def test_a_shared_read_gives_the_plain_filters_rows() -> None:
         assert n == held_rows, keys
     # a read nobody else makes: the plain filter
     assert shared.table_rows("core.fct_stay_nights", KEY, "first", _on("first")) is None
+
+
+def test_the_models_own_new_rows_are_read_for_its_keys() -> None:
+    """After its refresh by key, the model's new rows (`_new_<base>`) are the table's rows for
+    its keys: a reader of keys among them filters those, without a scan of the table; keys
+    outside add their rows to them."""
+    con = duckdb.connect()
+    con.execute("create schema core")
+    con.execute(f"create table {SOURCE} (reservation_id bigint, line int)")
+    con.execute(f"insert into {SOURCE} values (1, 10), (2, 20), (3, 30)")
+    con.execute("create temp table new_rows as select * from core.fct_bill_lines where line > 10")
+    con.execute("create temp table own as select unnest([2, 3]) as k")
+    con.execute("create temp table among as select unnest([3]) as k")
+    con.execute("create temp table outside as select unnest([1]) as k")
+    shared = SharedCurrents(con, reads={(SOURCE, KEY)})
+    shared.hold(SOURCE, KEY, "own", "new_rows")
+    assert shared.table_rows(SOURCE, KEY, "among", _on("among")) == (
+        f"(select * from new_rows where {_on('among')})"
+    )
+    relation = shared.table_rows(SOURCE, KEY, "outside", _on("outside"))
+    assert relation is not None and _rows(con, relation) == [(1, 10)]
+    assert _held(con) == []  # no copy written
+    shared.hold("core.fct_stay_nights", KEY, "own", "new_rows")  # a read nobody else makes
+    assert ("core.fct_stay_nights", KEY) not in shared.tables_held
