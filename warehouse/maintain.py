@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
@@ -49,7 +48,7 @@ from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
 from warehouse.models import Model
 from warehouse.rebuild import columns_of, rebuild, rebuild_diffed
-from warehouse.shared_current import Known, Matching, Read, SharedCurrents
+from warehouse.shared_current import Known, Matching, Read, Reader, SharedCurrents
 
 # a whole rebuild of a larger table keeps the fingerprint (a diff holds both versions in memory)
 DIFF_MAX_ROWS = 2_000_000
@@ -287,15 +286,7 @@ class Maintainer:
         guard = self.con.execute(inc.guard).fetchall() if inc.guard else None
         if self.shared is None:
             self.shared = SharedCurrents(self.con, temps=self.temps, reads=self.shared_reads)
-        shared = self.shared
-
-        def read(source: str, columns: tuple[str, ...], on: str) -> str:
-            """An input's rows for the affected keys (`SharedCurrents.table_rows`)."""
-            return (
-                shared.table_rows(source, columns, keys, on)
-                or f"(select * from {source} where {on})"
-            )
-
+        read = self.shared.reader(keys)
         known = self.shared.known(keys, matching) if len(names) == 1 else None
         if not inc.sources:
             rows = self.shared.rows(keys, matching) if len(names) == 1 else None
@@ -344,7 +335,7 @@ class Maintainer:
         if moved is None:
             return Outcome("keys", FULL, keys=int(count))
         # its new rows are the table's rows for these keys now: its readers by key read them
-        shared.hold(q, inc.keys, keys, quote_ident(f"_new_{base}"))
+        self.shared.hold(q, inc.keys, keys, quote_ident(f"_new_{base}"))
         parts = (f"_removed_{base}", f"_added_{base}")
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 
@@ -352,7 +343,7 @@ class Maintainer:
         self,
         model: Model,
         matching: Matching,
-        read: Callable[[str, tuple[str, ...], str], str],
+        read: Reader,
         known: Known | None = None,
         rows: Known | None = None,
     ) -> str:

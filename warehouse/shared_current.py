@@ -28,6 +28,7 @@ PARENTS = frozenset(t.parent for t in LAKE_TABLES.values() if t.parent is not No
 Matching = Callable[[tuple[str, ...]], str]
 Known = Callable[[str, tuple[str, ...]], str | None]
 Read = tuple[str, tuple[str, ...]]  # a model's table and the columns a reader narrows it by
+Reader = Callable[[str, tuple[str, ...], str], str]  # (table, key columns, filter) -> relation
 
 
 def shared_reads(models: Iterable[Model]) -> set[Read]:
@@ -63,6 +64,16 @@ class SharedCurrents:
     temps: list[str] = field(default_factory=list)
     reads: set[Read] = field(default_factory=set)  # `shared_reads`
     tables_held: dict[Read, tuple[str, str]] = field(default_factory=dict)
+
+    def reader(self, keys: str) -> Reader:
+        """A model table's rows for the affected keys in `keys` whose key columns pass a filter:
+        `table_rows`, else the filtered table."""
+
+        def read(source: str, columns: tuple[str, ...], on: str) -> str:
+            found = self.table_rows(source, columns, keys, on)
+            return found or f"(select * from {source} where {on})"
+
+        return read
 
     def hold(self, source: str, columns: tuple[str, ...], keys: str, rows: str) -> None:
         """Take `rows` (a temp table: the model's new rows, `warehouse.delta.replace_rows`) as
