@@ -20,7 +20,8 @@ A refresh compares the lake and the code with what the published file records
 - an input that changed whole (the settings, i.e. the as-of date, or a model rebuilt whole with
   no diff) maps to the key only by the reader's `-- incremental when <input> changed whole:`
   query over the database; without one the reader is rebuilt whole;
-- a model that is missing, or whose SQL (or a macro it calls) changed, is rebuilt whole.
+- a model that is missing, or whose SQL (or a macro it calls) changed, is rebuilt whole (one
+  built before tells its readers what differs from the table it replaced, as above).
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
 
@@ -148,10 +149,13 @@ class Maintainer:
                 outcome.seconds = time.perf_counter() - t0
                 self._keep(q, outcome)
                 return outcome
-        if fresh and self._diff_helps(q) and self._rows(model) <= DIFF_MAX_ROWS:
+        # a table built before, by this SQL or another (its readers learn what differs either
+        # way: a changed SQL whose rows are the same changes nothing for them)
+        built = q in self.existing
+        if built and self._diff_helps(q) and self._rows(model) <= DIFF_MAX_ROWS:
             outcome = self._whole_diffed(model)
         else:
-            outcome = self._whole(model, compare=fresh and self.readers.get(q, 0) > 0)
+            outcome = self._whole(model, compare=built and self.readers.get(q, 0) > 0)
         outcome.seconds = time.perf_counter() - t0
         self._keep(q, outcome)
         return outcome
