@@ -149,9 +149,7 @@ class Maintainer:
                 outcome.seconds = time.perf_counter() - t0
                 self._keep(q, outcome)
                 return outcome
-        # a table built before, by this SQL or another (its readers learn what differs either
-        # way: a changed SQL whose rows are the same changes nothing for them)
-        built = q in self.existing
+        built = q in self.existing  # by this SQL or another: its readers learn what differs
         if built and self._diff_helps(q) and self._rows(model) <= DIFF_MAX_ROWS:
             outcome = self._whole_diffed(model)
         else:
