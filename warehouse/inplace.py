@@ -62,6 +62,7 @@ from warehouse.macros import KPI_WINDOW
 from warehouse.maintain import Maintainer
 from warehouse.maintain_keys import Outcome
 from warehouse.models import Model, discover_models
+from warehouse.shared_current import shared_reads
 
 
 def _settings(con: duckdb.DuckDBPyConnection) -> tuple[object, ...] | None:
@@ -154,6 +155,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 readers=readers,
                 keyed=keyed_sources(models),
                 diffed=delta_readers(models),
+                shared_reads=shared_reads(models.values()),
             )
             seconds: dict[str, float] = {}
             for q, model in models.items():

@@ -20,7 +20,8 @@ A refresh compares the lake and the code with what the published file records
 - an input that changed whole (the settings, i.e. the as-of date, or a model rebuilt whole with
   no diff) maps to the key only by the reader's `-- incremental when <input> changed whole:`
   query over the database; without one the reader is rebuilt whole;
-- a model that is missing, or whose SQL (or a macro it calls) changed, is rebuilt whole.
+- a model that is missing, or whose SQL (or a macro it calls) changed, is rebuilt whole (one
+  built before tells its readers what differs from the table it replaced, as above).
 
 Every statement runs in the caller's one transaction (`warehouse.inplace`).
 
@@ -42,7 +43,7 @@ from warehouse.changes import FULL, SETTINGS_INPUT, lake_inputs, model_version
 from warehouse.maintain_keys import ByKeys, Outcome
 from warehouse.models import Model
 from warehouse.rebuild import rebuild, rebuild_diffed
-from warehouse.shared_current import SharedCurrents
+from warehouse.shared_current import Read, SharedCurrents
 
 # a whole rebuild of a larger table keeps the fingerprint (a diff holds both versions in memory)
 DIFF_MAX_ROWS = 2_000_000
@@ -76,6 +77,7 @@ class Maintainer(ByKeys):
     column_cache: dict[str, tuple[tuple[str, str], ...]] | None = None
     # the lake parents' narrowed current states the reads share (its temps are among `temps`)
     shared: SharedCurrents | None = None
+    shared_reads: set[Read] = field(default_factory=set)  # the model tables' reads it shares
     described: dict[str, list[str]] = field(default_factory=dict)  # `_columns`
 
     def changed_inputs(self, model: Model) -> dict[str, str]:
@@ -126,10 +128,11 @@ class Maintainer(ByKeys):
                 outcome.seconds = time.perf_counter() - t0
                 self._keep(q, outcome)
                 return outcome
-        if fresh and self._diff_helps(q) and self._rows(model) <= DIFF_MAX_ROWS:
+        built = q in self.existing  # by this SQL or another: its readers learn what differs
+        if built and self._diff_helps(q) and self._rows(model) <= DIFF_MAX_ROWS:
             outcome = self._whole_diffed(model)
         else:
-            outcome = self._whole(model, compare=fresh and self.readers.get(q, 0) > 0)
+            outcome = self._whole(model, compare=built and self.readers.get(q, 0) > 0)
         outcome.seconds = time.perf_counter() - t0
         self._keep(q, outcome)
         return outcome

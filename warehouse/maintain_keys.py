@@ -24,7 +24,7 @@ from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
 from warehouse.models import Model
 from warehouse.rebuild import columns_of
-from warehouse.shared_current import Known, Matching, SharedCurrents
+from warehouse.shared_current import Known, Matching, Read, Reader, SharedCurrents
 
 _COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
 _AFFECTED = re.compile(r"\baffected_keys\b")
@@ -54,6 +54,7 @@ class ByKeys:
     views: set[str]
     column_cache: dict[str, tuple[tuple[str, str], ...]] | None
     shared: SharedCurrents | None
+    shared_reads: set[Read]
     described: dict[str, list[str]]
 
     def _maps(self, inc: Incremental, source: str, relation: str) -> bool:
@@ -135,11 +136,12 @@ class ByKeys:
         match = matching(inc.keys)
         guard = self.con.execute(inc.guard).fetchall() if inc.guard else None
         if self.shared is None:
-            self.shared = SharedCurrents(self.con, temps=self.temps)
+            self.shared = SharedCurrents(self.con, temps=self.temps, reads=self.shared_reads)
+        read = self.shared.reader(keys)
         known = self.shared.known(keys, matching) if len(names) == 1 else None
         if not inc.sources:
             rows = self.shared.rows(keys, matching) if len(names) == 1 else None
-            sql = self._narrowed(model, matching, known, rows)
+            sql = self._narrowed(model, matching, read, known, rows)
         elif inc.narrow or inc.narrows:
             swaps: dict[str, str] = {}
             # each declared input read where its columns hold an affected key
@@ -147,8 +149,7 @@ class ByKeys:
                 columns = tuple(c.strip() for c in expression.split(","))
                 if len(columns) != len(names) or not all(_COLUMN.match(c) for c in columns):
                     continue
-                on = matching(columns)
-                swaps[source] = f"(select * from {source} where {on})"
+                swaps[source] = read(source, columns, matching(columns))
                 lake_table = source.removeprefix("lake.")
                 # its current state narrowed by one column (a reservation's rows), or by several
                 # when they are part of the lake table's key (so each value has its own rows)
@@ -184,6 +185,8 @@ class ByKeys:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
         if moved is None:
             return Outcome("keys", FULL, keys=int(count))
+        # its new rows are the table's rows for these keys now: its readers by key read them
+        self.shared.hold(q, inc.keys, keys, quote_ident(f"_new_{base}"))
         parts = (f"_removed_{base}", f"_added_{base}")
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 
@@ -191,6 +194,7 @@ class ByKeys:
         self,
         model: Model,
         matching: Matching,
+        read: Reader,
         known: Known | None = None,
         rows: Known | None = None,
     ) -> str:
@@ -209,7 +213,7 @@ class ByKeys:
             if set(inc.keys) <= {c for c, _ in columns.get(dep, ())}
         ]
         match = matching(inc.keys)
-        swaps = {d: f"(select * from {d} where {match})" for d in narrowed}
+        swaps = {d: read(d, inc.keys, match) for d in narrowed}
         for table in model.lake_tables if len(inc.keys) == 1 else ():
             (key,) = inc.keys
             if key in TABLES[table].all_columns:

@@ -11,7 +11,8 @@ current rows depend on that key's rows and the table's last full batch only
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import duckdb
@@ -19,23 +20,101 @@ import duckdb
 from lake.sql import quote_ident
 from lake.tables import TABLES as LAKE_TABLES
 from warehouse.lake import narrowed_current_sql
+from warehouse.models import Model
 
 # the tables some lake table's current state follows
 PARENTS = frozenset(t.parent for t in LAKE_TABLES.values() if t.parent is not None)
 
 Matching = Callable[[tuple[str, ...]], str]
 Known = Callable[[str, tuple[str, ...]], str | None]
+Read = tuple[str, tuple[str, ...]]  # a model's table and the columns a reader narrows it by
+Reader = Callable[[str, tuple[str, ...], str], str]  # (table, key columns, filter) -> relation
+
+
+def shared_reads(models: Iterable[Model]) -> set[Read]:
+    """The model tables stored as built (their rows in no order of a key: a read by its key
+    prunes nothing, `-- incremental stored as built`) that more than one model may read by
+    that key when refreshed by key: `core.fct_bill_lines`, 12.8 M lines, read for an hour's
+    reservations by five models (docs/benchmarks.md, session 19)."""
+    listed = list(models)
+    built = {
+        m.qualified: m.incremental.keys
+        for m in listed
+        if m.incremental is not None and m.incremental.stored_as_built
+    }
+    counts = Counter(
+        (dep, built[dep])
+        for m in listed
+        for dep in m.deps
+        if dep in built and m.incremental is not None and m.incremental.keys == built[dep]
+    )
+    return {read for read, n in counts.items() if n > 1}
 
 
 @dataclass
 class SharedCurrents:
     """Per (table, column): the keys' table it was computed for and the temp table holding it
-    (`held`), and the temp table of the lake rows it was computed from (`rows_held`)."""
+    (`held`), and the temp table of the lake rows it was computed from (`rows_held`); per
+    model table and key among `reads`, the keys' table and the temp table of its rows for them
+    (`tables_held`)."""
 
     con: duckdb.DuckDBPyConnection
     held: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = field(default_factory=dict)
     rows_held: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = field(default_factory=dict)
     temps: list[str] = field(default_factory=list)
+    reads: set[Read] = field(default_factory=set)  # `shared_reads`
+    tables_held: dict[Read, tuple[str, str]] = field(default_factory=dict)
+
+    def reader(self, keys: str) -> Reader:
+        """A model table's rows for the affected keys in `keys` whose key columns pass a filter:
+        `table_rows`, else the filtered table."""
+
+        def read(source: str, columns: tuple[str, ...], on: str) -> str:
+            found = self.table_rows(source, columns, keys, on)
+            return found or f"(select * from {source} where {on})"
+
+        return read
+
+    def hold(self, source: str, columns: tuple[str, ...], keys: str, rows: str) -> None:
+        """Take `rows` (a temp table: the model's new rows, `warehouse.delta.replace_rows`) as
+        `source`'s rows for the keys of `keys`, for a read among `reads`: the table holds no
+        other rows of those keys once they replaced the old (and the temp table is not read
+        again by its model; a later read of keys outside adds theirs to it)."""
+        if (source, columns) in self.reads:
+            self.tables_held[(source, columns)] = (keys, rows)
+
+    def table_rows(self, source: str, columns: tuple[str, ...], keys: str, on: str) -> str | None:
+        """A model table's rows whose key `columns` hold a key of `keys` (one column `k`; `on`
+        filters on them), for a read among `reads`: the first writes them to a temp table (unless
+        the model's own new rows are held), a later one filters it, after adding the rows of its
+        keys outside those (and its keys to the held ones). The same rows: the table is final by then (its readers come after it
+        in the walk). None for another read (the plain filter)."""
+        if (source, columns) not in self.reads or len(columns) != 1:
+            return None
+        found = self.tables_held.get((source, columns))
+        if found is None:
+            name = quote_ident(f"_held_{source.replace('.', '_')}_{len(self.temps)}")
+            self.con.execute(
+                f"create or replace temp table {name} as select * from {source} where {on}"
+            )
+            self.temps.append(name)
+            self.tables_held[(source, columns)] = (keys, name)
+            return name
+        held_keys, name = found
+        if not self._within(keys, held_keys):
+            column = quote_ident(columns[0])
+            self.con.execute(
+                f"insert into {name} select * from {source} where {on} and not exists "
+                f"(select 1 from {held_keys} as _h where _h.k is not distinct from {column})"
+            )
+            union = quote_ident(f"_held_keys_{len(self.temps)}")
+            self.con.execute(
+                f"create or replace temp table {union} as "
+                f"select * from {held_keys} union select * from {keys}"
+            )
+            self.temps.append(union)
+            self.tables_held[(source, columns)] = (union, name)
+        return f"(select * from {name} where {on})"
 
     def known(self, keys: str, matching: Matching) -> Known:
         """For `lake.sql.narrowed_current_sql`: the relation of a parent's narrowed current state

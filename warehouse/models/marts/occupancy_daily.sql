@@ -6,7 +6,7 @@
 -- incremental by date_day, accommodation_type_id from core.dim_locations: select o.date_day, o.accommodation_type_id from marts.occupancy_daily as o where o.location_id in (select c.location_id from changed_rows as c group by c.location_id having count(*) <> 2 or count(distinct row(c.location_code)) <> 1)
 -- incremental when core.fct_allotment_pickup_weeks changed whole: select stay_date, accommodation_type_id from (select o.date_day as stay_date, o.accommodation_type_id, -o.allotment_held_nights as held from marts.occupancy_daily as o where o.allotment_held_nights <> 0 union all select a.stay_date, a.accommodation_type_id, a.still_held_nights from core.fct_allotment_pickup_weeks as a where a.weeks_back = 0 and a.still_held_nights <> 0) group by all having sum(held) <> 0
 -- incremental narrows its inputs
--- incremental narrows core.fct_allotment_pickup_weeks: stay_date in (select date_day from affected_keys) and accommodation_type_id in (select accommodation_type_id from affected_keys)
+-- incremental narrows core.fct_allotment_pickup_weeks: select a.* from core.fct_allotment_pickup_weeks as a semi join affected_keys as k on k.date_day = a.stay_date and k.accommodation_type_id = a.accommodation_type_id
 -- incremental narrows core.dim_dates: date_day in (select date_day from affected_keys)
 -- Occupancy per night x location x accommodation type over the reporting range: supply nights
 -- (units available), nights sold (on-the-books guest stays), owner / hold nights, occupancy and
