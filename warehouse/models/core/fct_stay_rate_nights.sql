@@ -12,8 +12,7 @@ with reservations as (
     select * from core.fct_reservations
 ),
 
--- read where it is used: two readers made DuckDB copy every rate first (~0.03 CPU s an hour)
-rates as not materialized (
+rates as (
     select * from staging.stg_rates
 ),
 
