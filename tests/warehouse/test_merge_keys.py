@@ -10,7 +10,7 @@ import random
 
 import duckdb
 
-from warehouse.maintain import _QUERY
+from warehouse.maintain_keys import _QUERY
 from warehouse.models import discover_models
 
 SOURCE = "staging.stg_customer_merges"

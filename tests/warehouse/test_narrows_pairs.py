@@ -11,7 +11,7 @@ from datetime import date
 import duckdb
 import pytest
 
-from warehouse.maintain import _AFFECTED, _QUERY
+from warehouse.maintain_keys import _AFFECTED, _QUERY
 from warehouse.models import discover_models
 
 D1, D2 = date(2026, 7, 1), date(2026, 7, 2)
