@@ -4,8 +4,8 @@ with dlt's `rest_api` source as the peer figure.
     python -m bench.extract --scale medium --latency-ms 50 --repeat 2 --decoded-read
     python -m bench.extract --scale small            # quick run
 
-The sandbox runs in a child process (so its CPU work does not share our GIL) with a fixed
-latency per request. Efficiency = (requests x latency / cap) / wall time: 1.0 means the cap of
+The sandbox runs in a child process (`bench/sandbox_process.py`: its CPU work does not share our
+GIL) with a fixed latency per request. Efficiency = (requests x latency / cap) / wall time: 1.0 means the cap of
 concurrent requests was busy with latency the whole time. `minimum` is the sum over every list
 read of ceil(records / the page size that list used) (reservation details use the client's
 `details_page_size`). CPU seconds of both processes are reported next to the wall time, because
@@ -24,18 +24,13 @@ import asyncio
 import json
 import math
 import os
-import secrets
-import socket
-import subprocess
-import sys
 import time
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from bench.sandbox_process import Sandbox, start_sandbox
 from service.api import ReservationService
 from service.client import ServiceClient
 from service.config import DEFAULT_DETAILS_PAGE_SIZE, ServiceConfig
@@ -46,7 +41,6 @@ from service.throttle import ConcurrencyLimiter
 OUT_DIR = Path(__file__).parent / "out"
 CAP = 15
 DEFAULT_PAGE_SIZE = _DEFAULT_CONFIG_PAGE_SIZE
-STARTUP_TIMEOUT = 600.0
 
 # facade method -> (path, id field); the lists the pipeline reads in a full run
 TOP_LISTS: dict[str, tuple[str, str]] = {
@@ -64,111 +58,6 @@ TOP_LISTS: dict[str, tuple[str, str]] = {
     "reservation_details": ("reservations/details", "reservationId"),
     "events": ("events", "eventId"),
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Sandbox:
-    """The sandbox in a child process on a free loopback port."""
-
-    def __init__(
-        self,
-        scale: str,
-        latency_ms: float,
-        seed: int,
-        *,
-        warm: bool = False,
-        encode_cache_mb: float | None = None,
-        encode_workers: int = 0,
-    ):
-        self.port = _free_port()
-        self.secret = secrets.token_urlsafe(24)
-        self.root = f"http://127.0.0.1:{self.port}"
-        self.base_url = self.root + "/service/v2"
-        cmd = [
-            sys.executable,
-            "-m",
-            "sandbox.runner",
-            "--port",
-            str(self.port),
-            "--scale",
-            scale,
-            "--latency-ms",
-            str(latency_ms),
-            "--seed",
-            str(seed),
-            f"--client-secret={self.secret}",
-        ] + (["--warm-cache"] if warm else [])
-        if encode_cache_mb is not None:
-            cmd.append(f"--encode-cache-mb={encode_cache_mb}")
-        if encode_workers:
-            cmd.append(f"--encode-workers={encode_workers}")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-    def wait(self) -> None:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("sandbox exited: " + (self.proc.stderr.read() or b"").decode())
-            try:
-                if httpx.get(self.root + "/_admin/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        raise RuntimeError("sandbox did not start in time")
-
-    def stats(self) -> dict[str, Any]:
-        return httpx.get(self.root + "/_admin/stats", timeout=10).json()
-
-    def _pids(self) -> list[int]:
-        """The sandbox's process and its encode workers (its live children)."""
-        own = self.proc.pid
-        try:
-            children = Path(f"/proc/{own}/task/{own}/children").read_text().split()
-        except OSError:
-            children = []
-        return [own, *map(int, children)]
-
-    def cpu_by_process(self) -> list[float]:
-        """User + system CPU seconds so far of the sandbox's process, then of each worker."""
-        out = []
-        for pid in self._pids():
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            out.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
-        return out
-
-    def cpu_seconds(self) -> float:
-        """User + system CPU of the sandbox's processes so far (Linux /proc)."""
-        return sum(self.cpu_by_process())
-
-    def peak_rss_mb(self) -> list[float]:
-        """Peak resident memory (Linux `VmHWM`) of the sandbox's process, then of each worker."""
-        out = []
-        for pid in self._pids():
-            try:
-                status = Path(f"/proc/{pid}/status").read_text().splitlines()
-            except OSError:
-                continue
-            out += [int(x.split()[1]) / 1024 for x in status if x.startswith("VmHWM:")]
-        return out
-
-    def reset(self) -> None:
-        httpx.post(self.root + "/_admin/stats/reset", timeout=10)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 async def read_with_client(
@@ -317,18 +206,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--skip-dlt", action="store_true")
     args = parser.parse_args(argv)
 
-    sandbox = Sandbox(
+    started = time.perf_counter()
+    with start_sandbox(
         args.scale,
-        args.latency_ms,
-        args.seed,
+        seed=args.seed,
+        latency_ms=args.latency_ms,
         warm=args.warm_cache,
         encode_cache_mb=args.encode_cache_mb,
         encode_workers=args.encode_workers,
-    )
-    try:
-        t0 = time.perf_counter()
-        sandbox.wait()
-        startup = time.perf_counter() - t0
+    ) as sandbox:
+        startup = time.perf_counter() - started
         runs: list[dict[str, Any]] = []
         reads = [False] * max(1, args.repeat) + ([True] if args.decoded_read else [])
         for decode in reads:
@@ -355,8 +242,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             peer["client_cpu_seconds"] = time.process_time() - client0
             peer["server_cpu_seconds"] = sandbox.cpu_seconds() - cpu0
             peer["efficiency"] = efficiency(peer["requests"], args.latency_ms, peer["wall_seconds"])
-    finally:
-        sandbox.stop()
 
     details = min(args.page_size, args.details_page_size)
     result = {

@@ -22,7 +22,7 @@ before the sensor loop starts. Each freshness sample is split into the wait for 
 showed it to start (poll interval, or a run in progress), its landing and its warehouse refresh.
 
 The sandbox runs in a child process (its CPU work does not share our GIL) with a fixed latency
-per request (`incremental_sandbox.py`); the sensor loop and the freshness samples are in
+per request (`sandbox_process.py`); the sensor loop and the freshness samples are in
 `incremental_freshness.py`. Results: a table on stdout and JSON in bench/out/.
 """
 
@@ -39,8 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from assets.modes import apply_changes
+from assets.settings import IngestSettings
 from bench.incremental_freshness import freshness
-from bench.incremental_sandbox import Sandbox, ingest_settings, start_sandbox
+from bench.sandbox_process import Sandbox, start_sandbox
 from lake.state import read_cursor
 from lake.store import Lake
 from pipelines.sensors import poll_high_water
@@ -57,7 +58,9 @@ def _timed_build(data_dir: Path) -> tuple[float, int]:
 
 def _apply(sb: Sandbox, data_dir: Path) -> tuple[Any, dict[str, Any]]:
     """One `apply_changes` run on `data_dir` (a bootstrap when its lake is empty) + the build."""
-    report = apply_changes(Lake(data_dir / "lake"), sb.resource().open_client, ingest_settings(sb))
+    report = apply_changes(
+        Lake(data_dir / "lake"), sb.resource().open_client, IngestSettings(today=sb.today())
+    )
     build_s, models = _timed_build(data_dir)
     return report, {
         "requests": report.requests,
@@ -126,7 +129,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
-    sb = start_sandbox(args.scale, args.seed, args.latency_ms)
     result: dict[str, Any] = {
         "scale": args.scale,
         "seed": args.seed,
@@ -134,30 +136,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "hours": args.hours,
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    try:
-        with tempfile.TemporaryDirectory(prefix="bench-incremental-") as tmp:
-            dir_a, dir_b = Path(tmp) / "a", Path(tmp) / "b"
-            dir_a.mkdir()
-            dir_b.mkdir()
-            if args.from_state is not None:
-                dir_a.rmdir()
-                result["from_state"] = from_state(sb, args.from_state, dir_a, args.hours)
-            else:
-                print("full refresh (bootstrap) into A ...", file=sys.stderr)
-                result["full_initial"] = full_refresh(sb, dir_a)
-            if args.from_state is None and not args.no_compare:
-                result["advance"] = sb.admin("POST", "/advance", hours=args.hours).get("summary")
-                print("incremental run into A ...", file=sys.stderr)
-                result["incremental"] = incremental(sb, dir_a)
-                print("full refresh of the same state into B ...", file=sys.stderr)
-                result["full_same_state"] = full_refresh(sb, dir_b)
-            print("freshness with the sensor loop ...", file=sys.stderr)
-            result["freshness"] = freshness(
-                sb, dir_a, args.rounds, args.poll, args.step_hours, args.gap
-            )
-    finally:
-        sb.process.terminate()
-        sb.process.wait(30)
+    with (
+        start_sandbox(args.scale, seed=args.seed, latency_ms=args.latency_ms) as sb,
+        tempfile.TemporaryDirectory(prefix="bench-incremental-") as tmp,
+    ):
+        dir_a, dir_b = Path(tmp) / "a", Path(tmp) / "b"
+        dir_a.mkdir()
+        dir_b.mkdir()
+        if args.from_state is not None:
+            dir_a.rmdir()
+            result["from_state"] = from_state(sb, args.from_state, dir_a, args.hours)
+        else:
+            print("full refresh (bootstrap) into A ...", file=sys.stderr)
+            result["full_initial"] = full_refresh(sb, dir_a)
+        if args.from_state is None and not args.no_compare:
+            result["advance"] = sb.admin("POST", "/advance", hours=args.hours).get("summary")
+            print("incremental run into A ...", file=sys.stderr)
+            result["incremental"] = incremental(sb, dir_a)
+            print("full refresh of the same state into B ...", file=sys.stderr)
+            result["full_same_state"] = full_refresh(sb, dir_b)
+        print("freshness with the sensor loop ...", file=sys.stderr)
+        result["freshness"] = freshness(
+            sb, dir_a, args.rounds, args.poll, args.step_hours, args.gap
+        )
     result["total_seconds"] = round(time.perf_counter() - started, 1)
 
     OUT_DIR.mkdir(exist_ok=True)

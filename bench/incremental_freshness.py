@@ -18,7 +18,8 @@ from typing import Any
 import duckdb
 
 from assets.modes import apply_changes
-from bench.incremental_sandbox import Sandbox, ingest_settings
+from assets.settings import IngestSettings
+from bench.sandbox_process import Sandbox
 from lake.state import read_cursor
 from lake.store import Lake
 from pipelines.sensors import feed_decision, poll_high_water
@@ -64,7 +65,9 @@ class SensorLoop(threading.Thread):
                     continue
                 started, cpu = time.monotonic(), time.process_time()
                 served = _cpu_of(self.sb.process.pid)
-                report = apply_changes(self.lake, resource.open_client, ingest_settings(self.sb))
+                report = apply_changes(
+                    self.lake, resource.open_client, IngestSettings(today=self.sb.today())
+                )
                 landed, land_cpu = time.monotonic(), time.process_time() - cpu
                 served = _cpu_of(self.sb.process.pid) - served
                 cpu = time.process_time()

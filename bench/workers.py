@@ -78,7 +78,7 @@ def child(base_url: str, secret: str, data_dir: str, workers: int, spec_name: st
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    from bench.extract import Sandbox
+    from bench.sandbox_process import start_sandbox
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", default="medium")
@@ -90,10 +90,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     counts = [int(w) for w in args.workers.split(",")]
 
-    sandbox = Sandbox(args.scale, args.latency_ms, args.seed, warm=True)
     rows: list[dict[str, Any]] = []
-    try:
-        sandbox.wait()
+    with start_sandbox(
+        args.scale, seed=args.seed, latency_ms=args.latency_ms, warm=True
+    ) as sandbox:
         for repeat in range(args.repeat):
             for workers in counts:
                 with tempfile.TemporaryDirectory(prefix="bench-workers-") as tmp:
@@ -118,8 +118,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         f"{row['requests']} requests",
                         flush=True,
                     )
-    finally:
-        sandbox.stop()
     result = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "scale": args.scale,
