@@ -9,16 +9,24 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 # uv installs the pinned packages of pyproject.toml into the venv: on a machine with an empty
 # package cache it took 35 s where pip took 263 s (docs/benchmarks.md, "Session 12: the test
 # suite on a clean clone"). It is itself pinned here; pip is only its bootstrap.
-# `--compile-bytecode` writes the packages' .pyc once: without them (uv writes none, and a shell
-# with PYTHONDONTWRITEBYTECODE set never caches any) every process compiles its imports again,
-# ~2.7 CPU s for each one that imports the pipeline (docs/benchmarks.md, "Session 16: the
-# pipeline process end to end" and "... the test suite under eight minutes").
+# The packages' .pyc are written once, here: without them (uv writes none, and a shell with
+# PYTHONDONTWRITEBYTECODE set never caches any) every process compiles its imports again, ~2.7
+# CPU s for each one that imports the pipeline (docs/benchmarks.md, "Session 16: the pipeline
+# process end to end" and "... the test suite under eight minutes"). Not uv's
+# `--compile-bytecode`, which compiles all ~14,500 modules of the venv: a third of them are
+# libraries' own test suites and packages nothing here imports (cfn-lint's sympy and networkx,
+# pulled in by moto[server]; pip, setuptools; pyiceberg, for a bench only), ~7 CPU s of a clean
+# clone's setup (docs/benchmarks.md, "Session 19: the test suite under eight minutes"). A module
+# left out still works: the process that imports it compiles it.
 UV_VERSION := 0.13.9
+NOT_COMPILED := '/(sympy|mpmath|networkx|cfnlint|pip|setuptools|pyiceberg|tests)/'
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/python -m compileall -q -j 0 -x $(NOT_COMPILED) \
+		"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

@@ -260,39 +260,49 @@ def _assert_everything_shows_the_services_date(served: Served, second: RunSummar
 
 def test_a_run_waiting_for_the_lake_lock_says_who_holds_it(served: Served) -> None:
     out = io.StringIO()
-    waited = threading.Event()
-    outcome: dict[str, object] = {}
-
+    held, released = threading.Event(), threading.Event()
+    holder_failed: list[BaseException] = []
     waits: list[str | None] = []
 
     def on_event(event: progress.Event) -> None:
         if isinstance(event, progress.WaitEvent):
             waits.append(event.holder)
             if event.holder is not None:
-                waited.set()
+                released.set()
 
-    def second_run() -> None:
+    def first_run() -> None:
+        """Holds the lake's writer lock until the run has said that it waits (a bound, not a
+        speed check)."""
         try:
-            outcome["summary"] = served.run(Console(file=out, width=300))
+            with writer_lock(Lake(served.settings.lake_dir), holder="first-run-id"):
+                held.set()
+                released.wait(timeout=600)
         except BaseException as exc:  # reported below, in the test's thread
-            outcome["error"] = exc
+            holder_failed.append(exc)
+            held.set()
 
+    # The waiting run is made in the test's own thread, as `reservoir run` makes it in the
+    # command's: there Dagster gives the run signal handlers of its own, which the log-mirroring
+    # children of its steps (`tail`) start with. A run in another thread leaves them the
+    # process's: in a suite started with SIGINT ignored (a background job of a shell without job
+    # control), Dagster's restore after the module's first run had set SIGTERM to it as well, the
+    # children ignored Dagster's SIGTERM and each step waited 30 s for them (62 s for this test
+    # in a clean clone's `make test`, 3 s else; docs/benchmarks.md, session 19).
     unsubscribe = progress.subscribe(on_event)
-    thread = threading.Thread(target=second_run)
+    holder = threading.Thread(target=first_run)
     try:
-        with writer_lock(Lake(served.settings.lake_dir), holder="first-run-id"):
-            thread.start()
-            # released once the second run has said that it waits (a bound, not a speed check)
-            assert waited.wait(timeout=600), out.getvalue()
+        holder.start()
+        assert held.wait(timeout=600)
+        assert not holder_failed, holder_failed
+        summary = served.run(Console(file=out, width=300))
     finally:
-        if thread.is_alive():
-            thread.join()
+        released.set()  # the holder never outlives the test
+        holder.join()
         unsubscribe()
-    assert "error" not in outcome, outcome.get("error")
+    assert not holder_failed, holder_failed
     line = next(x for x in out.getvalue().splitlines() if "writer lock" in x)
     assert line.startswith("waiting for the lake's writer lock (")
     assert f"held by pid {os.getpid()}, run first-run-id, since 20" in line
-    summary = outcome["summary"]
     assert isinstance(summary, RunSummary) and summary.mode == "incremental"
     assert len(waits) == 2 and waits[1] is None  # told once, then told the wait was over
     # and the run's Dagster event log says so (a run launched from the UI has no display)
