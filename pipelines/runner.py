@@ -9,8 +9,10 @@ shows it in the UI.
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import dagster as dg
@@ -115,6 +117,27 @@ def _failure_message(result: dg.ExecuteInProcessResult) -> str:
     return "the run failed; see the Dagster UI (make dev) for the event log"
 
 
+@contextlib.contextmanager
+def sigterm_kept() -> Iterator[None]:
+    """SIGTERM's handler as it was before a run, once the run ends.
+
+    Dagster's run traps SIGINT and, on the way out, gives SIGTERM whatever SIGINT's handler then
+    is (`dagster._utils.interrupts`). A process started with SIGINT ignored (a command a script
+    puts in the background without job control) thus came out of its first run with SIGTERM
+    ignored too: a plain `kill` no longer stopped `reservoir run` between a tenants file's runs.
+    During the run SIGTERM stays Dagster's (it interrupts the run as SIGINT would).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Dagster leaves the handlers alone off the main thread
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if before is not None and signal.getsignal(signal.SIGTERM) is not before:
+            signal.signal(signal.SIGTERM, before)
+
+
 def execute(
     defs: dg.Definitions,
     job: dg.JobDefinition,
@@ -133,6 +156,22 @@ def execute(
     to override the resources of a subset of a job that already binds them.
     """
     ensure_partitions(instance, [partition_key])
+    with sigterm_kept():
+        return _execute(
+            defs, job, instance, resources, asset_selection, run_config, tags, partition_key
+        )
+
+
+def _execute(
+    defs: dg.Definitions,
+    job: dg.JobDefinition,
+    instance: dg.DagsterInstance,
+    resources: dict[str, Any],
+    asset_selection: list[dg.AssetKey] | None,
+    run_config: dict[str, Any],
+    tags: dict[str, str],
+    partition_key: str,
+) -> dg.ExecuteInProcessResult:
     if asset_selection is None:
         return job.execute_in_process(
             instance=instance,
