@@ -42,7 +42,7 @@ def test_runs_launch_on_kubernetes_with_instance_storage_on_postgres(values: dic
     assert values["runLauncher"]["type"] == "K8sRunLauncher"
     launcher = values["runLauncher"]["config"]["k8sRunLauncher"]
     limits = launcher["runK8sConfig"]["containerConfig"]["resources"]["limits"]
-    assert limits["memory"] == "6Gi"  # above the large-scale build's 2.75 GB peak (docs/scaling.md)
+    assert limits["memory"] == "6Gi"  # above the large-scale build's 2.77 GB peak (docs/scaling.md)
     assert launcher["runK8sConfig"]["jobSpecConfig"]["backoffLimit"] == 0
     postgres = values["postgresql"]
     assert postgres["enabled"] is False and postgres["postgresqlHost"]
