@@ -157,23 +157,18 @@ def execute(
     """
     ensure_partitions(instance, [partition_key])
     with sigterm_kept():
-        return _execute(
-            defs, job, instance, resources, asset_selection, run_config, tags, partition_key
-        )
-
-
-def _execute(
-    defs: dg.Definitions,
-    job: dg.JobDefinition,
-    instance: dg.DagsterInstance,
-    resources: dict[str, Any],
-    asset_selection: list[dg.AssetKey] | None,
-    run_config: dict[str, Any],
-    tags: dict[str, str],
-    partition_key: str,
-) -> dg.ExecuteInProcessResult:
-    if asset_selection is None:
-        return job.execute_in_process(
+        if asset_selection is None:
+            return job.execute_in_process(
+                instance=instance,
+                resources=resources,
+                raise_on_error=False,
+                run_config=run_config,
+                tags=tags,
+                partition_key=partition_key,
+            )
+        return dg.materialize(
+            [a for a in defs.assets or [] if isinstance(a, dg.AssetsDefinition)],
+            selection=asset_selection,
             instance=instance,
             resources=resources,
             raise_on_error=False,
@@ -181,16 +176,6 @@ def _execute(
             tags=tags,
             partition_key=partition_key,
         )
-    return dg.materialize(
-        [a for a in defs.assets or [] if isinstance(a, dg.AssetsDefinition)],
-        selection=asset_selection,
-        instance=instance,
-        resources=resources,
-        raise_on_error=False,
-        run_config=run_config,
-        tags=tags,
-        partition_key=partition_key,
-    )
 
 
 def run_pipeline(
