@@ -156,25 +156,21 @@ def execute(
     to override the resources of a subset of a job that already binds them.
     """
     ensure_partitions(instance, [partition_key])
+    options: dict[str, Any] = {
+        "instance": instance,
+        "resources": resources,
+        "raise_on_error": False,
+        "run_config": run_config,
+        "tags": tags,
+        "partition_key": partition_key,
+    }
     with sigterm_kept():
         if asset_selection is None:
-            return job.execute_in_process(
-                instance=instance,
-                resources=resources,
-                raise_on_error=False,
-                run_config=run_config,
-                tags=tags,
-                partition_key=partition_key,
-            )
+            return job.execute_in_process(**options)
         return dg.materialize(
             [a for a in defs.assets or [] if isinstance(a, dg.AssetsDefinition)],
             selection=asset_selection,
-            instance=instance,
-            resources=resources,
-            raise_on_error=False,
-            run_config=run_config,
-            tags=tags,
-            partition_key=partition_key,
+            **options,
         )
 
 
