@@ -30,9 +30,9 @@ SCRIPT = textwrap.dedent(
     defs = dg.Definitions(assets=[tiny], jobs=[dg.define_asset_job("tiny_job", selection=[tiny])])
     job = defs.resolve_job_def("tiny_job")
     with dg.DagsterInstance.ephemeral() as instance:
-        for _ in range(2):
+        for selection in (None, [dg.AssetKey("tiny")]):  # the job, then a selection
             result = execute(
-                defs, job, instance=instance, resources={}, asset_selection=None,
+                defs, job, instance=instance, resources={}, asset_selection=selection,
                 run_config={}, tags={},
             )
             assert result.success
@@ -57,5 +57,6 @@ def test_sigterm_still_stops_a_process_started_with_sigint_ignored(tmp_path: Pat
         env={"DAGSTER_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    # after each of two runs SIGTERM is still the default (ends the process), not ignored
+    # after each of two runs (the job, then a selection as `--select` makes it) SIGTERM is still
+    # the default (ends the process), not ignored
     assert done.stdout.split() == ["default", "default"], done.stdout + done.stderr[-2000:]
