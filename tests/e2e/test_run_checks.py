@@ -8,7 +8,7 @@ in a child process), whose data directory this test copies and goes on from: its
 the bootstrap's check evaluations. The data directory then refuses another source. Then a
 check is broken on purpose (a duplicated lake file): the next run reports it by name and fails;
 `reservoir run`'s exit code on a failed check is asserted by tests/sandbox/test_process.py on
-the README's first command.
+the README's first command. A run with `--select` goes on from the same bootstrap.
 """
 
 from __future__ import annotations
@@ -115,6 +115,44 @@ def test_auto_runs_evaluate_every_check_and_a_broken_one_fails_the_run(
     text = out.getvalue()
     assert f"checks (latest evaluation): {len(expected) - 1} passed, 0 warned, 1 failed" in text
     assert "lake/companies" in text and "unique_keys" in text and "failed" in text
+
+
+@pytest.mark.xdist_group("readme_run")
+def test_a_selected_run_lands_and_checks_only_what_it_names(
+    tmp_path: Path, home: None, readme_run: ReadmeRun
+) -> None:
+    """`reservoir run --select`: a full read of what it names, nothing else landed or built, and
+    only their checks evaluated; an unknown name, or a selection with the incremental mode, is
+    refused with what to do."""
+    settings = Settings(data_dir=tmp_path)
+    assert readme_run.code == 0, readme_run.err[-2000:]
+    shutil.copytree(readme_run.data_dir, tmp_path, dirs_exist_ok=True)
+    with run_sandbox(SandboxSettings(seed=7, scale="small")) as handle:
+
+        def run(select: list[str], mode: str = "auto") -> RunSummary:
+            return run_pipeline(
+                settings,
+                mode=mode,
+                select=select,
+                quiet=True,
+                console=Console(file=open(os.devnull, "w")),
+                target=ServiceTarget.from_sandbox(handle),
+            )
+
+        with pytest.raises(
+            RunError,
+            match=r"--select 'reservation' matches no table or model; "
+            r"known: .*\breservations\b",
+        ):
+            run(["reservation"])
+        with pytest.raises(RunError, match="--select works with full runs only"):
+            run(["companies"], mode="incremental")
+        summary = run(["companies"])  # a full read of the selection
+    assert set(summary.tables) == {"companies"}
+    assert summary.models == {}  # no warehouse model was selected: none is built
+    checked = {asset for asset, _ in _every_check() if asset == "lake/companies"}
+    assert checked and {c.asset for c in summary.checks} == checked
+    assert {c.outcome for c in summary.checks} == {"passed"}
 
 
 @pytest.mark.parametrize(
