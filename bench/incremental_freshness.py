@@ -7,7 +7,6 @@ time until the published warehouse shows it, split into the wait, the landing an
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import sys
 import threading
@@ -19,6 +18,7 @@ import duckdb
 
 from assets.modes import apply_changes
 from assets.settings import IngestSettings
+from bench.proc import cpu_seconds
 from bench.sandbox_process import Sandbox
 from lake.state import read_cursor
 from lake.store import Lake
@@ -27,12 +27,11 @@ from warehouse.refresh import refresh_warehouse
 
 
 def _cpu_of(pid: int) -> float:
-    """CPU seconds (user + system) of a process and its waited-for children, from /proc."""
+    """CPU seconds of the sandbox's process and its waited-for children; 0 once it is gone."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return cpu_seconds(pid, reaped=True)
     except OSError:
         return 0.0
-    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 class SensorLoop(threading.Thread):

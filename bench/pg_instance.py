@@ -22,6 +22,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from rich.console import Console
 
+from bench.proc import cpu_seconds
 from pipelines.runner import ServiceTarget, run_pipeline
 from pipelines.settings import DAGSTER_PG_ENV, Settings
 from sandbox.runner import SandboxSettings, run_sandbox
@@ -32,7 +33,6 @@ STOCK_YAML = (
     "telemetry:\n  enabled: false\n"
     + f"storage:\n  postgres:\n    postgres_url:\n      env: {DAGSTER_PG_ENV}\n"
 )
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def postgres_cpu_seconds() -> float:
@@ -41,11 +41,10 @@ def postgres_cpu_seconds() -> float:
     total = 0
     for pid in found.stdout.split():
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += cpu_seconds(int(pid), reaped=True)
         except OSError:
             continue  # a backend that ended between the listing and the read
-        total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
-    return total / CLOCK_TICKS
+    return total
 
 
 def server_counts(url: str) -> tuple[int, int]:

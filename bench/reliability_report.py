@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.proc import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_JSON = ROOT / "bench" / "out" / "reliability.json"
 DEFAULT_DOC = ROOT / "docs" / "reliability.md"
@@ -89,14 +91,7 @@ def splice(text: str, body: str) -> str:
 def machine() -> str:
     import os
 
-    model = "unknown CPU"
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return f"{os.cpu_count()} cores, {model}, Python {platform.python_version()}"
+    return f"{os.cpu_count()} cores, {cpu_model()}, Python {platform.python_version()}"
 
 
 def write_report(json_path: Path = DEFAULT_JSON, doc: Path = DEFAULT_DOC) -> Path:

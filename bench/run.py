@@ -28,9 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.proc import cpu_seconds, peak_rss_bytes
+
 OUT_DIR = Path(__file__).resolve().parent / "out"
 ROOT = Path(__file__).resolve().parents[1]
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _children(pid: int) -> list[int]:
@@ -70,12 +71,9 @@ def _label(pid: int, root: int) -> str:
 def _sample(pid: int) -> tuple[int, float] | None:
     """(peak RSS bytes, CPU seconds) of a live process."""
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
-        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
+        return peak_rss_bytes(pid), cpu_seconds(pid)
+    except OSError:
         return None
-    hwm = next((int(x.split()[1]) * 1024 for x in status.splitlines() if x.startswith("VmHWM")), 0)
-    return hwm, (int(stat[11]) + int(stat[12])) / TICKS
 
 
 def _parse_summary(out: str) -> dict[str, Any]:

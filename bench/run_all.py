@@ -26,6 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.proc import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT_DIR = ROOT / "bench" / "out"
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -273,11 +275,6 @@ def run(bench: Bench, timeout: float = 1800.0) -> Outcome:
 
 
 def machine() -> list[tuple[str, str]]:
-    model = "unknown"
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        m = re.search(r"^model name\s*:\s*(.+)$", cpuinfo.read_text(), re.M)
-        model = m.group(1).strip() if m else model
     ram = "unknown"
     meminfo = Path("/proc/meminfo")
     if meminfo.exists():
@@ -285,7 +282,7 @@ def machine() -> list[tuple[str, str]]:
         ram = f"{int(m.group(1)) / 2**20:.1f} GiB" if m else ram
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     return [
-        ("CPU", model),
+        ("CPU", cpu_model()),
         ("cores (nproc)", str(os.cpu_count())),
         ("RAM", ram),
         ("Python", platform.python_version()),

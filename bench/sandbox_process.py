@@ -12,7 +12,6 @@ resource for it, and the CPU seconds and peak memory of its processes (Linux /pr
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from bench.proc import cpu_seconds, peak_rss_bytes
 from sandbox.process import SandboxProcess, run_sandbox_process
 from sandbox.settings import SandboxSettings
 
@@ -88,10 +88,9 @@ class Sandbox:
         out = []
         for pid in self._pids():
             try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                out.append(cpu_seconds(pid))
             except OSError:
                 continue
-            out.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
         return out
 
     def cpu_seconds(self) -> float:
@@ -103,10 +102,9 @@ class Sandbox:
         out = []
         for pid in self._pids():
             try:
-                status = Path(f"/proc/{pid}/status").read_text().splitlines()
+                out.append(peak_rss_bytes(pid) / 2**20)
             except OSError:
                 continue
-            out += [int(x.split()[1]) / 1024 for x in status if x.startswith("VmHWM:")]
         return out
 
 

@@ -23,12 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.proc import cpu_seconds
+
 OUT_DIR = Path(__file__).parent / "out"
-
-
-def _proc_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def child(base_url: str, secret: str, data_dir: str, workers: int, spec_name: str) -> None:
@@ -61,7 +58,7 @@ def child(base_url: str, secret: str, data_dir: str, workers: int, spec_name: st
     wall = time.perf_counter() - started
     cpu = time.process_time() - cpu0
     pool = pools._pool
-    worker_cpu = sum(_proc_cpu(pid) for pid in pool._processes) if pool is not None else 0.0
+    worker_cpu = sum(cpu_seconds(pid) for pid in pool._processes) if pool is not None else 0.0
     print(
         json.dumps(
             {

@@ -14,13 +14,14 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.ports import free_port
 
 SUPERUSER = "reservoir"
 DATABASE = "dagster"
@@ -33,12 +34,6 @@ def _bin_dir() -> Path | None:
         key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0,
     )
     return Path(found[-1]).parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager
@@ -69,7 +64,7 @@ def postgres_cluster() -> Iterator[str]:
             timeout=120,
         )
 
-    port = _free_port()
+    port = free_port()
     started = False
     try:
         run("initdb", "-D", str(data), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--no-sync")

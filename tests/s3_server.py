@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.ports import free_port
+
 ACCESS_KEY = "reservoir-test"
 SECRET_KEY = "reservoir-test-secret"
 REGION = "us-east-1"
@@ -21,9 +23,7 @@ REGION = "us-east-1"
 def s3_server() -> Iterator[str]:
     """Yields the endpoint URL (http://127.0.0.1:<port>)."""
     pytest.importorskip("moto.server", reason="moto[server] is a dev dependency: make setup")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,

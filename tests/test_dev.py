@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.ports import free_port
 from tests.reliability.harness import ROOT, VENV_BIN
 
 # In `make chaos`: on a clean-clone CI run a Dagster code server outlived the 30 s this test
@@ -20,15 +20,11 @@ from tests.reliability.harness import ROOT, VENV_BIN
 pytestmark = [pytest.mark.sandbox, pytest.mark.chaos, pytest.mark.xdist_group("dagster-dev")]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _processes() -> list[tuple[int, int, int, str]]:
     """(pid, parent pid, session id, command line) of every process."""
-    out = subprocess.run(["ps", "-eo", "pid,ppid,sid,args"], capture_output=True, text=True)
+    # -ww: whole command lines; ps cuts them at 80 columns when its output is not a terminal,
+    # and a checkout with a longer path then loses the word "dagster" from the UI's command
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,ppid,sid,args"], capture_output=True, text=True)
     rows = []
     for line in out.stdout.splitlines()[1:]:
         pid, ppid, sid, args = line.split(None, 3)
@@ -41,7 +37,8 @@ def _ui_session(dev_pid: int) -> int:
     for _pid, ppid, sid, args in _processes():
         if ppid == dev_pid and "dagster" in args:
             return sid
-    raise AssertionError("reservoir dev started no dagster dev")
+    children = [args for _, ppid, _, args in _processes() if ppid == dev_pid]
+    raise AssertionError(f"reservoir dev started no dagster dev; its children: {children}")
 
 
 def _in_session(sid: int) -> list[str]:
@@ -49,7 +46,7 @@ def _in_session(sid: int) -> list[str]:
 
 
 def test_sigterm_stops_the_ui_and_everything_it_started(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RESERVOIR_", "DAGSTER_"))}
     env["RESERVOIR_DATA_DIR"] = str(tmp_path / "data")
     log = tmp_path / "dev.log"

@@ -5,11 +5,11 @@ stops grouping doubles those builds; this test runs a tiny grouped suite and fai
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.inner_pytest import run_pytest_in
 
 GROUPED = """
 import os
@@ -29,29 +29,7 @@ def test_grouped(i: int) -> None:
 def test_tests_of_one_xdist_group_run_on_one_worker(tmp_path: Path) -> None:
     (tmp_path / "test_a.py").write_text(GROUPED)
     (tmp_path / "test_b.py").write_text(GROUPED.replace("worker-", "other-"))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-n",
-            "2",
-            "--dist",
-            "loadgroup",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-c",
-            "/dev/null",
-            "--rootdir",
-            str(tmp_path),
-            str(tmp_path),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_pytest_in(tmp_path, "-n", "2", "--dist", "loadgroup", "-q")
     assert done.returncode == 0, done.stdout + done.stderr
     workers = {p.read_text() for p in tmp_path.glob("*-*") if p.suffix == ""}
     assert len(list(tmp_path.glob("worker-*"))) == len(list(tmp_path.glob("other-*"))) == 4

@@ -6,11 +6,10 @@ subprocess, its host's load faked per test."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
+from tests.inner_pytest import run_pytest_in
 from tests.timeouts import MAX_STRETCH
 
 SUITE = """
@@ -47,29 +46,10 @@ def test_a_hang_on_a_loaded_host(monkeypatch):
 def test_the_timeout_stretches_with_the_load_and_still_stops_a_hang(tmp_path: Path) -> None:
     (tmp_path / "test_tiny.py").write_text(SUITE)
     started = time.monotonic()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:xdist",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "tests.timeouts",
-            "-rA",
-            "-c",
-            "/dev/null",
-            "--rootdir",
-            str(tmp_path),
-            str(tmp_path),
-        ],
-        cwd=tmp_path,
+    done = run_pytest_in(
+        tmp_path,
+        *("-p", "no:xdist", "-p", "tests.timeouts", "-rA"),
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
     took = time.monotonic() - started
     out = done.stdout

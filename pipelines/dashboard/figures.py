@@ -86,19 +86,16 @@ def _last_year_line(
     }
 
 
-def occupancy_months(now: Answer, ly: Answer, links: dict[str, str]) -> Figure:
+def _months_against_last_year(now: Answer, ly: Answer, this_year: Figure, title: str) -> Figure:
+    """A rate by month: this year's trace (`this_year`: a bar's or a line's style) against last
+    year's dotted line, the months of last year moved onto this year's."""
     this, last = _single(now), {shift_year(k): v for k, v in _single(ly).items()}
     months = sorted(this)
+    x = [m.isoformat() for m in months]
+    y = [this[m] for m in months]
     return {
         "data": [
-            {
-                "type": "bar",
-                "name": "This year",
-                "x": [m.isoformat() for m in months],
-                "y": [this[m] for m in months],
-                "marker": {"color": PALETTE[0]},
-                "hovertemplate": "%{y:.1%}",
-            },
+            {**this_year, "name": "This year", "x": x, "y": y, "hovertemplate": "%{y:.1%}"},
             _last_year_line(
                 "Last year",
                 months,
@@ -108,11 +105,14 @@ def occupancy_months(now: Answer, ly: Answer, links: dict[str, str]) -> Figure:
                 "lines+markers",
             ),
         ],
-        "layout": _layout(
-            "Occupancy by month, against last year", percent=True, xaxis={"type": "date"}
-        ),
-        "meta": {"links": links},
+        "layout": _layout(title, percent=True, xaxis={"type": "date"}),
     }
+
+
+def occupancy_months(now: Answer, ly: Answer, links: dict[str, str]) -> Figure:
+    bars = {"type": "bar", "marker": {"color": PALETTE[0]}}
+    title = "Occupancy by month, against last year"
+    return {**_months_against_last_year(now, ly, bars, title), "meta": {"links": links}}
 
 
 def money_months(now: Answer, ly: Answer, title: str, links: dict[str, str]) -> Figure:
@@ -201,34 +201,9 @@ def _minus(d: Any) -> Any:
 
 
 def cancellations(now: Answer, ly: Answer) -> Figure:
-    this, last = _single(now), {shift_year(k): v for k, v in _single(ly).items()}
-    months = sorted(this)
-    return {
-        "data": [
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": "This year",
-                "x": [m.isoformat() for m in months],
-                "y": [this[m] for m in months],
-                "line": {"color": PALETTE[3]},
-                "hovertemplate": "%{y:.1%}",
-            },
-            _last_year_line(
-                "Last year",
-                months,
-                [last.get(m) for m in months],
-                LY_COLOUR,
-                "%{y:.1%}",
-                "lines+markers",
-            ),
-        ],
-        "layout": _layout(
-            "Cancellation rate by booking month, against last year",
-            percent=True,
-            xaxis={"type": "date"},
-        ),
-    }
+    line = {"type": "scatter", "mode": "lines+markers", "line": {"color": PALETTE[3]}}
+    title = "Cancellation rate by booking month, against last year"
+    return _months_against_last_year(now, ly, line, title)
 
 
 def pace(otb: Answer, stly: Answer, forecast: Answer) -> Figure:

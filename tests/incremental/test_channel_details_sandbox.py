@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from assets.modes import apply_changes
@@ -17,6 +16,7 @@ from assets.plan import plan_changes
 from assets.settings import IngestSettings
 from lake.store import Lake
 from tests.incremental.helpers import _data, sandbox_opener, table_differences
+from tests.sandbox.conftest import signed_in
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -35,21 +35,8 @@ def sb() -> Iterator[Any]:
         yield handle
 
 
-def _client(sb: Any) -> httpx.Client:
-    token = httpx.post(
-        f"{sb.base_url}/authenticate",
-        data={
-            "grantType": "client_credentials",
-            "clientId": sb.client_id,
-            "clientSecret": sb.client_secret,
-            "scope": sb.scope,
-        },
-    ).json()["access_token"]
-    return httpx.Client(base_url=sb.base_url, headers={"Authorization": f"Bearer {token}"})
-
-
 def test_details_serve_the_sections_asked(sb: Any) -> None:
-    with _client(sb) as api:
+    with signed_in(sb) as api:
         both = api.get(
             "/distributionchannels/details",
             params={"returnSections": "COMMISSION_ADDONS,CANCELLATION_ADDONS"},

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from assets.modes import apply_changes
@@ -17,6 +16,7 @@ from assets.settings import IngestSettings
 from lake.store import Lake
 from lake.tables import TABLES
 from tests.incremental.helpers import _data, sandbox_opener, table_differences
+from tests.sandbox.conftest import signed_in
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -33,18 +33,8 @@ def sb() -> Iterator[Any]:
 
 
 def _get(sb: Any, path: str, **params: Any) -> Any:
-    token = httpx.post(
-        f"{sb.base_url}/authenticate",
-        data={
-            "grantType": "client_credentials",
-            "clientId": sb.client_id,
-            "clientSecret": sb.client_secret,
-            "scope": sb.scope,
-        },
-    ).json()["access_token"]
-    r = httpx.get(
-        f"{sb.base_url}{path}", params=params, headers={"Authorization": f"Bearer {token}"}
-    )
+    with signed_in(sb) as api:
+        r = api.get(path, params=params)
     r.raise_for_status()
     return r.json()
 

@@ -9,7 +9,6 @@ bounded only against a hang: on a loaded host its imports alone can take tens of
 
 from __future__ import annotations
 
-import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -17,17 +16,12 @@ from pathlib import Path
 import pytest
 
 from sandbox.runner import SandboxHandle
+from tests.ports import free_port
 from tests.reliability.conftest import Figures
 from tests.reliability.harness import Target, run_cli
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("reliability")]
 HANG_SECONDS = 240.0  # a bound against a hang, not a speed check
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])  # closed again when the block ends
 
 
 def wrong_secret(sb: SandboxHandle, tmp: Path) -> dict[str, str]:
@@ -42,7 +36,7 @@ def missing_secret(sb: SandboxHandle, tmp: Path) -> dict[str, str]:
 
 
 def unreachable(sb: SandboxHandle, tmp: Path) -> dict[str, str]:
-    url = f"http://127.0.0.1:{_closed_port()}/service/v2"
+    url = f"http://127.0.0.1:{free_port()}/service/v2"
     return Target(url, sb.client_id, sb.client_secret, sb.scope).env(tmp / "data")
 
 

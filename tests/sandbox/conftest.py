@@ -7,6 +7,7 @@ where it exists, for conformance checks that hold for any world.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import date, datetime, timedelta
@@ -513,6 +514,14 @@ def authenticate(handle: SandboxHandle, client: httpx.Client | None = None) -> s
     response.raise_for_status()
     body = response.json()
     return f"{body['token_type']} {body['access_token']}"
+
+
+@contextlib.contextmanager
+def signed_in(handle: SandboxHandle, timeout: float = 30) -> Iterator[httpx.Client]:
+    """An httpx client on the sandbox, with the bearer token of the client-credentials grant."""
+    with httpx.Client(base_url=handle.base_url, timeout=timeout) as client:
+        client.headers["Authorization"] = authenticate(handle, client)
+        yield client
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,11 @@ served on both of the interface's paths."""
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from sandbox.runner import SandboxSettings, run_sandbox
 from sandbox.world import World
+from tests.sandbox.conftest import signed_in
 
 pytestmark = pytest.mark.sandbox
 
@@ -47,18 +47,8 @@ def test_allotments_are_served_on_both_paths() -> None:
     world = World(seed=7)
     with (
         run_sandbox(SandboxSettings(client_secret="s3cret"), world=world) as handle,
-        httpx.Client(base_url=handle.base_url, timeout=30) as c,
+        signed_in(handle) as c,
     ):
-        tok = c.post(
-            "/authenticate",
-            data={
-                "grantType": "client_credentials",
-                "clientId": handle.client_id,
-                "clientSecret": "s3cret",
-                "scope": handle.scope,
-            },
-        ).json()
-        c.headers["Authorization"] = f"{tok['token_type']} {tok['access_token']}"
         everything = c.get("/allotments", params={"size": 1000}).json()["content"]
         assert everything == list(world.records("allotments"))
         rid = everything[0]["resourceId"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import date
 
-import httpx
 import pytest
 
 from sandbox.runner import SandboxSettings, run_sandbox
 from sandbox.world import World
 from sandbox.world.states import HOLDING, NAMES
+from tests.sandbox.conftest import signed_in
 
 pytestmark = pytest.mark.sandbox
 
@@ -83,18 +83,8 @@ def test_operations_are_served_over_http() -> None:
     settings = SandboxSettings(client_secret="s3cret")
     with (
         run_sandbox(settings, world=world) as handle,
-        httpx.Client(base_url=handle.base_url, timeout=30) as c,
+        signed_in(handle) as c,
     ):
-        tok = c.post(
-            "/authenticate",
-            data={
-                "grantType": "client_credentials",
-                "clientId": handle.client_id,
-                "clientSecret": "s3cret",
-                "scope": handle.scope,
-            },
-        ).json()
-        c.headers["Authorization"] = f"{tok['token_type']} {tok['access_token']}"
         tasks = c.get("/operations/tasks", params={"size": 1000}).json()
         assert tasks["totalElements"] == len(world.records("operationtasks"))
         assert tasks["content"][0] == world.records("operationtasks")[0]

@@ -12,6 +12,7 @@ import pytest
 
 from sandbox.runner import SandboxSettings, run_sandbox
 from sandbox.world import World
+from tests.sandbox.conftest import signed_in
 
 pytestmark = pytest.mark.sandbox
 
@@ -21,18 +22,8 @@ def served() -> Iterator[tuple[httpx.Client, World]]:
     world = World(seed=7)
     with (
         run_sandbox(SandboxSettings(client_secret="s3cret"), world=world) as handle,
-        httpx.Client(base_url=handle.base_url, timeout=30) as c,
+        signed_in(handle) as c,
     ):
-        tok = c.post(
-            "/authenticate",
-            data={
-                "grantType": "client_credentials",
-                "clientId": handle.client_id,
-                "clientSecret": "s3cret",
-                "scope": handle.scope,
-            },
-        ).json()
-        c.headers["Authorization"] = f"{tok['token_type']} {tok['access_token']}"
         yield c, world
 
 

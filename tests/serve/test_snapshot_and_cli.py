@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from typer.testing import CliRunner
 
 from pipelines.cli import app
 from pipelines.dashboard import DashboardError, build_dashboard
+from tests.ports import free_port
 from tests.serve.conftest import Built
 from tests.serve.test_app import default_range, expected_tiles, tiles
 
@@ -54,14 +54,8 @@ def test_a_warehouse_without_the_new_marts_says_to_rebuild(built: Built, tmp_pat
         build_dashboard(old, tmp_path / "d.html")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_reservoir_serve_serves_the_page_and_the_feed(built: Built) -> None:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "RESERVOIR_DATA_DIR": str(built.data_dir)}
     reservoir = Path(sys.executable).with_name("reservoir")
     proc = subprocess.Popen(

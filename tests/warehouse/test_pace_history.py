@@ -11,6 +11,7 @@ from tests.warehouse.scenarios import Batch
 from warehouse.build import build_warehouse
 
 STAY = "2025-03-07"
+JAN_5, JAN_10, FEB_1 = "2025-01-05T09:00:00", "2025-01-10T09:00:00", "2025-02-01T12:00:00"
 # how a refresh within the day maintains booking pace: its nights by reservation, the cells by
 # adding what changed, the mart (the cells on the grid, small) whole
 PACE_CHAIN = {
@@ -20,9 +21,40 @@ PACE_CHAIN = {
 }
 
 
-def _version(batch: Batch, rid: int, departure: str, *, status: int, booked: str, modified: str):
-    batch.reservation(rid, STAY, departure, status=status, booked=booked, unit_id=1000 + rid)
+def _version(
+    batch: Batch,
+    rid: int,
+    departure: str,
+    *,
+    status: int,
+    booked: str,
+    modified: str,
+    arrival: str = STAY,
+    cancelled: str | None = None,
+) -> None:
+    """One version of reservation `rid` (on unit 1000 + rid), modified at `modified`."""
+    batch.reservation(
+        rid,
+        arrival,
+        departure,
+        status=status,
+        booked=booked,
+        cancelled=cancelled,
+        unit_id=1000 + rid,
+    )
     batch.tables["reservations"][-1]["modified_date"] = modified
+
+
+def _booked_in_january(batch: Batch) -> None:
+    """1: OPTIONAL (held) from Jan 10; 2: PROVISIONAL from Jan 5."""
+    _version(batch, 1, "2025-03-09", status=11, booked=JAN_10, modified=JAN_10)
+    _version(batch, 2, "2025-03-09", status=12, booked=JAN_5, modified=JAN_5)
+
+
+def _decided_on_february_1(batch: Batch) -> None:
+    """1 confirmed, 2 declined (a decline has no cancelDate)."""
+    _version(batch, 1, "2025-03-09", status=12, booked=JAN_10, modified=FEB_1)
+    _version(batch, 2, "2025-03-09", status=-10, booked=JAN_5, modified=FEB_1)
 
 
 def _pace(query: Any, stay_date: str) -> dict[str, tuple[int, ...]]:
@@ -38,52 +70,14 @@ def _pace(query: Any, stay_date: str) -> dict[str, tuple[int, ...]]:
 
 def test_on_the_books_follows_the_version_in_force(lake, query, tmp_path: Path) -> None:
     first = Batch().reference(units=5)
-    # 1: OPTIONAL (held) from Jan 10, confirmed Feb 1
-    _version(
-        first,
-        1,
-        "2025-03-09",
-        status=11,
-        booked="2025-01-10T09:00:00",
-        modified="2025-01-10T09:00:00",
-    )
-    # 2: PROVISIONAL from Jan 5, declined Feb 1 (a decline has no cancelDate)
-    _version(
-        first,
-        2,
-        "2025-03-09",
-        status=12,
-        booked="2025-01-05T09:00:00",
-        modified="2025-01-05T09:00:00",
-    )
+    _booked_in_january(first)  # 1 held, 2 provisional; both decided on Feb 1
     # 3: PROVISIONAL from Jan 12 for two nights, extended by a night on Feb 15
-    _version(
-        first,
-        3,
-        "2025-03-09",
-        status=12,
-        booked="2025-01-12T09:00:00",
-        modified="2025-01-12T09:00:00",
-    )
+    jan_12 = "2025-01-12T09:00:00"
+    _version(first, 3, "2025-03-09", status=12, booked=jan_12, modified=jan_12)
     first.flush(lake, kind="full")
 
     second = Batch()
-    _version(
-        second,
-        1,
-        "2025-03-09",
-        status=12,
-        booked="2025-01-10T09:00:00",
-        modified="2025-02-01T12:00:00",
-    )
-    _version(
-        second,
-        2,
-        "2025-03-09",
-        status=-10,
-        booked="2025-01-05T09:00:00",
-        modified="2025-02-01T12:00:00",
-    )
+    _decided_on_february_1(second)
     _version(
         second,
         3,
@@ -131,24 +125,9 @@ def test_a_single_version_gives_todays_rule(lake, query, tmp_path: Path) -> None
     """A fresh full load records one version: before it took effect today's status decides,
     so otb_nights equals otb_nights_by_current_status on every row."""
     batch = Batch().reference(units=5)
-    _version(
-        batch,
-        1,
-        "2025-03-09",
-        status=12,
-        booked="2025-01-10T09:00:00",
-        modified="2025-02-01T12:00:00",
-    )
-    batch.reservation(
-        2,
-        STAY,
-        "2025-03-09",
-        status=-12,
-        booked="2025-01-05T09:00:00",
-        cancelled="2025-02-03T10:00:00",
-        unit_id=1002,
-    )
-    batch.tables["reservations"][-1]["modified_date"] = "2025-02-03T10:00:00"
+    _version(batch, 1, "2025-03-09", status=12, booked=JAN_10, modified=FEB_1)
+    feb_3 = "2025-02-03T10:00:00"
+    _version(batch, 2, "2025-03-09", status=-12, booked=JAN_5, modified=feb_3, cancelled=feb_3)
     batch.flush(lake, kind="full")
     build_warehouse(
         tmp_path, as_of=date(2025, 3, 1), reporting_range=(date(2025, 3, 1), date(2025, 3, 31))
@@ -184,27 +163,11 @@ def test_a_refresh_in_place_goes_by_reservation_and_equals_a_whole_rebuild(
 
     as_of = date(2025, 3, 1)
     first = Batch().reference(units=5)
-    _version(
-        first,
-        1,
-        "2025-03-09",
-        status=11,
-        booked="2025-01-10T09:00:00",
-        modified="2025-01-10T09:00:00",
-    )
-    _version(
-        first,
-        2,
-        "2025-03-09",
-        status=12,
-        booked="2025-01-05T09:00:00",
-        modified="2025-01-05T09:00:00",
-    )
+    _booked_in_january(first)
     # last year's stay on 2024-03-07, 364 days before 2025-03-06, which nobody books this year
-    first.reservation(
-        4, "2024-03-07", "2024-03-08", status=21, booked="2023-12-01T09:00:00", unit_id=1004
-    )
-    first.tables["reservations"][-1]["modified_date"] = "2023-12-01T09:00:00"
+    dec_1 = "2023-12-01T09:00:00"
+    last_year = {"arrival": "2024-03-07", "booked": dec_1}
+    _version(first, 4, "2024-03-08", status=21, modified=dec_1, **last_year)
     first.flush(lake, kind="full")
     build_warehouse(tmp_path, as_of=as_of)
 
@@ -219,32 +182,9 @@ def test_a_refresh_in_place_goes_by_reservation_and_equals_a_whole_rebuild(
     assert stly(STAY, "2025-02-22") == [(0, 1)]  # 2 on the books, 1 only held
 
     second = Batch()
-    _version(
-        second,
-        1,
-        "2025-03-09",
-        status=12,
-        booked="2025-01-10T09:00:00",
-        modified="2025-02-01T12:00:00",
-    )
-    _version(
-        second,
-        2,
-        "2025-03-09",
-        status=-10,
-        booked="2025-01-05T09:00:00",
-        modified="2025-02-01T12:00:00",
-    )
-    second.reservation(
-        4,
-        "2024-03-07",
-        "2024-03-08",
-        status=-12,
-        booked="2023-12-01T09:00:00",
-        cancelled="2024-01-02T09:00:00",
-        unit_id=1004,
-    )
-    second.tables["reservations"][-1]["modified_date"] = "2024-01-02T09:00:00"
+    _decided_on_february_1(second)
+    jan_2 = "2024-01-02T09:00:00"
+    _version(second, 4, "2024-03-08", status=-12, modified=jan_2, cancelled=jan_2, **last_year)
     second.flush(lake, kind="delta")
     result = update_warehouse(tmp_path, as_of=as_of)
     how = {q: result.refreshed.get(q) for q in PACE_CHAIN}
@@ -271,16 +211,8 @@ def test_a_cancelled_night_without_a_cancellation_date_never_counts(
     (docs/metrics.md; the truth's rule): booking pace is what it is without it. DuckDB's
     `least` skips a null, which once counted such a night from its booking date to the night."""
     batch = Batch().reference(units=5)
-    _version(
-        batch,
-        1,
-        "2025-03-09",
-        status=21,
-        booked="2025-01-10T09:00:00",
-        modified="2025-02-01T12:00:00",
-    )
-    batch.reservation(2, STAY, "2025-03-09", status=-12, booked="2025-01-05T09:00:00", unit_id=1002)
-    batch.tables["reservations"][-1]["modified_date"] = "2025-02-03T10:00:00"
+    _version(batch, 1, "2025-03-09", status=21, booked=JAN_10, modified=FEB_1)
+    _version(batch, 2, "2025-03-09", status=-12, booked=JAN_5, modified="2025-02-03T10:00:00")
     batch.flush(lake, kind="full")
     build_warehouse(
         tmp_path, as_of=date(2025, 3, 1), reporting_range=(date(2025, 3, 1), date(2025, 3, 31))

@@ -18,6 +18,7 @@ import pytest
 from pipelines.webhook_inbox import WebhookInbox
 from pipelines.webhook_server import RunningReceiver, run_webhook_receiver
 from pipelines.webhooks import WEBHOOK_PATH
+from tests.ports import free_port
 
 from .conftest import OTHER_SECRET, SECRET, encode, payload, signed_headers
 
@@ -119,15 +120,9 @@ def test_oversized_body_with_default_limit(receiver: RunningReceiver) -> None:
     assert response.status_code == 413
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_acknowledged_pushes_survive_a_killed_receiver_process(tmp_path: Path) -> None:
     """SIGKILL right after the 2xx: the commit happened before the answer, so nothing is lost."""
-    port = _free_port()
+    port = free_port()
     script = (
         "import os, sys\n"
         "from pipelines.webhook_server import serve_webhooks\n"

@@ -1,0 +1,33 @@
+"""A process's CPU time and peak memory, read from Linux's /proc: the one reading the benchmarks
+share (a process gone raises OSError, which each caller handles as its figure needs)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cpu_seconds(pid: int, *, reaped: bool = False) -> float:
+    """User + system CPU seconds of a live process so far; with `reaped`, also those of the
+    children it has waited for (`cutime`, `cstime`), as a server's reaped workers count."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = fields[11:15] if reaped else fields[11:13]  # utime stime [cutime cstime]
+    return sum(int(x) for x in ticks) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_bytes(pid: int) -> int:
+    """Peak resident memory (Linux `VmHWM`) of a live process; 0 when the kernel gives none."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux `/proc/cpuinfo`), or "unknown"."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
