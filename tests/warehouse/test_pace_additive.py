@@ -253,6 +253,54 @@ def test_adding_what_changed_equals_the_sums_of_the_new_rows(tmp_path: Path) -> 
     assert con.execute(f"select count(*) from {done.changed}").fetchone() == (3 + 3,)
 
 
+def test_a_changed_key_is_deleted_and_inserted_so_its_row_group_is_not_rewritten(
+    tmp_path: Path,
+) -> None:
+    """The touched keys' rows are deleted and inserted anew, not updated: an update makes the
+    checkpoint rewrite the updated columns of every row group a touched key is in (at large ~1.9
+    million values an hour, docs/benchmarks.md session 20), a delete+insert only marks the old
+    row deleted and writes the new one. Four full row groups, so DuckDB's vacuum (it merges up
+    to four neighbours into three) has nothing to merge either."""
+    from warehouse.additive import add_sums
+
+    con = duckdb.connect(str(tmp_path / "sums.duckdb"))
+    con.execute("create schema core")
+    rows = 4 * 122_880  # DuckDB's row group size
+    con.execute(
+        f"create table core.src as select i as id, i % {rows} as g, "
+        f"cast(i % 1000 as decimal(18, 2)) as v from range({rows}) t(i)"
+    )
+    sql = (
+        "select g, count(*) as n, cast(sum(v) as decimal(38, 2)) as total "
+        "from core.src group by all"
+    )
+    con.execute(f"create table core.sums as {sql} order by g")
+    con.execute("checkpoint")
+    info = "select column_id, segment_id, block_id, block_offset from pragma_storage_info"
+    first = f"{info}('core.sums') where row_group_id = 0 order by all"
+    stored = con.execute(first).fetchall()
+    assert con.execute(
+        "select count(distinct row_group_id) from pragma_storage_info('core.sums')"
+    ).fetchone() == (4,)
+    (g,) = con.execute("select g from core.sums where rowid = 7").fetchone() or (None,)
+    con.execute("begin")
+    con.execute(f"create temp table removed as select * from core.src where g = {g}")
+    con.execute(f"update core.src set v = v + 0.05 where g = {g}")
+    con.execute(f"create temp table added as select * from core.src where g = {g}")
+    done = add_sums(
+        con,
+        _sums_model(tmp_path, sql),
+        sql.replace("core.src", "removed"),
+        sql.replace("core.src", "added"),
+    )
+    con.execute("commit")
+    con.execute("checkpoint")
+    assert done is not None and done.keys == 1
+    assert con.execute(first).fetchall() == stored  # the first row group as it was written
+    got = con.execute("select * from core.sums order by all").fetchall()
+    assert got == con.execute(f"{sql} order by all").fetchall()
+
+
 def test_a_null_sum_is_no_difference_and_leaves_the_model_to_a_whole_rebuild(
     tmp_path: Path,
 ) -> None:
