@@ -44,6 +44,9 @@ from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Table
 # client asks for, the typed decoder normalises 22-25k documents/s per core against the columnar
 # read's 17k, and a large run's two normaliser workers took 79 CPU s each with the columnar read
 # against 52 before it (docs/benchmarks.md, "Session 15: the columnar read at 100 a page").
+# With the typed read's C extension (`assets.compiled`) the typed read is the cheaper at every
+# page size (20-23 against 31-34 us a document at 1000 a page: docs/benchmarks.md, session 20),
+# so the columnar read serves large pages only where the extension is not built.
 COLUMNAR_MIN_RECORDS = 750
 
 
@@ -144,10 +147,10 @@ class Normaliser:
         return out
 
     def _typed_page(self, records: Sequence[Record]) -> TypedPage | None:
-        """The columnar read for a page of `COLUMNAR_MIN_RECORDS` or more, else (or when it
-        declines) the typed decoder (tests switch both off to get the column-by-column
-        reference)."""
-        columnar = len(records) >= COLUMNAR_MIN_RECORDS
+        """The columnar read for a page of `COLUMNAR_MIN_RECORDS` or more when the typed read
+        has no C extension, else (or when it declines) the typed decoder (tests switch both off
+        to get the column-by-column reference)."""
+        columnar = len(records) >= COLUMNAR_MIN_RECORDS and not self._reader.compiled
         page = self._columnar_page(records) if columnar else None
         return page if page is not None else self._reader.read(records)
 

@@ -149,6 +149,11 @@ class TypedReader:
             else None
         )
 
+    @property
+    def compiled(self) -> bool:
+        """Whether its columns are built by the C extension (`assets.compiled`)."""
+        return self._compiled is not None
+
     def read(self, records: Sequence[Any]) -> TypedPage | None:
         """The page's columns, or None when the typed decoder cannot vouch for every value.
 
