@@ -1,16 +1,15 @@
 /* The typed read's column builder: a page's decoded msgspec Structs -> Arrow column buffers.
  *
- * `assets.typed` decodes a page into msgspec Structs (one per record, child items as lists of
- * Structs). This module reads their fields in C, without a Python tuple per row or a Python
- * list per column: each typed column is filled straight into Arrow's buffers (validity bitmap,
- * int64/float64 values, bit-packed booleans, int32 offsets and UTF-8 data for text), which
- * `assets.compiled` hands to pyarrow with `pa.Array.from_buffers` (no copy).
- *
- * It accepts only what `pa.array` of the same values accepts without a question: a value it is
- * not sure of (an integer beyond int64, or beyond 2**53 in a float column, a string that is not
- * UTF-8-encodable, a Struct of another type) makes `columns` return None, and the caller reads
- * the page through the Python path, which decides as before. A field is read at its slot's
- * offset (the member descriptor msgspec defines for it), after checking the row's exact type.
+ * `assets.typed` decodes a page into msgspec Structs. This module reads their fields in C, with
+ * no Python tuple per row or list per column: each typed column is filled straight into Arrow's
+ * buffers (validity bitmap, int64/float64 values, bit-packed booleans, int32 offsets and UTF-8
+ * data, date32 days, timestamp milliseconds), which `assets.compiled` hands to pyarrow with
+ * `pa.Array.from_buffers` (no copy). It accepts only what `pa.array` of the same values takes
+ * without a question: a value it is not sure of (an integer beyond int64, or beyond 2**53 in a
+ * float column, a Struct of another type) makes `columns` return None, and the page takes the
+ * Python path, which decides as before; a date not in the service's form leaves its column as
+ * text, for Arrow's cast to judge. A field is read at its slot's offset (the member descriptor
+ * msgspec defines for it), after checking the row's exact type.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
