@@ -65,8 +65,24 @@ def available() -> bool:
     return COMPILED
 
 
+class Unreadable(Exception):
+    """A Struct whose fields are not slots the extension can read (a msgspec that keeps them
+    otherwise than 0.22.0, which is pinned)."""
+
+
+def unreadable(error: Unreadable) -> None:
+    """Says once in the log that the typed read builds its columns in Python after all."""
+    global _warned
+    if not _warned:
+        _warned = True
+        log.warning("assets._columns cannot read msgspec's Structs (%s): columns in Python", error)
+
+
 def _offset(struct: type[msgspec.Struct], i: int) -> int:
-    return int(_columns.member_offset(struct.__dict__[f"f{i}"]))
+    try:
+        return int(_columns.member_offset(struct.__dict__[f"f{i}"]))
+    except (KeyError, TypeError) as e:
+        raise Unreadable(f"{struct.__name__}.f{i}: {e}") from e
 
 
 class CompiledShape:

@@ -140,14 +140,15 @@ class TypedReader:
             forbid_unknown_fields=False,
         )
         self._decoder = msgspec.json.Decoder(envelope | list[item])  # type: ignore[valid-type]
-        self._compiled = (
-            compiled.CompiledReader(
-                _compiled(root),
-                {name: (_compiled(s), fields) for name, (s, fields) in children.items()},
-            )
-            if compiled.available()
-            else None
-        )
+        self._compiled: compiled.CompiledReader | None = None
+        if compiled.available():
+            try:
+                self._compiled = compiled.CompiledReader(
+                    _compiled(root),
+                    {name: (_compiled(s), fields) for name, (s, fields) in children.items()},
+                )
+            except compiled.Unreadable as e:
+                compiled.unreadable(e)
 
     @property
     def compiled(self) -> bool:

@@ -218,3 +218,25 @@ def test_without_the_extension_python_builds_the_columns_and_says_so_once(
     got = first.normalise(copy.deepcopy(records), NOW)
     assert first._typed_page(copy.deepcopy(records)) is not None  # still the typed read
     _same(got, want)
+
+
+def test_structs_the_extension_cannot_read_leave_the_columns_to_python(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A msgspec whose Structs keep their fields otherwise than in slots: the normaliser still
+    works, in Python, and says so once (not an error at every page, nor a crash)."""
+    records = [reservation(i) for i in range(1, 4)]
+    want = Normaliser(SPEC["reservations"], batch_id=BATCH).normalise(copy.deepcopy(records), NOW)
+
+    def not_a_slot(descriptor: object) -> int:
+        raise TypeError("not a member descriptor")
+
+    monkeypatch.setattr(compiled._columns, "member_offset", not_a_slot)
+    monkeypatch.setattr(compiled, "_warned", False)
+    with caplog.at_level(logging.WARNING, logger="assets.compiled"):
+        first = Normaliser(SPEC["reservations"], batch_id=BATCH)
+        Normaliser(SPEC["customers"], batch_id=BATCH)
+    assert first._reader._compiled is None
+    said = [r.getMessage() for r in caplog.records if r.name == "assets.compiled"]
+    assert len(said) == 1 and "cannot read" in said[0]
+    _same(first.normalise(copy.deepcopy(records), NOW), want)
