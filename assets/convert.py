@@ -255,12 +255,15 @@ CONVERTERS: dict[str, Callable[[Values], Converted]] = {
 
 def from_wire(kind: str, arr: pa.Array) -> Converted | None:
     """Finish a column the typed read made an Arrow array (`assets.typed`: integers as int64,
-    amounts as float64, dates as text); None means "use the per-value converter"."""
+    amounts as float64, dates as text or already parsed); None means "use the per-value
+    converter"."""
     if kind in ("id", "int"):
         return arr, None, "not an integer"
     if kind == "money":
         return _money(arr, None)
     if kind in ("date", "datetime"):
+        if arr.type in (pa.date32(), TIMESTAMP):  # parsed by the extension (assets.compiled)
+            return arr, None, f"bad {kind}"
         target = pa.date32() if kind == "date" else pa.timestamp("ms")
         try:
             out = pc.cast(arr, target)

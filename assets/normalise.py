@@ -44,6 +44,9 @@ from lake.schema import QUARANTINE_SCHEMA, TIMESTAMP, Table
 # client asks for, the typed decoder normalises 22-25k documents/s per core against the columnar
 # read's 17k, and a large run's two normaliser workers took 79 CPU s each with the columnar read
 # against 52 before it (docs/benchmarks.md, "Session 15: the columnar read at 100 a page").
+# With the typed read's C extension (`assets.compiled`) the typed read is the cheaper at every
+# page size (20-23 against 31-34 us a document at 1000 a page: docs/benchmarks.md, session 20),
+# so the columnar read serves large pages only where the extension is not built.
 COLUMNAR_MIN_RECORDS = 750
 
 
@@ -64,6 +67,8 @@ class Normaliser:
         for s in spec.sections:
             self._by_table[s.table.name].append(s)
         self._schemas = {t.name: t.arrow_schema(include_pii) for t in spec.tables}
+        # each schema's column names, read once: iterating a schema makes a Field per column
+        self._names = {name: tuple(schema.names) for name, schema in self._schemas.items()}
         self._plans = {
             spec.table.name: Plan.of(spec.table, include_pii, [s.field for s in spec.sections]),
             **{
@@ -81,6 +86,12 @@ class Normaliser:
                     c = by_source[wire]
                     consts.setdefault(c.column, (c.kind, {}))[1][s.field] = value
             self._constants[name] = consts
+        # Per child table and column: each section's fixed value as one typed array, made once.
+        self._fixed_values = {
+            (name, col): CONVERTERS[kind]([per_section.get(s.field) for s in sections])[0]
+            for name, sections in self._by_table.items()
+            for col, (kind, per_section) in self._constants[name].items()
+        }
         preset = {
             name: frozenset(sections[0].table.parent_key) | frozenset(self._constants[name])
             for name, sections in self._by_table.items()
@@ -136,10 +147,10 @@ class Normaliser:
         return out
 
     def _typed_page(self, records: Sequence[Record]) -> TypedPage | None:
-        """The columnar read for a page of `COLUMNAR_MIN_RECORDS` or more, else (or when it
-        declines) the typed decoder (tests switch both off to get the column-by-column
-        reference)."""
-        columnar = len(records) >= COLUMNAR_MIN_RECORDS
+        """The columnar read for a page of `COLUMNAR_MIN_RECORDS` or more when the typed read
+        has no C extension, else (or when it declines) the typed decoder (tests switch both off
+        to get the column-by-column reference)."""
+        columnar = len(records) >= COLUMNAR_MIN_RECORDS and not self._reader.compiled
         page = self._columnar_page(records) if columnar else None
         return page if page is not None else self._reader.read(records)
 
@@ -177,10 +188,10 @@ class Normaliser:
             m = read.n
             take = pa.array(parent_idx, type=pa.int64())
             preset = {col: conv.arrays[pk].take(take) for col, pk in child_table.parent_key.items()}
-            for col, (kind, per_section) in self._constants[name].items():
-                fixed = [per_section.get(s.field) for s in sections]
-                which = np.repeat(np.arange(len(fixed), dtype=np.int64), lengths)
-                preset[col] = CONVERTERS[kind](fixed)[0].take(pa.array(which))
+            if self._constants[name]:
+                which = pa.array(np.repeat(np.arange(len(sections), dtype=np.int64), lengths))
+            for col in self._constants[name]:
+                preset[col] = self._fixed_values[name, col].take(which)
             child = Converted(child_plan, m, read.raw, preset, read.wire)
             if child.bad.any():
                 if records is None:
@@ -250,7 +261,7 @@ class Normaliser:
         data["_extracted_at"] = pa.repeat(pa.scalar(extracted_at, TIMESTAMP), n)
         if extra is not None:
             data["_extra"] = pa.array(extra, type=pa.string())
-        table = pa.Table.from_arrays([data[f.name] for f in schema], schema=schema)
+        table = pa.Table.from_arrays([data[c] for c in self._names[name]], schema=schema)
         return table if keep.all() else table.filter(pa.array(keep))
 
     def _fixed(self, n: int) -> dict[str, pa.Array]:
@@ -277,6 +288,8 @@ class Normaliser:
         extracted_at: datetime,
     ) -> pa.Table:
         idx = np.flatnonzero(bad)
+        if not len(idx):
+            return _NO_QUARANTINE
         rows = [
             {
                 "_batch_id": self.batch_id,
@@ -289,6 +302,9 @@ class Normaliser:
             for i in idx
         ]
         return pa.Table.from_pylist(rows, schema=QUARANTINE_SCHEMA)
+
+
+_NO_QUARANTINE = QUARANTINE_SCHEMA.empty_table()  # immutable, shared by every clean page
 
 
 def _links(table: Table, arrays: dict[str, pa.Array], rows: np.ndarray) -> pa.Table:

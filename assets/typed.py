@@ -32,6 +32,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
+from assets import compiled
 from assets.columns import Plan, Read
 from assets.convert import _ARROW_ERRORS
 from service.lazy import LazyRecords
@@ -70,6 +71,7 @@ class Shape:
     names: tuple[str, ...]  # wire name of each Struct field, in order
     nested: dict[str, tuple[str, ...]]  # nested object -> wire names of its Struct's fields
     typed: tuple[tuple[str, str], ...]  # (wire source, kind) read as one typed Arrow array
+    subs: dict[str, type[msgspec.Struct]]  # nested object -> its Struct
 
 
 def _struct(name: str, fields: Mapping[str, Any]) -> type[msgspec.Struct]:
@@ -100,18 +102,20 @@ def shape_of(
     read = {c.source: c.kind for c in plan.columns if c.column not in preset}
     fields: dict[str, Any] = {}
     nested: dict[str, tuple[str, ...]] = {}
+    subs: dict[str, type[msgspec.Struct]] = {}
     for head in sorted(table.known_fields() | set(sections)):
         if head in sections:
             fields[head] = list[sections[head]] | None  # type: ignore[name-defined]
         elif head in plan.sub_known:
             tails = tuple(sorted(plan.sub_known[head]))
             sub = {t: _field(read.get(f"{head}.{t}")) for t in tails}
-            fields[head] = _struct(f"{table.name}_{head}", sub) | None
+            subs[head] = _struct(f"{table.name}_{head}", sub)
+            fields[head] = subs[head] | None
             nested[head] = tails
         else:
             fields[head] = _field(read.get(head))
     typed = tuple((s, k) for s, k in read.items() if k in _ARROW)
-    return Shape(_struct(table.name, fields), tuple(fields), nested, typed)
+    return Shape(_struct(table.name, fields), tuple(fields), nested, typed, subs)
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,20 @@ class TypedReader:
             forbid_unknown_fields=False,
         )
         self._decoder = msgspec.json.Decoder(envelope | list[item])  # type: ignore[valid-type]
+        self._compiled: compiled.CompiledReader | None = None
+        if compiled.available():
+            try:
+                self._compiled = compiled.CompiledReader(
+                    _compiled(root),
+                    {name: (_compiled(s), fields) for name, (s, fields) in children.items()},
+                )
+            except compiled.Unreadable as e:
+                compiled.unreadable(e)
+
+    @property
+    def compiled(self) -> bool:
+        """Whether its columns are built by the C extension (`assets.compiled`)."""
+        return self._compiled is not None
 
     def read(self, records: Sequence[Any]) -> TypedPage | None:
         """The page's columns, or None when the typed decoder cannot vouch for every value.
@@ -153,6 +171,10 @@ class TypedReader:
         rows = page if isinstance(page, list) else (page.content or [])
         if len(rows) != len(records):  # the records counted are not the records decoded
             return None
+        if self._compiled is not None:
+            built = self._compiled.page(rows)
+            if built is not None:
+                return TypedPage(*built)
         try:
             return self._page(rows)
         except _ARROW_ERRORS:  # an integer beyond int64, say
@@ -180,6 +202,10 @@ class TypedReader:
             parent_idx = np.concatenate(parents) if parents else np.zeros(0, dtype=np.int64)
             children[name] = (_read(shape, items, _columns(shape, items)), parent_idx, totals)
         return TypedPage(_read(self.root, rows, root_cols), children)
+
+
+def _compiled(shape: Shape) -> compiled.CompiledShape:
+    return compiled.CompiledShape(shape.struct, shape.names, shape.nested, shape.subs, shape.typed)
 
 
 def valid_utf8(body: bytes) -> bool:

@@ -11,7 +11,8 @@ records decoded page by page), as a worker could if it got several pages a call.
   normalise-big    `Normaliser.normalise` of pages of N x page size records (what one read of
                    N pages would cost, less the cutting back into pages)
   msgspec          the typed decoder's `msgspec` decode alone (Structs, strict)
-  msgspec+columns  decode, then the Structs' columns as Arrow arrays (`TypedReader.read`)
+  msgspec+columns  decode, then the Structs' columns as Arrow arrays (`TypedReader.read`; by
+                   the C extension `assets._columns` where it is built)
   pyarrow          `pyarrow.json.read_json`, the columnar read's schema, N bodies as NDJSON
   duckdb           DuckDB `json_transform` of N bodies (yyjson) into Arrow: lenient, not a
                    candidate as it is ("12" reads as 12, 2.5 as 2, unknown fields vanish)

@@ -113,3 +113,28 @@ def test_the_dockerfile_copies_files_that_exist_and_installs_a_declared_extra() 
     assert any("dagster-k8s==" in d for d in project["project"]["optional-dependencies"]["k8s"])
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert ".venv" in ignored and "data" in ignored
+
+
+def test_the_image_builds_the_c_extension_where_the_server_imports_it() -> None:
+    """The install builds `assets._columns` (pyproject.toml's ext-modules, optional: where it
+    cannot be built pip still succeeds): the image installs a compiler first, copies the built
+    module beside the sources the gRPC server imports from its working directory, and fails
+    the build when the normaliser would be left on its Python fallback."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (ext,) = project["tool"]["setuptools"]["ext-modules"]
+    assert ext["name"] == "assets._columns" and ext["optional"] is True
+    for source in ext["sources"]:
+        assert (ROOT / source).exists()
+    instructions = _dockerfile()
+    (install,) = [a for i, a in instructions if i == "RUN" and "pip install" in a]
+    steps = [s.strip() for s in install.split("&&")]
+    pip = next(i for i, s in enumerate(steps) if s.startswith("pip install"))
+    compiler = next(i for i, s in enumerate(steps) if "apt-get install" in s and " gcc" in s)
+    assert compiler < pip
+    copy = next(i for i, s in enumerate(steps) if s.startswith("cp ") and "assets._columns" in s)
+    check = next(i for i, s in enumerate(steps) if "c.COMPILED" in s)
+    assert pip < copy < check
+    workdir = next(a for i, a in instructions if i == "WORKDIR")
+    assert copy and workdir == "/opt/reservoir"
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert "**/*.so" in ignored  # a module built for the host is never copied in
