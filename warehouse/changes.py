@@ -258,3 +258,30 @@ def keyed_sources(models: dict[str, Model]) -> set[str]:
             ):
                 out.add(dep)
     return out
+
+
+def handed_keys(models: dict[str, Model]) -> set[str]:
+    """The models that hand their readers the affected keys as their changed rows (`--
+    incremental changes every affected key`, `warehouse.headers`). Each reader must take such
+    a model by its key columns alone: a reader maintained by key whose expression over it is
+    another one, or a model of sums over it (which needs the rows removed and added), is an
+    error in the models."""
+    handed = {
+        q
+        for q, m in models.items()
+        if m.incremental is not None and m.incremental.every_key_changes
+    }
+    for reader in models.values():
+        inc, sums = reader.incremental, reader.sums
+        for dep in sorted(reader.deps & handed):
+            keys = models[dep].incremental.keys  # type: ignore[union-attr]
+            expr = inc.expression(dep) if inc is not None else None
+            if (sums is not None and sums.source == dep) or (
+                expr is not None and tuple(c.strip() for c in expr.split(",")) != keys
+            ):
+                raise ValueError(
+                    f"{reader.qualified} reads {dep} by other than its key "
+                    f"({', '.join(keys)}): {dep} hands its readers the affected keys only "
+                    "(`-- incremental changes every affected key`)"
+                )
+    return handed

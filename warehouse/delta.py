@@ -93,3 +93,25 @@ def replace_rows(
         )
         con.execute(f"insert into {table} select * from {quote_ident(f'_added_{base}')}")
     return [old, new, *tables], views, rows
+
+
+def replace_keys(
+    con: duckdb.DuckDBPyConnection, table: str, base: str, match: str, sql: str, keys: str
+) -> tuple[list[str], list[str]]:
+    """Replace `table`'s rows that pass `match` with those of `sql` that pass it, for a model
+    whose every affected key's rows change (`-- incremental changes every affected key`): no
+    copy of the old rows (for the bill lines, stored as built, the copy decoded every column of
+    the vectors the keys are in), the old rows deleted by key. The new rows are the temp table
+    `_new_<base>` (the readers of a shared table take them, `warehouse.shared_current`); the
+    view `_changed_<base>` is `keys` (a query of the affected keys named as the key columns):
+    what the readers, which take the model by its key alone, are handed. Returns the temp
+    tables and views written."""
+    new, delta = quote_ident(f"_new_{base}"), quote_ident(f"_changed_{base}")
+    # the table's columns, in its order and types, then the new rows cast into them by name,
+    # before the delete (a model's SQL may read its own table)
+    con.execute(f"create or replace temp table {new} as select * from {table} limit 0")
+    con.execute(f"insert into {new} by name select * from ({sql}) where {match}")
+    con.execute(f"delete from {table} where {match}")
+    con.execute(f"insert into {table} select * from {new}")
+    con.execute(f"create or replace temp view {delta} as {keys}")
+    return [new], [delta]

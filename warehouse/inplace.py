@@ -50,6 +50,7 @@ from warehouse.changes import (
     FULL,
     built_versions,
     delta_readers,
+    handed_keys,
     keyed_sources,
     lake_changes,
     lake_tables_read,
@@ -146,6 +147,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
             asof.keep_previous(con)  # the date a header's query may move from
             write_settings(con, build_id, dated, None, tenant_of(data_dir))
             readers = {q: sum(q in m.deps for m in models.values()) for q in models}
+            handed_keys(models)  # a model's reader by other than its key: refused here
             walk = Maintainer(
                 con,
                 lake=changes,

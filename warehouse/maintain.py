@@ -72,9 +72,11 @@ class Maintainer(ByKeys):
     temps: list[str] = field(default_factory=list)
     # the temp views among `temps` (dropped as views)
     views: set[str] = field(default_factory=set)
-    # every table's columns (`table_columns`), read once and again after a whole rebuild (the
-    # only step that may change a table's columns): one query of the catalog costs ~10 ms
+    # every table's columns (`table_columns`), read once: one query of the catalog costs
+    # ~10 ms; a table rebuilt whole since (the only step that may change its columns) is
+    # `stale`, described again when a model by key reads it (`describe`: ~1 ms)
     column_cache: dict[str, tuple[tuple[str, str], ...]] | None = None
+    stale: set[str] = field(default_factory=set)
     # the lake parents' narrowed current states the reads share (its temps are among `temps`)
     shared: SharedCurrents | None = None
     shared_reads: set[Read] = field(default_factory=set)  # the model tables' reads it shares
@@ -189,7 +191,7 @@ class Maintainer(ByKeys):
 
     def _whole(self, model: Model, *, compare: bool) -> Outcome:
         changed = rebuild(self.con, model, compare=compare)
-        self.column_cache = None
+        self.stale.add(model.qualified)
         return Outcome("whole", FULL if changed else None)
 
     def _whole_diffed(self, model: Model) -> Outcome:
@@ -200,7 +202,7 @@ class Maintainer(ByKeys):
         self.temps += [before, delta]
         blind = self.diffed[model.qualified][0]
         changed = rebuild_diffed(self.con, model, before, delta, blind=blind)
-        self.column_cache = None
+        self.stale.add(model.qualified)
         if changed is None:
             return Outcome("whole", FULL)
         return Outcome("whole", f"_changed_{base}" if changed else None)

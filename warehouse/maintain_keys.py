@@ -18,7 +18,7 @@ from lake.sql import quote_ident, swap_relations
 from lake.tables import TABLES as LAKE_TABLES
 from warehouse.changes import FULL
 from warehouse.columns import table_columns
-from warehouse.delta import replace_rows
+from warehouse.delta import replace_keys, replace_rows
 from warehouse.headers import Incremental
 from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
@@ -29,6 +29,11 @@ from warehouse.shared_current import Known, Matching, Read, Reader, SharedCurren
 _COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
 _AFFECTED = re.compile(r"\baffected_keys\b")
 _QUERY = re.compile(r"^select\s", re.IGNORECASE)
+
+
+def _relation(qualified: str) -> str:
+    """`layer.name` as SQL names it, quoted."""
+    return ".".join(quote_ident(part) for part in qualified.split(".", 1))
 
 
 @dataclass
@@ -53,6 +58,7 @@ class ByKeys:
     temps: list[str]
     views: set[str]
     column_cache: dict[str, tuple[tuple[str, str], ...]] | None
+    stale: set[str]
     shared: SharedCurrents | None
     shared_reads: set[Read]
     described: dict[str, list[str]]
@@ -178,7 +184,20 @@ class ByKeys:
         # rows by key, needs no changed rows
         q = model.qualified
         read = self.readers.get(q, 1) > 0 if self.keyed is None else q in self.keyed
-        written, views, moved = replace_rows(self.con, table, base, match, sql, diff=read)
+        parts: tuple[str, str] | None = (f"_removed_{base}", f"_added_{base}")
+        if read and inc.every_key_changes:
+            # its readers take it by its key alone (`warehouse.changes.handed_keys`): handed
+            # the affected keys, no old rows copied to find the rows that differ
+            named = ", ".join(
+                f"{quote_ident(n)} as {quote_ident(c)}"
+                for n, c in zip(names, inc.keys, strict=True)
+            )
+            written, views = replace_keys(
+                self.con, table, base, match, sql, f"select {named} from {keys}"
+            )
+            moved, parts = int(count), None
+        else:
+            written, views, moved = replace_rows(self.con, table, base, match, sql, diff=read)
         self.temps += written
         self.views.update(views)
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
@@ -187,7 +206,6 @@ class ByKeys:
             return Outcome("keys", FULL, keys=int(count))
         # its new rows are the table's rows for these keys now: its readers by key read them
         self.shared.hold(q, inc.keys, keys, quote_ident(f"_new_{base}"))
-        parts = (f"_removed_{base}", f"_added_{base}")
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 
     def _narrowed(
@@ -206,7 +224,12 @@ class ByKeys:
         assert inc is not None
         if self.column_cache is None:
             self.column_cache = table_columns(self.con)  # one query for every input
+            self.stale.clear()
         columns = self.column_cache
+        for dep in sorted(model.deps & self.stale):  # rebuilt whole since: its columns again
+            found = self.con.execute(f"describe {_relation(dep)}").fetchall()
+            columns[dep] = tuple((str(name), str(kind)) for name, kind, *_ in found)
+            self.stale.discard(dep)
         narrowed = [
             dep
             for dep in sorted(model.deps)
