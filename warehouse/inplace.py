@@ -156,6 +156,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 existing=existing,
                 readers=readers,
                 keyed=keyed_sources(models),
+                summed={m.sums.source for m in models.values() if m.sums is not None},
                 diffed=delta_readers(models),
                 shared_reads=shared_reads(models.values()),
             )

@@ -64,6 +64,8 @@ class Maintainer(ByKeys):
     # the models whose changed rows a reader takes by key (`keyed_sources`); None: every model
     # that is read
     keyed: set[str] | None = None
+    # the models a model of sums reads (their removed and added rows kept apart); None: every one
+    summed: set[str] | None = None
     # whole rebuilds that report their changed rows -> (lineage out of the diff, who names it)
     diffed: dict[str, tuple[bool, tuple[Model, ...]]] = field(default_factory=dict)
     states: dict[str, str | None] = field(default_factory=dict)

@@ -55,6 +55,7 @@ class ByKeys:
     con: duckdb.DuckDBPyConnection
     readers: dict[str, int]
     keyed: set[str] | None
+    summed: set[str] | None
     temps: list[str]
     views: set[str]
     column_cache: dict[str, tuple[tuple[str, str], ...]] | None
@@ -197,7 +198,12 @@ class ByKeys:
             )
             moved, parts = int(count), None
         else:
-            written, views, moved = replace_rows(self.con, table, base, match, sql, diff=read)
+            # its removed and added rows apart only for a model of sums over it
+            summed = self.summed is None or q in self.summed
+            written, views, moved = replace_rows(
+                self.con, table, base, match, sql, diff=read, parts=summed
+            )
+            parts = parts if summed else None
         self.temps += written
         self.views.update(views)
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
