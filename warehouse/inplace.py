@@ -166,7 +166,8 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 if outcome.how != "unchanged":
                     refreshed[q] = outcome.how
                     seconds[q] = outcome.seconds
-            walk.drop_temps()
+            # the walk's ~240 temp tables and views are left to the connection's close: a
+            # statement each to drop them cost ~0.04 CPU s more (docs/benchmarks.md, session 20)
             results = describe_models(con, models, seconds)
             apply_comments(con, [models[q] for q, how in refreshed.items() if how == "whole"])
             if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):

@@ -71,9 +71,9 @@ class Maintainer(ByKeys):
     states: dict[str, str | None] = field(default_factory=dict)
     # models changed by key -> the temp tables of the rows they removed and of those inserted
     parts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # the temp tables and views this walk wrote (the connection's close drops them; the shared
+    # reads number theirs by it)
     temps: list[str] = field(default_factory=list)
-    # the temp views among `temps` (dropped as views)
-    views: set[str] = field(default_factory=set)
     # every table's columns (`table_columns`), read once: one query of the catalog costs
     # ~10 ms; a table rebuilt whole since (the only step that may change its columns) is
     # `stale`, described again when a model by key reads it (`describe`: ~1 ms)
@@ -208,18 +208,3 @@ class Maintainer(ByKeys):
         if changed is None:
             return Outcome("whole", FULL)
         return Outcome("whole", f"_changed_{base}" if changed else None)
-
-    def drop_temps(self) -> None:
-        """Drop the temp tables and views this walk wrote (those that exist: one query of the
-        temp catalog rather than a statement per name)."""
-        present = dict(
-            self.con.execute(
-                "select table_name, table_type from information_schema.tables "
-                "where table_catalog = 'temp'"
-            ).fetchall()
-        )
-        views = {quote_ident(t) for t in self.lake.values() if t != FULL} | self.views
-        for name in dict.fromkeys([*views, *self.temps]):
-            kind = present.get(name.strip('"'))
-            if kind is not None:
-                self.con.execute(f"drop {'view' if kind == 'VIEW' else 'table'} temp.{name}")

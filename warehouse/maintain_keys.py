@@ -57,7 +57,6 @@ class ByKeys:
     keyed: set[str] | None
     summed: set[str] | None
     temps: list[str]
-    views: set[str]
     column_cache: dict[str, tuple[tuple[str, str], ...]] | None
     stale: set[str]
     shared: SharedCurrents | None
@@ -204,8 +203,7 @@ class ByKeys:
                 self.con, table, base, match, sql, diff=read, parts=summed
             )
             parts = parts if summed else None
-        self.temps += written
-        self.views.update(views)
+        self.temps += [*written, *views]
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
         if moved is None:

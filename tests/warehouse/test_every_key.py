@@ -8,8 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
+import warehouse.inplace
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import Batch
 from tests.warehouse.test_incremental_header import _model
@@ -21,7 +23,6 @@ from tests.warehouse.test_inplace import (
 from tests.warehouse.test_inplace_cost import _record
 from warehouse.changes import handed_keys, model_version
 from warehouse.inplace import update_warehouse
-from warehouse.maintain import Maintainer
 from warehouse.models import Model, discover_models, parse_model
 
 LINE = "-- incremental changes every affected key"
@@ -114,15 +115,15 @@ def test_a_refresh_hands_the_affected_keys_and_copies_no_old_rows(
     batch.flush(lake)
     _, temps = _record(monkeypatch)
     handed: dict[str, list[tuple[object, ...]]] = {}
-    listed = Maintainer.drop_temps  # `_record`'s: lists the temps, then drops them
+    listed = warehouse.inplace.describe_models  # `_record`'s: lists the temps
 
-    def seen(walk: Maintainer) -> None:
+    def seen(con: duckdb.DuckDBPyConnection, *args: Any) -> Any:
         for base in ("core_fct_bill_lines", "staging_stg_reservations"):
-            rows = walk.con.execute(f'select * from "_changed_{base}" order by all')
+            rows = con.execute(f'select * from "_changed_{base}" order by all')
             handed[base] = rows.fetchall()
-        listed(walk)
+        return listed(con, *args)
 
-    monkeypatch.setattr(Maintainer, "drop_temps", seen)
+    monkeypatch.setattr(warehouse.inplace, "describe_models", seen)
     result = update_warehouse(tmp_path, as_of=AS_OF)
     for q in ("core.fct_bill_lines", "staging.stg_reservations", "core.fct_reservations"):
         assert result.refreshed[q] == "keys", result.refreshed
