@@ -178,10 +178,23 @@ def lake_changes(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str, st
             f"create or replace temp view {quote_ident(view)} as "
             + " union all by name ".join(parts)
         )
-        (full,) = con.execute(
-            f"select count(*) from {quote_ident(view)} where _batch_kind = 'full'"
-        ).fetchone() or (0,)
-        changes[table] = FULL if full else view
+        changes[table] = view
+    # a full batch among a table's changed rows changes it whole: every view asked at once
+    # (a statement's own cost is ~1 ms: an hour changes 13 tables)
+    viewed = [t for t, state in changes.items() if state != FULL]
+    if viewed:
+        full = dict(
+            con.execute(
+                " union all ".join(
+                    f"select {i} as i, count(*) as n from {quote_ident(changes[t])} "
+                    "where _batch_kind = 'full'"
+                    for i, t in enumerate(viewed)
+                )
+            ).fetchall()
+        )
+        for i, table in enumerate(viewed):
+            if full[i]:
+                changes[table] = FULL
     return changes
 
 

@@ -196,6 +196,7 @@ class ByKeys:
                 self.con, table, base, match, sql, f"select {named} from {keys}"
             )
             moved, parts = int(count), None
+            self.described[delta] = list(inc.keys)  # the view's columns, for its readers
         else:
             # its removed and added rows apart only for a model of sums over it
             summed = self.summed is None or q in self.summed
@@ -203,6 +204,9 @@ class ByKeys:
                 self.con, table, base, match, sql, diff=read, parts=summed
             )
             parts = parts if summed else None
+            cached = self.column_cache or {}
+            if q in cached and q not in self.stale:  # its changed rows have its columns
+                self.described[delta] = [c for c, _ in cached[q]]
         self.temps += [*written, *views]
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
