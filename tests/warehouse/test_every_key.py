@@ -26,6 +26,8 @@ from warehouse.inplace import update_warehouse
 from warehouse.models import Model, discover_models, parse_model
 
 LINE = "-- incremental changes every affected key"
+# the models a reservation's change reaches that hand their readers the affected keys
+HANDED = ("core_fct_bill_lines", "staging_stg_reservations", "staging_stg_reserved_resources")
 
 
 def test_the_line_is_read_and_left_out_of_the_description_and_the_version(
@@ -68,13 +70,15 @@ def _models(tmp_path: Path, **headers: str) -> dict[str, Model]:
 
 def test_the_models_that_hand_their_keys() -> None:
     """Each carries the lake batch its rows were read in, and a key is affected when its rows
-    are read again (the hour's 510 reservations and 1,409 type x arrival dates at large all
-    differed, session 20); every reader of theirs takes them by their key."""
+    are read again (the hour's 510 reservations, 1,409 type x arrival dates and 7 customers at
+    large all differed, session 20); every reader of theirs takes them by their key."""
     assert handed_keys(discover_models()) == {
         "core.fct_bill_lines",
         "staging.stg_reservations",
         "staging.stg_availability",
         "staging.stg_availability_prices",
+        "staging.stg_reserved_resources",
+        "staging.stg_customers",
     }
 
 
@@ -103,8 +107,8 @@ def test_a_refresh_hands_the_affected_keys_and_copies_no_old_rows(
     first_state: tuple[Path, int], lake: Lake, tmp_path: Path, monkeypatch: Any
 ) -> None:
     """Reservation 2 re-read with a line changed, reservation 3 re-read without its lines:
-    the bill lines and the reservations delete and insert the keys' rows with no copy of the
-    old ones, and hand their readers both reservations (3 lost every line, so its rows are
+    the bill lines, the reservations and their reserved resources delete and insert the keys'
+    rows with no copy of the old ones, and hand their readers both reservations (3 lost every line, so its rows are
     nowhere among the new ones); the readers follow by key. Equal to a whole rebuild."""
     _first_state_copy(first_state, lake, tmp_path)
     batch = Batch().reservation(2, "2025-01-02", "2025-01-05", unit_id=2, nightly="90.00")
@@ -118,7 +122,7 @@ def test_a_refresh_hands_the_affected_keys_and_copies_no_old_rows(
     listed = warehouse.inplace.describe_models  # `_record`'s: lists the temps
 
     def seen(con: duckdb.DuckDBPyConnection, *args: Any) -> Any:
-        for base in ("core_fct_bill_lines", "staging_stg_reservations"):
+        for base in HANDED:
             rows = con.execute(f'select * from "_changed_{base}" order by all')
             handed[base] = rows.fetchall()
         return listed(con, *args)
@@ -127,11 +131,8 @@ def test_a_refresh_hands_the_affected_keys_and_copies_no_old_rows(
     result = update_warehouse(tmp_path, as_of=AS_OF)
     for q in ("core.fct_bill_lines", "staging.stg_reservations", "core.fct_reservations"):
         assert result.refreshed[q] == "keys", result.refreshed
-    assert handed == {
-        "core_fct_bill_lines": [(2,), (3,)],
-        "staging_stg_reservations": [(2,), (3,)],
-    }
-    for base in ("core_fct_bill_lines", "staging_stg_reservations"):
+    assert handed == {base: [(2,), (3,)] for base in HANDED}
+    for base in HANDED:
         assert f"_old_{base}" not in temps and f"_diff_{base}" not in temps, sorted(temps)
         assert temps.get(f"_changed_{base}") == "view", temps
     # a reader whose changed rows are read keeps its diff
