@@ -30,14 +30,26 @@ from lake.sql import quote_ident
 ROWID = "_old_rowid"
 
 
-def keep_differing(con: duckdb.DuckDBPyConnection, base: str) -> tuple[list[str], list[str], int]:
+def _copies(diff: str, where: str) -> str:
+    """The differing rows of `diff` that pass `where`, each as often as it moved."""
+    return (
+        "select * exclude (_moved, _rowids, _copy) from (select *, "
+        f"unnest(range(cast(abs(_moved) as bigint))) as _copy from {diff}{where})"
+    )
+
+
+def keep_differing(
+    con: duckdb.DuckDBPyConnection, base: str, *, parts: bool = True
+) -> tuple[list[str], list[str], int]:
     """From the temp tables `_old_<base>` (a key's rows before, with their row ids) and
     `_new_<base>` (after), write the table `_diff_<base>` of the rows that differ (each with
-    how many copies it gained or lost, and the row ids of its old copies) and the views
-    `_removed_<base>`, `_added_<base>` and `_changed_<base>` (both) over it when any differ.
+    how many copies it gained or lost, and the row ids of its old copies) and the view
+    `_changed_<base>` (the removed and the added rows) over it when any differ; with `parts`
+    (a model of sums reads the model), the views `_removed_<base>` and `_added_<base>` too.
     Returns the temp tables and the views it wrote, and how many distinct rows differ. Views
     rather than tables: the differing rows are few and read once or twice, where each temp
-    table costs a statement's fixed cost (~3-6 ms of CPU: three per model by key)."""
+    table costs a statement's fixed cost (~3-6 ms of CPU: three per model by key); and no
+    view nobody reads (a statement each: ~1 ms)."""
     old, new = quote_ident(f"_old_{base}"), quote_ident(f"_new_{base}")
     diff, delta = quote_ident(f"_diff_{base}"), quote_ident(f"_changed_{base}")
     removed, added = quote_ident(f"_removed_{base}"), quote_ident(f"_added_{base}")
@@ -51,26 +63,31 @@ def keep_differing(con: duckdb.DuckDBPyConnection, base: str) -> tuple[list[str]
     ).fetchone() or (0,)
     if not rows:  # nothing differs: no reader asks for the views
         return [diff], [], 0
-    for target, sign in ((removed, "<"), (added, ">")):
-        con.execute(
-            f"create or replace temp view {target} as select * exclude (_moved, _rowids, _copy) "
-            f"from (select *, unnest(range(cast(abs(_moved) as bigint))) as _copy "
-            f"from {diff} where _moved {sign} 0)"
-        )
-    con.execute(
-        f"create or replace temp view {delta} as "
-        f"select * from {removed} union all select * from {added}"
-    )
-    return [diff], [removed, added, delta], int(rows)
+    views = [delta]
+    con.execute(f"create or replace temp view {delta} as {_copies(diff, '')}")
+    if parts:
+        for target, sign in ((removed, "<"), (added, ">")):
+            where = f" where _moved {sign} 0"
+            con.execute(f"create or replace temp view {target} as {_copies(diff, where)}")
+        views += [removed, added]
+    return [diff], views, int(rows)
 
 
 def replace_rows(
-    con: duckdb.DuckDBPyConnection, table: str, base: str, match: str, sql: str, *, diff: bool
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    base: str,
+    match: str,
+    sql: str,
+    *,
+    diff: bool,
+    parts: bool = True,
 ) -> tuple[list[str], list[str], int | None]:
     """Replace `table`'s rows that pass `match` with those of `sql` that pass it. With `diff`,
     keep the rows that differ (`keep_differing`) and write only those: returns the temp
     tables and views written and how many rows differ; without, delete and insert every
-    affected row, and None (nobody takes the model's changed rows)."""
+    affected row, and None (nobody takes the model's changed rows). `parts`: keep the removed
+    and the added rows as views of their own (`keep_differing`)."""
     if not diff:
         con.execute(f"delete from {table} where {match}")
         con.execute(f"insert into {table} by name select * from ({sql}) where {match}")
@@ -83,7 +100,7 @@ def replace_rows(
     # the table's columns, in its order and types, then the new rows cast into them by name
     con.execute(f"create or replace temp table {new} as select * from {table} limit 0")
     con.execute(f"insert into {new} by name select * from ({sql}) where {match}")
-    tables, views, rows = keep_differing(con, base)
+    tables, views, rows = keep_differing(con, base, parts=parts)
     if rows:
         # of a row that lost copies, as many of its old copies' row ids (the same values)
         gone = quote_ident(f"_diff_{base}")
@@ -91,5 +108,27 @@ def replace_rows(
             f"delete from {table} where rowid in "
             f"(select unnest(_rowids[1:-_moved]) from {gone} where _moved < 0)"
         )
-        con.execute(f"insert into {table} select * from {quote_ident(f'_added_{base}')}")
+        con.execute(f"insert into {table} {_copies(gone, ' where _moved > 0')}")
     return [old, new, *tables], views, rows
+
+
+def replace_keys(
+    con: duckdb.DuckDBPyConnection, table: str, base: str, match: str, sql: str, keys: str
+) -> tuple[list[str], list[str]]:
+    """Replace `table`'s rows that pass `match` with those of `sql` that pass it, for a model
+    whose every affected key's rows change (`-- incremental changes every affected key`): no
+    copy of the old rows (for the bill lines, stored as built, the copy decoded every column of
+    the vectors the keys are in), the old rows deleted by key. The new rows are the temp table
+    `_new_<base>` (the readers of a shared table take them, `warehouse.shared_current`); the
+    view `_changed_<base>` is `keys` (a query of the affected keys named as the key columns):
+    what the readers, which take the model by its key alone, are handed. Returns the temp
+    tables and views written."""
+    new, delta = quote_ident(f"_new_{base}"), quote_ident(f"_changed_{base}")
+    # the table's columns, in its order and types, then the new rows cast into them by name,
+    # before the delete (a model's SQL may read its own table)
+    con.execute(f"create or replace temp table {new} as select * from {table} limit 0")
+    con.execute(f"insert into {new} by name select * from ({sql}) where {match}")
+    con.execute(f"delete from {table} where {match}")
+    con.execute(f"insert into {table} select * from {new}")
+    con.execute(f"create or replace temp view {delta} as {keys}")
+    return [new], [delta]

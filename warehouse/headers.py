@@ -145,6 +145,9 @@ _STORED_BY = re.compile(
     r"(?:\n|$)",
     re.MULTILINE,
 )
+_EVERY_KEY = re.compile(
+    r"^--[ \t]*incremental changes every affected key[ \t]*(?:\n|$)", re.MULTILINE
+)
 _SUMS = re.compile(
     r"^--\s*incremental sums over ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)"
     r" by ([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*)\s*$"
@@ -172,6 +175,7 @@ class Incremental:
     whole: tuple[tuple[str, str], ...] = ()
     stored_as_built: bool = False
     stored_by: tuple[str, ...] = ()  # `-- incremental stored by <columns>`: not the key's order
+    every_key_changes: bool = False  # `-- incremental changes every affected key`
 
     @property
     def storage_order(self) -> tuple[str, ...]:
@@ -223,6 +227,7 @@ def description(sql: str) -> str:
                 _SUMS,
                 _VIEW,
                 _STORED,
+                _EVERY_KEY,
             )
         ):
             continue
@@ -240,10 +245,13 @@ def incremental(sql: str, where: Path) -> Incremental | None:
     whole: list[tuple[str, str]] = []
     shifts: list[str] = []
     stored: list[str] = []
+    every_key = 0
     for line in sql.splitlines():
         if not line.startswith("--"):
             break
-        if _STORED.match(line.strip()):
+        if _EVERY_KEY.match(line.strip()):
+            every_key += 1
+        elif _STORED.match(line.strip()):
             stored.append(line.strip())
         elif found := _SHIFTS.match(line.strip()):
             shifts.append(found.group(1))
@@ -273,6 +281,11 @@ def incremental(sql: str, where: Path) -> Incremental | None:
         if stored and (by := _STORED_BY.match(stored[0]))
         else ()
     )
+    if every_key and (not keys or every_key > 1):
+        raise ValueError(
+            f"{where}: one `-- incremental changes every affected key` line, with an "
+            "`incremental by` key"
+        )
     if not keys:
         return None
     if len(keys) > 1:
@@ -304,13 +317,16 @@ def incremental(sql: str, where: Path) -> Incremental | None:
         tuple(joined.items()),
         bool(stored) and not stored_by,
         stored_by,
+        bool(every_key),
     )
 
 
 def without_storage_order(sql: str) -> str:
-    """The model's SQL without its `-- incremental stored as built` (or `stored by`) line: what
-    its rows are, whatever order they are stored in (`warehouse.changes.model_version`)."""
-    return _STORED_BY.sub("", _STORED_AS_BUILT.sub("", sql))
+    """The model's SQL without its `-- incremental stored as built` (or `stored by`) line and
+    its `-- incremental changes every affected key` line: what its rows are, whatever order
+    they are stored in and however its readers learn of a change
+    (`warehouse.changes.model_version`)."""
+    return _EVERY_KEY.sub("", _STORED_BY.sub("", _STORED_AS_BUILT.sub("", sql)))
 
 
 def sums(sql: str, where: Path) -> Sums | None:

@@ -50,6 +50,7 @@ from warehouse.changes import (
     FULL,
     built_versions,
     delta_readers,
+    handed_keys,
     keyed_sources,
     lake_changes,
     lake_tables_read,
@@ -146,6 +147,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
             asof.keep_previous(con)  # the date a header's query may move from
             write_settings(con, build_id, dated, None, tenant_of(data_dir))
             readers = {q: sum(q in m.deps for m in models.values()) for q in models}
+            handed_keys(models)  # a model's reader by other than its key: refused here
             walk = Maintainer(
                 con,
                 lake=changes,
@@ -154,6 +156,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 existing=existing,
                 readers=readers,
                 keyed=keyed_sources(models),
+                summed={m.sums.source for m in models.values() if m.sums is not None},
                 diffed=delta_readers(models),
                 shared_reads=shared_reads(models.values()),
             )
@@ -163,7 +166,8 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 if outcome.how != "unchanged":
                     refreshed[q] = outcome.how
                     seconds[q] = outcome.seconds
-            walk.drop_temps()
+            # the walk's ~240 temp tables and views are left to the connection's close: a
+            # statement each to drop them cost ~0.04 CPU s more (docs/benchmarks.md, session 20)
             results = describe_models(con, models, seconds)
             apply_comments(con, [models[q] for q, how in refreshed.items() if how == "whole"])
             if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):

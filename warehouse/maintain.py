@@ -64,17 +64,21 @@ class Maintainer(ByKeys):
     # the models whose changed rows a reader takes by key (`keyed_sources`); None: every model
     # that is read
     keyed: set[str] | None = None
+    # the models a model of sums reads (their removed and added rows kept apart); None: every one
+    summed: set[str] | None = None
     # whole rebuilds that report their changed rows -> (lineage out of the diff, who names it)
     diffed: dict[str, tuple[bool, tuple[Model, ...]]] = field(default_factory=dict)
     states: dict[str, str | None] = field(default_factory=dict)
     # models changed by key -> the temp tables of the rows they removed and of those inserted
     parts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # the temp tables and views this walk wrote (the connection's close drops them; the shared
+    # reads number theirs by it)
     temps: list[str] = field(default_factory=list)
-    # the temp views among `temps` (dropped as views)
-    views: set[str] = field(default_factory=set)
-    # every table's columns (`table_columns`), read once and again after a whole rebuild (the
-    # only step that may change a table's columns): one query of the catalog costs ~10 ms
+    # every table's columns (`table_columns`), read once: one query of the catalog costs
+    # ~10 ms; a table rebuilt whole since (the only step that may change its columns) is
+    # `stale`, described again when a model by key reads it (`describe`: ~1 ms)
     column_cache: dict[str, tuple[tuple[str, str], ...]] | None = None
+    stale: set[str] = field(default_factory=set)
     # the lake parents' narrowed current states the reads share (its temps are among `temps`)
     shared: SharedCurrents | None = None
     shared_reads: set[Read] = field(default_factory=set)  # the model tables' reads it shares
@@ -189,7 +193,7 @@ class Maintainer(ByKeys):
 
     def _whole(self, model: Model, *, compare: bool) -> Outcome:
         changed = rebuild(self.con, model, compare=compare)
-        self.column_cache = None
+        self.stale.add(model.qualified)
         return Outcome("whole", FULL if changed else None)
 
     def _whole_diffed(self, model: Model) -> Outcome:
@@ -200,22 +204,7 @@ class Maintainer(ByKeys):
         self.temps += [before, delta]
         blind = self.diffed[model.qualified][0]
         changed = rebuild_diffed(self.con, model, before, delta, blind=blind)
-        self.column_cache = None
+        self.stale.add(model.qualified)
         if changed is None:
             return Outcome("whole", FULL)
         return Outcome("whole", f"_changed_{base}" if changed else None)
-
-    def drop_temps(self) -> None:
-        """Drop the temp tables and views this walk wrote (those that exist: one query of the
-        temp catalog rather than a statement per name)."""
-        present = dict(
-            self.con.execute(
-                "select table_name, table_type from information_schema.tables "
-                "where table_catalog = 'temp'"
-            ).fetchall()
-        )
-        views = {quote_ident(t) for t in self.lake.values() if t != FULL} | self.views
-        for name in dict.fromkeys([*views, *self.temps]):
-            kind = present.get(name.strip('"'))
-            if kind is not None:
-                self.con.execute(f"drop {'view' if kind == 'VIEW' else 'table'} temp.{name}")

@@ -18,7 +18,7 @@ from lake.sql import quote_ident, swap_relations
 from lake.tables import TABLES as LAKE_TABLES
 from warehouse.changes import FULL
 from warehouse.columns import table_columns
-from warehouse.delta import replace_rows
+from warehouse.delta import replace_keys, replace_rows
 from warehouse.headers import Incremental
 from warehouse.lake import narrowed_current_sql
 from warehouse.lake_schema import TABLES
@@ -29,6 +29,11 @@ from warehouse.shared_current import Known, Matching, Read, Reader, SharedCurren
 _COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
 _AFFECTED = re.compile(r"\baffected_keys\b")
 _QUERY = re.compile(r"^select\s", re.IGNORECASE)
+
+
+def _relation(qualified: str) -> str:
+    """`layer.name` as SQL names it, quoted."""
+    return ".".join(quote_ident(part) for part in qualified.split(".", 1))
 
 
 @dataclass
@@ -50,9 +55,10 @@ class ByKeys:
     con: duckdb.DuckDBPyConnection
     readers: dict[str, int]
     keyed: set[str] | None
+    summed: set[str] | None
     temps: list[str]
-    views: set[str]
     column_cache: dict[str, tuple[tuple[str, str], ...]] | None
+    stale: set[str]
     shared: SharedCurrents | None
     shared_reads: set[Read]
     described: dict[str, list[str]]
@@ -178,16 +184,36 @@ class ByKeys:
         # rows by key, needs no changed rows
         q = model.qualified
         read = self.readers.get(q, 1) > 0 if self.keyed is None else q in self.keyed
-        written, views, moved = replace_rows(self.con, table, base, match, sql, diff=read)
-        self.temps += written
-        self.views.update(views)
+        parts: tuple[str, str] | None = (f"_removed_{base}", f"_added_{base}")
+        if read and inc.every_key_changes:
+            # its readers take it by its key alone (`warehouse.changes.handed_keys`): handed
+            # the affected keys, no old rows copied to find the rows that differ
+            named = ", ".join(
+                f"{quote_ident(n)} as {quote_ident(c)}"
+                for n, c in zip(names, inc.keys, strict=True)
+            )
+            written, views = replace_keys(
+                self.con, table, base, match, sql, f"select {named} from {keys}"
+            )
+            moved, parts = int(count), None
+            self.described[delta] = list(inc.keys)  # the view's columns, for its readers
+        else:
+            # its removed and added rows apart only for a model of sums over it
+            summed = self.summed is None or q in self.summed
+            written, views, moved = replace_rows(
+                self.con, table, base, match, sql, diff=read, parts=summed
+            )
+            parts = parts if summed else None
+            cached = self.column_cache or {}
+            if q in cached and q not in self.stale:  # its changed rows have its columns
+                self.described[delta] = [c for c, _ in cached[q]]
+        self.temps += [*written, *views]
         if inc.guard and self.con.execute(inc.guard).fetchall() != guard:
             return None  # an invariant outside the key moved: the caller rebuilds it whole
         if moved is None:
             return Outcome("keys", FULL, keys=int(count))
         # its new rows are the table's rows for these keys now: its readers by key read them
         self.shared.hold(q, inc.keys, keys, quote_ident(f"_new_{base}"))
-        parts = (f"_removed_{base}", f"_added_{base}")
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 
     def _narrowed(
@@ -206,7 +232,12 @@ class ByKeys:
         assert inc is not None
         if self.column_cache is None:
             self.column_cache = table_columns(self.con)  # one query for every input
+            self.stale.clear()
         columns = self.column_cache
+        for dep in sorted(model.deps & self.stale):  # rebuilt whole since: its columns again
+            found = self.con.execute(f"describe {_relation(dep)}").fetchall()
+            columns[dep] = tuple((str(name), str(kind)) for name, kind, *_ in found)
+            self.stale.discard(dep)
         narrowed = [
             dep
             for dep in sorted(model.deps)

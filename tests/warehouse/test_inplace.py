@@ -17,12 +17,12 @@ from typing import Any
 
 import duckdb
 
+import warehouse.inplace
 from tests.incremental.helpers import mart_differences
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import TYPE_ID, Batch
 from warehouse.build import build_warehouse
 from warehouse.inplace import update_warehouse
-from warehouse.maintain import Maintainer
 
 AS_OF = date(2025, 1, 20)
 SCHEMAS = ("staging", "core", "marts")
@@ -487,14 +487,14 @@ def test_a_model_nobody_reads_keeps_no_copy_of_its_old_rows(
     _first_state_copy(first_state, lake, tmp_path)
     Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
     temps: set[str] = set()
-    drop = Maintainer.drop_temps
+    describe = warehouse.inplace.describe_models
 
-    def seen(walk: Maintainer) -> None:
-        found = walk.con.execute("select table_name from duckdb_tables() where temporary")
+    def seen(con: duckdb.DuckDBPyConnection, *args: Any) -> Any:
+        found = con.execute("select table_name from duckdb_tables() where temporary")
         temps.update(name for (name,) in found.fetchall())
-        drop(walk)
+        return describe(con, *args)
 
-    monkeypatch.setattr(Maintainer, "drop_temps", seen)
+    monkeypatch.setattr(warehouse.inplace, "describe_models", seen)
     result = update_warehouse(tmp_path, as_of=AS_OF)
     assert result.refreshed["marts.revenue_daily"] == "keys", result.refreshed
     assert result.refreshed["core.fct_stay_nights"] == "keys", result.refreshed

@@ -4,6 +4,7 @@
 -- incremental by reservation_id from core.dim_distribution_channels: unnest(case when (select count(*) <> 2 or count(distinct row(c.currency_code)) <> 1 from changed_rows as c where c.distribution_channel_id = changed.distribution_channel_id) then (select list(r.reservation_id) from staging.stg_reservations as r where r.distribution_channel_id = changed.distribution_channel_id) else [] end)
 -- incremental narrows its inputs
 -- incremental stored as built
+-- incremental changes every affected key
 -- Current bill lines with their class (item / summary / commission / other), revenue class
 -- (room / extra / tax / cancellation / other, item lines only; cancellation = the
 -- CANCEL_COMPENSATION line 190 a cancelled booking keeps, never room revenue), exact cents, the

@@ -1,5 +1,6 @@
 -- incremental by accommodation_type_id, arrival_date from lake.availability: resource_id, arrival_date
 -- incremental narrows its inputs
+-- incremental changes every affected key
 -- Availability index records: accommodation type x arrival date x duration.
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.

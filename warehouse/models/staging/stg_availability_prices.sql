@@ -1,6 +1,7 @@
 -- incremental by accommodation_type_id, arrival_date from lake.availability_prices: resource_id, arrival_date
 -- incremental by accommodation_type_id, arrival_date from lake.availability: resource_id, arrival_date
 -- incremental narrows its inputs
+-- incremental changes every affected key
 -- Prices per rate type of availability records (child of availability).
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.

@@ -1,4 +1,5 @@
 -- incremental by customer_id
+-- incremental changes every affected key
 -- Customers without PII: ids, country, language, loyalty level and timestamps only (never a
 -- name, contact, address or birth year, even when a lake holds one).
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch

@@ -1,4 +1,5 @@
 -- incremental by reservation_id
+-- incremental changes every affected key
 -- Reservation headers, current state.
 -- Current state per the lake contract (lake_current applies latest-row, tombstone, full-batch
 -- and child-replacement rules); renamed and cast only.
