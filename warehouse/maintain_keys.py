@@ -133,11 +133,25 @@ class ByKeys:
                 # only if any
                 col = quote_ident(columns[0])
                 return f"({col} in (select k from {keys}){f' or {col} is null' if nulls else ''})"
+            pairs = list(zip(names, columns, strict=True))
             same = " and ".join(
-                f"_k.{quote_ident(n)} is not distinct from {quote_ident(c)}"
-                for n, c in zip(names, columns, strict=True)
+                f"_k.{quote_ident(n)} is not distinct from {quote_ident(c)}" for n, c in pairs
             )
-            return f"exists (select 1 from {keys} as _k where {same})"
+            exact = f"exists (select 1 from {keys} as _k where {same})"
+            if len(pairs) < 3:
+                return exact
+            # three columns or more: first by the distinct values of all but the last (a key
+            # such as night x type x weeks back lists a night x type once per week: a probe of
+            # every stored row into a table a tenth the size costs half), then exactly
+            head = pairs[:-1]
+            listed = ", ".join(quote_ident(n) for n, _ in head)
+            near = " and ".join(
+                f"_h.{quote_ident(n)} is not distinct from {quote_ident(c)}" for n, c in head
+            )
+            return (
+                f"(exists (select 1 from (select distinct {listed} from {keys}) as _h "
+                f"where {near}) and {exact})"
+            )
 
         match = matching(inc.keys)
         guard = self.con.execute(inc.guard).fetchall() if inc.guard else None

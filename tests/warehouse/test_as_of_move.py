@@ -149,6 +149,12 @@ def test_allotment_pickup_keeps_its_snapshots_over_a_new_date_and_recomputes_the
             "update core.fct_allotment_pickup_weeks set held_nights = 99 "
             "where stay_date = '2025-01-24' and weeks_back = 0"
         )
+        # and one on the night reservation 5 reaches, five weeks back: the new date reaches
+        # that night in its newest snapshot only, so the row five weeks back stays as stored
+        con.execute(
+            "update core.fct_allotment_pickup_weeks set held_nights = 98 "
+            "where stay_date = '2025-01-14' and weeks_back = 5"
+        )
     finally:
         con.close()
 
@@ -159,6 +165,7 @@ def test_allotment_pickup_keeps_its_snapshots_over_a_new_date_and_recomputes_the
     after = _pickup(data_dir / "warehouse.duckdb")
     assert {a for a, _ in after} == {date(2025, 1, 6) - timedelta(days=7 * k) for k in range(13)}
     assert after[(date(2025, 1, 6), date(2025, 1, 24))][0] == 99  # moved, not recomputed
+    assert after[(date(2024, 12, 2), date(2025, 1, 14))][0] == 98  # the week the move left
 
     reference = tmp_path.with_name(f"{tmp_path.name}-whole")
     reference.mkdir()
@@ -167,7 +174,10 @@ def test_allotment_pickup_keeps_its_snapshots_over_a_new_date_and_recomputes_the
     expected = _pickup(whole.path)
     assert expected[(date(2025, 1, 6), date(2025, 1, 24))][0] == 2
     differing = {k for k in expected if expected[k] != after.get(k)} | (set(after) - set(expected))
-    assert differing == {(date(2025, 1, 6), date(2025, 1, 24))}
+    assert differing == {
+        (date(2025, 1, 6), date(2025, 1, 24)),
+        (date(2024, 12, 2), date(2025, 1, 14)),
+    }
     # the days between reached these nights: picked up as of the new date (5), a week before
     # (6), no longer counted two weeks before (7: cancelled then), released on the new date (13)
     assert expected[(date(2025, 1, 6), date(2025, 1, 14))][1] == 1
@@ -180,8 +190,102 @@ def test_allotment_pickup_keeps_its_snapshots_over_a_new_date_and_recomputes_the
     try:
         con.execute(
             "update core.fct_allotment_pickup_weeks set held_nights = 2 "
-            "where stay_date = '2025-01-24' and weeks_back = 0"
+            "where stay_date = '2025-01-24' and weeks_back = 0 "
+            "or stay_date = '2025-01-14' and weeks_back = 5"
         )
+    finally:
+        con.close()
+    for schema in SCHEMAS:
+        assert mart_differences(data_dir / "warehouse.duckdb", whole.path, schema) == {}, schema
+
+
+def test_allotment_pickup_within_a_day_recomputes_only_the_snapshots_a_stay_reaches(
+    lake: Lake, tmp_path: Path
+) -> None:
+    """Within a day a stay night counts in a snapshot only from its booking date on, so a
+    booking or a cancellation keys the weeks back whose snapshot it can reach (one booked or
+    cancelled on the as-of date: the newest only), not every snapshot of its night."""
+    batch = (
+        Batch()
+        .reference(units=4)
+        .reservation(1, "2025-01-01", "2025-01-31", unit_id=1000, channel=GBP_CHANNEL)
+        .reservation(8, "2025-01-24", "2025-01-26", unit_id=1002, booked="2024-12-20T09:00:00")
+    )
+    batch.tables["allotments"].append(
+        {
+            "allotment_id": 70,
+            "resource_id": TYPE_ID,
+            "distribution_channel_id": EUR_CHANNEL,
+            "start_date": "2025-01-08",
+            "end_date": "2025-01-29",
+            "quantity": 2,
+            "release_days": 7,
+        }
+    )
+    batch.flush(lake, kind="full")
+    data_dir = tmp_path
+    build_warehouse(data_dir, as_of=date(2025, 1, 6))
+    # marks on the snapshots the hour's stays cannot reach: reservation 8's night two weeks
+    # back (cancelled on the as-of date: the newest snapshot only), reservation 9's (booked on
+    # it) three weeks back, reservation 10's (landing late, booked on 29 December: the two
+    # newest snapshots) three weeks back
+    marks = {("2025-01-24", 2): 97, ("2025-01-25", 3): 98, ("2025-01-27", 3): 99}
+    con = duckdb.connect(str(data_dir / "warehouse.duckdb"))
+    try:
+        for (night, weeks), held in marks.items():
+            con.execute(
+                "update core.fct_allotment_pickup_weeks set held_nights = $1 "
+                "where stay_date = $2 and weeks_back = $3",
+                [held, night, weeks],
+            )
+    finally:
+        con.close()
+    (
+        Batch()
+        .reservation(
+            8,
+            "2025-01-24",
+            "2025-01-26",
+            unit_id=1002,
+            booked="2024-12-20T09:00:00",
+            status=-12,
+            cancelled="2025-01-06T08:00:00",
+        )
+        .reservation(9, "2025-01-25", "2025-01-27", unit_id=1001, booked="2025-01-06T09:00:00")
+        .reservation(10, "2025-01-27", "2025-01-28", unit_id=1003, booked="2024-12-29T09:00:00")
+        .flush(lake)
+    )
+
+    result = update_warehouse(data_dir, as_of=date(2025, 1, 6))
+
+    assert result.refreshed.get("core.fct_allotment_pickup_weeks") == "keys"
+    after = _pickup(data_dir / "warehouse.duckdb")
+    for (night, weeks), held in marks.items():
+        snapshot = date(2025, 1, 6) - timedelta(days=7 * weeks)
+        assert after[(snapshot, date.fromisoformat(night))][0] == held, (night, weeks)
+    reference = tmp_path.with_name(f"{tmp_path.name}-whole")
+    reference.mkdir()
+    (reference / "lake").symlink_to(data_dir / "lake")
+    whole = build_warehouse(reference, as_of=date(2025, 1, 6))
+    expected = _pickup(whole.path)
+    # the snapshots the stays reach: 8 no longer counted as of the as-of date but still a week
+    # before, 9 counted as of the as-of date only (on the 25th, in 8's place), 10 as of it and a
+    # week before
+    assert expected[(date(2025, 1, 6), date(2025, 1, 24))][1] == 0
+    assert expected[(date(2024, 12, 30), date(2025, 1, 24))][1] == 1
+    assert expected[(date(2025, 1, 6), date(2025, 1, 25))][1] == 1
+    assert expected[(date(2024, 12, 30), date(2025, 1, 25))][1] == 1
+    assert expected[(date(2024, 12, 30), date(2025, 1, 27))][1] == 1
+    assert expected[(date(2024, 12, 23), date(2025, 1, 27))][1] == 0
+    # the marks aside, every table equals a whole rebuild
+    con = duckdb.connect(str(data_dir / "warehouse.duckdb"))
+    try:
+        for night, weeks in marks:
+            con.execute(
+                "update core.fct_allotment_pickup_weeks set held_nights = 2 "
+                "where stay_date = $1 and weeks_back = $2",
+                [night, weeks],
+            )
     finally:
         con.close()
     for schema in SCHEMAS:

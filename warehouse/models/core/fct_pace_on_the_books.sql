@@ -3,9 +3,17 @@
 -- incremental when meta.build_settings changed whole: with moved as (select n.as_of as new_as_of, b.as_of as old_as_of, least(n.as_of, b.as_of) as lo, greatest(n.as_of, b.as_of) as hi
 -- incremental when meta.build_settings changed whole: from meta.build_settings as n cross join build_settings_before as b),
 -- incremental when meta.build_settings changed whole: near as (select g.*, m.* from core.fct_pace_span_groups as g cross join moved as m
--- incremental when meta.build_settings changed whole: where list_bool_or([b <= m.hi and b > m.lo - 742 and (m.hi - m.lo >= 7 or (m.hi - b) % 7 < m.hi - m.lo) for b in [g.first_counted_date, cast(g.last_counted_date + 1 as date), g.before_history_until]])),
--- incremental when meta.build_settings changed whole: weeks as (select *, unnest(list_distinct(flatten([range(case when lo < b then 0 else (lo - b) // 7 + 1 end, least(105, (hi - b) // 7) + 1)
--- incremental when meta.build_settings changed whole: for b in [first_counted_date, cast(last_counted_date + 1 as date), before_history_until] if b <= hi]))) as weeks_back from near),
+-- incremental when meta.build_settings changed whole: where (g.first_counted_date <= m.hi and g.first_counted_date > m.lo - 742 and (m.hi - m.lo >= 7 or (m.hi - g.first_counted_date) % 7 < m.hi - m.lo))
+-- incremental when meta.build_settings changed whole: or (g.last_counted_date + 1 <= m.hi and g.last_counted_date + 1 > m.lo - 742 and (m.hi - m.lo >= 7 or (m.hi - (g.last_counted_date + 1)) % 7 < m.hi - m.lo))
+-- incremental when meta.build_settings changed whole: or (g.before_history_until <= m.hi and g.before_history_until > m.lo - 742 and (m.hi - m.lo >= 7 or (m.hi - g.before_history_until) % 7 < m.hi - m.lo))),
+-- incremental when meta.build_settings changed whole: bounded as (select *, case when lo < b1 then 0 else (lo - b1) // 7 + 1 end as s1, least(105, (hi - b1) // 7) as e1,
+-- incremental when meta.build_settings changed whole: case when lo < b2 then 0 else (lo - b2) // 7 + 1 end as s2, least(105, (hi - b2) // 7) as e2,
+-- incremental when meta.build_settings changed whole: case when lo < b3 then 0 else (lo - b3) // 7 + 1 end as s3, least(105, (hi - b3) // 7) as e3
+-- incremental when meta.build_settings changed whole: from (select *, first_counted_date as b1, cast(last_counted_date + 1 as date) as b2, before_history_until as b3 from near)),
+-- incremental when meta.build_settings changed whole: weeks as (select * exclude (b1, b2, b3, s1, e1, s2, e2, s3, e3) from (select *, unnest(range(s1, e1 + 1)) as weeks_back from bounded where b1 <= hi
+-- incremental when meta.build_settings changed whole: union all select * from (select *, unnest(range(s2, e2 + 1)) as weeks_back from bounded where b2 <= hi) where not (b1 <= hi and weeks_back between s1 and e1)
+-- incremental when meta.build_settings changed whole: union all select * from (select *, unnest(range(s3, e3 + 1)) as weeks_back from bounded where b3 <= hi)
+-- incremental when meta.build_settings changed whole: where not (coalesce(b1 <= hi and weeks_back between s1 and e1, false) or coalesce(b2 <= hi and weeks_back between s2 and e2, false)))),
 -- incremental when meta.build_settings changed whole: sides as (select *, cast(new_as_of - cast(7 * weeks_back as integer) as date) as new_day, cast(old_as_of - cast(7 * weeks_back as integer) as date) as old_day from weeks),
 -- incremental when meta.build_settings changed whole: moves as (select new_day as as_of_date, night_date as stay_date, currency_code, is_from_history, nights, room_revenue,
 -- incremental when meta.build_settings changed whole: cast(new_day between first_counted_date and last_counted_date as integer) - cast(old_day between first_counted_date and last_counted_date as integer) as counted,
@@ -31,7 +39,9 @@
 -- date moving N days moves the stored snapshots N days with it (`as_of_date` + N) and adds what
 -- the move changes at each: the query above takes the groups with a bound (first or last
 -- counted date, or the end of the history's "before") between a snapshot's old and new date
--- (a quarter of them a day on, each at one week: `near` keeps them, `weeks` lists those weeks)
+-- (a quarter of them a day on, each at one week: `near` keeps them, by one test per bound
+-- rather than a list of the three; `weeks` lists those weeks, each bound's weeks but those an
+-- earlier bound lists too, rather than a list of lists made distinct per group)
 -- and sums, per week, their nights counted at the new date less those counted at the old,
 -- rather than spreading every group over its weeks again.
 
