@@ -90,7 +90,8 @@ def add_sums(
     if count:
         # the touched keys' rows deleted and inserted anew (their sums plus the difference), not
         # updated: an update makes the checkpoint rewrite each touched row group's columns
-        # whole, a delete+insert writes only the new rows (docs/benchmarks.md, session 20)
+        # whole, a delete+insert writes only the new rows (docs/benchmarks.md, session 20); the
+        # temp table is left to the connection's close, as the walk's others are
         summed_rows = quote_ident(f"_summed_{base}")
         both = ", ".join(f"t.{m} + d.{m} as {m}" for m in measures)
         tk = ", ".join(f"t.{k}" for k in keys)
@@ -106,7 +107,6 @@ def add_sums(
             f"insert into {table} ({listed}, {plus}) select {listed}, {plus} "
             f"from {summed_rows} where not coalesce({zero}, false)"
         )
-        con.execute(f"drop table temp.{summed_rows}")
     if not rows:
         return Added(removed="", added="", changed=None, keys=int(count))
     con.execute(

@@ -20,7 +20,7 @@ from assets.plan import plan_changes
 from assets.settings import IngestSettings
 from lake.store import Lake
 from tests.incremental.helpers import _data, sandbox_opener, table_differences
-from tests.incremental.test_addons_sandbox import _client
+from tests.sandbox.conftest import signed_in
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -55,7 +55,7 @@ def _served(sb: Any) -> set[Row]:
         }
     out: set[Row] = set()
     read: set[int] = set()
-    with _client(sb) as api:
+    with signed_in(sb) as api:
         for kind, ids in holders.items():
             for holder in sorted(set(ids) - read):
                 read.add(holder)

@@ -19,7 +19,7 @@ from assets.plan import plan_changes
 from assets.settings import IngestSettings
 from lake.store import Lake
 from tests.incremental.helpers import _data, sandbox_opener, table_differences
-from tests.incremental.test_addons_sandbox import _client
+from tests.sandbox.conftest import signed_in
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -43,7 +43,7 @@ def test_the_interface_paths_serve_offers_additions_and_implies(sb: Any) -> None
             for ln in sb.world.records("billlines")
             if ln["resourceType"] == "SPECIAL" and ln["total"] != 0
         }
-    with _client(sb) as api:
+    with signed_in(sb) as api:
         offers = {o["resourceId"]: o for o in api.get("/offers").json()["content"]}
         one = api.get("/offers/900009").json()
         rates = api.get("/offers/900009/rates").json()["content"]
