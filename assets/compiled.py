@@ -59,8 +59,9 @@ def available() -> bool:
     if not COMPILED and not _warned:
         _warned = True
         log.warning(
-            "assets._columns is not built (run `make setup`): the typed read builds its "
-            "columns in Python, and the normaliser takes ~1.5x the CPU"
+            "assets._columns is not built (install a C compiler, e.g. `apt-get install gcc`, "
+            "then run `make setup`): the typed read builds its columns in Python, and the "
+            "normaliser takes ~1.5x the CPU"
         )
     return COMPILED
 

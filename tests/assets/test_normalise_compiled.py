@@ -121,7 +121,9 @@ def _both(name: str, records: list[dict[str, Any]], pii: bool) -> tuple[Normalis
     body = orjson.dumps({"content": records})
     fast = Normaliser(SPEC[name], batch_id=BATCH, include_pii=pii)
     slow = Normaliser(SPEC[name], batch_id=BATCH, include_pii=pii)
-    assert fast._reader._compiled is not None, "the extension is not built: run `make setup`"
+    assert fast._reader._compiled is not None, (
+        "the extension is not built: install a C compiler (e.g. gcc) and run `make setup`"
+    )
     slow._reader._compiled = None
     return fast.normalise(_lazy(name, body), NOW), slow.normalise(_lazy(name, body), NOW)
 
@@ -151,7 +153,9 @@ def _same(got: Normalised, want: Normalised) -> None:
 def test_the_extension_is_built() -> None:
     """`make setup` builds it; without it every comparison below would compare Python with
     itself."""
-    assert compiled.COMPILED, "assets._columns is not built: run `make setup`"
+    assert compiled.COMPILED, (
+        "assets._columns is not built: install a C compiler (e.g. `apt-get install gcc`) and run `make setup`"
+    )
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
