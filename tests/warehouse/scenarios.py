@@ -167,6 +167,31 @@ class Batch:
         self.tables["bill_lines"].append(row)
         return self
 
+    def allotment(
+        self,
+        start: str,
+        end: str,
+        *,
+        allotment_id: int = 70,
+        quantity: int = 2,
+        release_days: int = 7,
+        type_id: int = TYPE_ID,
+        channel: int = EUR_CHANNEL,
+    ) -> Batch:
+        """An allotment of `quantity` units of a type for a channel, nights `start` to `end`."""
+        self.tables["allotments"].append(
+            {
+                "allotment_id": allotment_id,
+                "resource_id": type_id,
+                "distribution_channel_id": channel,
+                "start_date": start,
+                "end_date": end,
+                "quantity": quantity,
+                "release_days": release_days,
+            }
+        )
+        return self
+
     def flush(self, lake: Lake, *, kind: str = "delta") -> str:
         batch_id = lake.new_batch_id()
         for table, rows in self.tables.items():

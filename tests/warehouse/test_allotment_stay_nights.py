@@ -8,29 +8,16 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
 from tests.incremental.helpers import mart_differences
 from tests.warehouse.lakefixture import Lake
-from tests.warehouse.scenarios import EUR_CHANNEL, GBP_CHANNEL, TYPE_ID, Batch
+from tests.warehouse.scenarios import GBP_CHANNEL, Batch
 from warehouse.build import build_warehouse
 from warehouse.inplace import update_warehouse
 
 SCHEMAS = ("staging", "core", "marts")
-
-
-def _allotment(end_date: str) -> dict[str, Any]:
-    return {
-        "allotment_id": 70,
-        "resource_id": TYPE_ID,
-        "distribution_channel_id": EUR_CHANNEL,
-        "start_date": "2025-01-08",
-        "end_date": end_date,
-        "quantity": 2,
-        "release_days": 7,
-    }
 
 
 def _covered(path: Path) -> list[tuple[int, date]]:
@@ -80,7 +67,7 @@ def test_covered_stay_nights_follow_reservations_allotments_and_a_new_date(
         )
         .reservation(8, "2025-01-16", "2025-01-18", unit_id=1002, channel=GBP_CHANNEL)
     )
-    batch.tables["allotments"].append(_allotment("2025-01-20"))
+    batch.allotment("2025-01-08", "2025-01-20")
     batch.flush(lake, kind="full")
     data_dir = tmp_path
     build_warehouse(data_dir, as_of=date(2025, 1, 5))
@@ -94,7 +81,7 @@ def test_covered_stay_nights_follow_reservations_allotments_and_a_new_date(
 
     # the allotment runs five days longer: reservation 6's nights are keyed by it
     moved = Batch()
-    moved.tables["allotments"].append(_allotment("2025-01-25"))
+    moved.allotment("2025-01-08", "2025-01-25")
     moved.flush(lake)
     result = update_warehouse(data_dir, as_of=date(2025, 1, 5))
     assert result.refreshed.get("core.fct_allotment_stay_nights") == "keys"

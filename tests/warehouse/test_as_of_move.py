@@ -50,17 +50,7 @@ def test_a_moved_as_of_date_keys_the_nights_whose_held_allotment_moved(
             booked="2025-01-06T09:00:00",
         )
     )
-    batch.tables["allotments"].append(
-        {
-            "allotment_id": 70,
-            "resource_id": TYPE_ID,
-            "distribution_channel_id": EUR_CHANNEL,
-            "start_date": "2025-01-01",
-            "end_date": "2025-01-20",
-            "quantity": 2,
-            "release_days": 7,
-        }
-    )
+    batch.allotment("2025-01-01", "2025-01-20")
     batch.flush(lake, kind="full")
     data_dir = tmp_path
     build_warehouse(data_dir, as_of=date(2025, 1, 5))
@@ -127,17 +117,7 @@ def test_allotment_pickup_keeps_its_snapshots_over_a_new_date_and_recomputes_the
         )
         .reservation(8, "2025-01-24", "2025-01-26", unit_id=1002, booked="2024-12-20T09:00:00")
     )
-    batch.tables["allotments"].append(
-        {
-            "allotment_id": 70,
-            "resource_id": TYPE_ID,
-            "distribution_channel_id": EUR_CHANNEL,
-            "start_date": "2025-01-08",
-            "end_date": "2025-01-29",
-            "quantity": 2,
-            "release_days": 7,
-        }
-    )
+    batch.allotment("2025-01-08", "2025-01-29")
     batch.flush(lake, kind="full")
     data_dir = tmp_path
     build_warehouse(data_dir, as_of=date(2025, 1, 5))
@@ -211,17 +191,7 @@ def test_allotment_pickup_within_a_day_recomputes_only_the_snapshots_a_stay_reac
         .reservation(1, "2025-01-01", "2025-01-31", unit_id=1000, channel=GBP_CHANNEL)
         .reservation(8, "2025-01-24", "2025-01-26", unit_id=1002, booked="2024-12-20T09:00:00")
     )
-    batch.tables["allotments"].append(
-        {
-            "allotment_id": 70,
-            "resource_id": TYPE_ID,
-            "distribution_channel_id": EUR_CHANNEL,
-            "start_date": "2025-01-08",
-            "end_date": "2025-01-29",
-            "quantity": 2,
-            "release_days": 7,
-        }
-    )
+    batch.allotment("2025-01-08", "2025-01-29")
     batch.flush(lake, kind="full")
     data_dir = tmp_path
     build_warehouse(data_dir, as_of=date(2025, 1, 6))
@@ -324,17 +294,7 @@ def test_allotment_pickup_is_a_view_of_the_snapshots_stored_without_their_date(
     the as-of date, so a new date rewrites none that the days between do not reach (the view
     adds the date): no stored row carries a date that a move would have to update."""
     batch = Batch().reference(units=2).reservation(1, "2025-01-08", "2025-01-12", unit_id=1000)
-    batch.tables["allotments"].append(
-        {
-            "allotment_id": 70,
-            "resource_id": TYPE_ID,
-            "distribution_channel_id": EUR_CHANNEL,
-            "start_date": "2025-01-08",
-            "end_date": "2025-01-15",
-            "quantity": 1,
-            "release_days": 3,
-        }
-    )
+    batch.allotment("2025-01-08", "2025-01-15", quantity=1, release_days=3)
     batch.flush(lake, kind="full")
     built = build_warehouse(tmp_path, as_of=date(2025, 1, 5))
     update_warehouse(tmp_path, as_of=date(2025, 1, 7))
