@@ -94,6 +94,24 @@ def test_rows_of_another_struct_decline_with_no_typed_column() -> None:
     assert _columns.columns([Other()], Row, ()) is None
 
 
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ("1", INT), (1.5, INT), (True, INT), (2**63, INT), ("1", FLOAT), (2**53 + 1, FLOAT),
+        (1, BOOL), ("true", BOOL), (1, STR), (b"x", STR), ("\ud800", STR), ("a\udfffb", STR),
+    ],
+)  # fmt: skip
+def test_values_the_decoder_never_makes_decline(value: object, kind: int) -> None:
+    """A value of another Python type in a typed slot, an integer beyond its column, text that is
+    not UTF-8 (a lone surrogate): the column declines (the Python path decides), no error left
+    set."""
+    field = F1 if kind == STR else F2 if kind == BOOL else F0
+    for at in (0, 3):
+        rows = _rows()
+        setattr(rows[at], f"f{(F0, F1, F2).index(field)}", value)
+        assert _columns.columns(rows, Row, ((field, -1, None, kind),)) is None
+
+
 def test_nested_objects_of_another_type_decline() -> None:
     rows = _rows()
     rows[0].f3 = Other(1)  # type: ignore[assignment]

@@ -1,8 +1,8 @@
 """Hostile pages through `Normaliser`, with the C extension (`assets._columns`) and without it:
-the same tables, quarantine and counters, or the same exception; and normalising the same pages
-again and again leaves the process's memory flat.
+the same tables, quarantine and counters, or the same exception. (The C's own edges, its
+references and memory: tests/assets/test_columns_ext.py.)
 
-The pages are the fake service's reservations, locations and customers with their values
+The pages are seven of the fake service's endpoints (every kind of column) with their values
 replaced by raw JSON text of every edge: max/min int64 and one beyond, 2**53 +- 1 in float
 fields, the largest and smallest doubles, -0.0, numbers beyond a double (the decoders refuse
 them), empty, 1 MB and non-ASCII strings, escapes (NUL, quotes, surrogate pairs and lone
@@ -35,7 +35,10 @@ from tests.assets.fake_service import default_fixture, reservation
 SPEC = {s.name: s for s in SPECS}
 NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
 BATCH = "20260101T120000Z-00000001"
-NAMES = ["reservations", "locations", "customers"]
+NAMES = [
+    "reservations", "locations", "customers", "distribution_channels", "accommodation_types",
+    "resource_reservability", "offers",
+]  # fmt: skip
 MB = 1 << 20
 
 # raw JSON text of edge values, written into the page as they are (not re-encoded)
