@@ -9,7 +9,8 @@
 # compiles the extension there with -fsanitize=address,undefined, and runs pytest from it with
 # the sanitizer runtimes preloaded and Python's own allocator off (PYTHONMALLOC=malloc, so that
 # ASan sees every buffer). Without arguments: the C's edge tests, the extension's property test,
-# the seeded fuzz and FUZZ_EXAMPLES (default 1000) examples of the long fuzz. A report is written
+# the seeded fuzz and FUZZ_EXAMPLES (default 1000) examples of the long fuzz; arguments replace
+# that selection (give test paths, or pytest runs the whole suite). A report is written
 # to $OUT/asan.<pid> or $OUT/ubsan.<pid>; the script fails when pytest does or a report exists.
 set -eu
 
