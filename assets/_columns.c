@@ -283,13 +283,18 @@ fail:
 }
 
 /* columns(rows: list, type, specs: tuple[(offset, sub offset or -1, sub type or None, kind)])
- * -> list of column tuples, or None when the page must take the Python path. */
+ * -> list of column tuples, or None when the page must take the Python path (a row of another
+ * type, even with no typed column: `values` reads the slots of rows `columns` has vouched for). */
 static PyObject *columns(PyObject *self, PyObject *args) {
     PyObject *rows, *type, *specs;
     if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &rows, &PyType_Type, &type,
                           &PyTuple_Type, &specs))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(rows), k = PyTuple_GET_SIZE(specs);
+    /* every row of `type`, even where no column is typed: `values` then reads its slots */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (Py_TYPE(PyList_GET_ITEM(rows, i)) != (PyTypeObject *)type) Py_RETURN_NONE;
+    }
     PyObject *out = PyList_New(k);
     if (out == NULL) return NULL;
     for (Py_ssize_t j = 0; j < k; j++) {
@@ -377,7 +382,9 @@ static PyObject *sections(PyObject *self, PyObject *args) {
                 parent[at++] = (int64_t)i;
             }
         }
-        PyTuple_SET_ITEM(totals, j, PyLong_FromSsize_t(at - start));
+        PyObject *count = PyLong_FromSsize_t(at - start);
+        if (count == NULL) goto fail;
+        PyTuple_SET_ITEM(totals, j, count);
     }
     return Py_BuildValue("(NNN)", items, parents, totals);
 fail:
