@@ -30,6 +30,7 @@ from assets.normalise import COLUMNAR_MIN_RECORDS, Normalised, Normaliser
 from assets.typed import valid_utf8
 from bench.normalise import synthetic_record
 from service.lazy import LazyRecords
+from tests.assets.same_normalised import assert_same
 from tests.assets.test_normalise_typed import (  # noqa: F401 (the fixture)
     BATCH,
     NOW,
@@ -37,7 +38,6 @@ from tests.assets.test_normalise_typed import (  # noqa: F401 (the fixture)
     _damage,
     _lazy,
     _records,
-    _same,
     sandbox_pages,
 )
 
@@ -89,8 +89,8 @@ def test_clean_sandbox_pages_are_read_columnar_and_land_the_same_rows(
                 page = columnar._columnar_page(_lazy(spec, body))
                 assert page is not None, f"{spec.source}: a clean sandbox page was declined"
             got = columnar.normalise(_lazy(spec, body), NOW)
-            _same(got, _reference(spec, pii).normalise(_records(body), NOW))
-            _same(got, _typed_only(spec, pii).normalise(_lazy(spec, body), NOW))
+            assert_same(got, _reference(spec, pii).normalise(_records(body), NOW))
+            assert_same(got, _typed_only(spec, pii).normalise(_lazy(spec, body), NOW))
             assert got.records == len(records)
 
 
@@ -109,10 +109,10 @@ def test_damaged_sandbox_pages_land_and_quarantine_the_same(
             damaged = orjson.dumps({"content": records})
             pii = rng.random() < 0.5
             want = _reference(spec, pii).normalise(_records(damaged), NOW)
-            _same(_columnar_only(spec, pii).normalise(_lazy(spec, damaged), NOW), want)
+            assert_same(_columnar_only(spec, pii).normalise(_lazy(spec, damaged), NOW), want)
             # the whole chain: columnar, else typed, else column by column
             whole = Normaliser(spec, batch_id=BATCH, include_pii=pii)
-            _same(whole.normalise(_lazy(spec, damaged), NOW), want)
+            assert_same(whole.normalise(_lazy(spec, damaged), NOW), want)
 
 
 @pytest.mark.parametrize("compiled", [False, True])
@@ -141,7 +141,7 @@ def test_only_pages_of_many_records_are_read_columnar(compiled: bool) -> None:
         normaliser._columnar_page = spy  # type: ignore[method-assign]
         got = normaliser.normalise(_page(body, n), NOW)
         assert asked == ([n] if columnar else []), n
-        _same(got, _typed_only(RESERVATIONS).normalise(_page(body, n), NOW))
+        assert_same(got, _typed_only(RESERVATIONS).normalise(_page(body, n), NOW))
         assert got.records == n and got.quarantined == 0
 
 
@@ -153,7 +153,7 @@ def test_the_bench_pages_land_the_same_rows() -> None:
     columnar = _columnar_only(RESERVATIONS)
     assert columnar._columnar_page(page) is not None
     got = columnar.normalise(page, NOW)
-    _same(got, _reference(RESERVATIONS).normalise(orjson.loads(body)["content"], NOW))
+    assert_same(got, _reference(RESERVATIONS).normalise(orjson.loads(body)["content"], NOW))
     assert got.tables["bill_lines"].num_rows == 300 * 9
     assert got.quarantined == 0
 
@@ -313,8 +313,8 @@ def test_hostile_pages_are_declined_or_land_the_same(case: str) -> None:
         assert want[0] == "ServiceError", want  # only a body that is not JSON may fail the page
         return
     assert isinstance(got, Normalised)
-    _same(got, want)
-    _same(_outcome(_columnar_only(RESERVATIONS), body), want)  # type: ignore[arg-type]
+    assert_same(got, want)
+    assert_same(_outcome(_columnar_only(RESERVATIONS), body), want)  # type: ignore[arg-type]
     if case == "an integer beyond 2**53, exact":
         ids = got.tables["reservations"].column("customer_id").to_pylist()
         assert ids[1] == 2**53 + 1

@@ -27,6 +27,7 @@ from assets.catalogue import SPECS
 from assets.normalise import Normalised, Normaliser
 from service.lazy import LazyRecords, skim
 from tests.assets.fake_service import default_fixture, reservation
+from tests.assets.same_normalised import assert_same
 
 SPEC = {s.name: s for s in SPECS}
 NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
@@ -136,20 +137,6 @@ def _lazy(name: str, body: bytes) -> LazyRecords | list[dict[str, Any]]:
     return page if isinstance(page, LazyRecords) else page["content"]
 
 
-def _same(got: Normalised, want: Normalised) -> None:
-    assert (got.records, got.quarantined) == (want.records, want.quarantined)
-    assert got.reasons == want.reasons
-    assert got.unknown_fields == want.unknown_fields
-    assert got.dropped_pii_fields == want.dropped_pii_fields
-    assert got.quarantine.equals(want.quarantine)
-    for held in ("tables", "partial", "lost"):
-        mine, theirs = getattr(got, held), getattr(want, held)
-        assert set(mine) == set(theirs), held
-        for name, table in mine.items():
-            assert table.schema == theirs[name].schema, (held, name)
-            assert table.equals(theirs[name]), (held, name)
-
-
 def test_the_extension_is_built() -> None:
     """`make setup` builds it; without it every comparison below would compare Python with
     itself."""
@@ -162,7 +149,7 @@ def test_the_extension_is_built() -> None:
 @given(pages(), st.booleans())
 def test_the_extension_lands_what_python_lands(page: tuple[str, list], pii: bool) -> None:
     name, records = page
-    _same(*_both(name, records, pii))
+    assert_same(*_both(name, records, pii))
 
 
 @pytest.mark.parametrize("name", ["reservations", "locations", "customers"])
@@ -178,7 +165,7 @@ def test_clean_pages_take_the_extension(name: str, monkeypatch: pytest.MonkeyPat
     out = normaliser.normalise(_lazy(name, orjson.dumps({"content": records})), NOW)
     assert len(built) == 1 and built[0] is not None
     assert out.quarantined == 0
-    _same(out, _both(name, records, False)[1])
+    assert_same(out, _both(name, records, False)[1])
 
 
 @pytest.mark.parametrize(
@@ -199,7 +186,7 @@ def test_edge_values_land_as_in_python(field: str, value: Any) -> None:
     fast = Normaliser(SPEC["reservations"], batch_id=BATCH)
     slow = Normaliser(SPEC["reservations"], batch_id=BATCH)
     slow._reader._compiled = None
-    _same(
+    assert_same(
         fast.normalise(_lazy("reservations", body), NOW),
         slow.normalise(_lazy("reservations", body), NOW),
     )
@@ -221,7 +208,7 @@ def test_without_the_extension_python_builds_the_columns_and_says_so_once(
     assert len(said) == 1 and "not built" in said[0]
     got = first.normalise(copy.deepcopy(records), NOW)
     assert first._typed_page(copy.deepcopy(records)) is not None  # still the typed read
-    _same(got, want)
+    assert_same(got, want)
 
 
 def test_structs_the_extension_cannot_read_leave_the_columns_to_python(
@@ -243,4 +230,4 @@ def test_structs_the_extension_cannot_read_leave_the_columns_to_python(
     assert first._reader._compiled is None
     said = [r.getMessage() for r in caplog.records if r.name == "assets.compiled"]
     assert len(said) == 1 and "cannot read" in said[0]
-    _same(first.normalise(copy.deepcopy(records), NOW), want)
+    assert_same(first.normalise(copy.deepcopy(records), NOW), want)

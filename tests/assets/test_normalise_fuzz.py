@@ -31,6 +31,7 @@ from assets.catalogue import SPECS
 from assets.normalise import Normalised, Normaliser
 from service.lazy import LazyRecords, skim
 from tests.assets.fake_service import default_fixture, reservation
+from tests.assets.same_normalised import assert_same
 
 SPEC = {s.name: s for s in SPECS}
 NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
@@ -197,27 +198,9 @@ def _normalise(name: str, body: bytes, compiled: bool, pii: bool) -> Normalised 
         return e
 
 
-def _same(got: Normalised | BaseException, want: Normalised | BaseException) -> None:
-    if isinstance(want, BaseException) or isinstance(got, BaseException):
-        assert type(got) is type(want) and str(got) == str(want), (got, want)
-        return
-    assert (got.records, got.quarantined) == (want.records, want.quarantined)
-    assert got.reasons == want.reasons
-    assert got.unknown_fields == want.unknown_fields
-    assert got.dropped_pii_fields == want.dropped_pii_fields
-    assert got.quarantine.equals(want.quarantine)
-    for held in ("tables", "partial", "lost"):
-        mine, theirs = getattr(got, held), getattr(want, held)
-        assert set(mine) == set(theirs), held
-        for name, table in mine.items():
-            assert table.schema == theirs[name].schema, (held, name)
-            table.validate(full=True)
-            assert table.equals(theirs[name]), (held, name)
-
-
 def _check(page: tuple[str, bytes], pii: bool) -> None:
     name, body = page
-    _same(_normalise(name, body, True, pii), _normalise(name, body, False, pii))
+    assert_same(_normalise(name, body, True, pii), _normalise(name, body, False, pii))
 
 
 @seed(20_2026)

@@ -31,6 +31,7 @@ from assets.endpoints import EndpointSpec
 from assets.normalise import Normalised, Normaliser
 from sandbox.runner import SandboxSettings, run_sandbox
 from service.lazy import LazyRecords, skim
+from tests.assets.same_normalised import assert_same
 from tests.sandbox.conftest import authenticate
 
 NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
@@ -127,26 +128,12 @@ def _both(spec: EndpointSpec, body: bytes, pii: bool) -> tuple[Normalised, Norma
     return new.normalise(_lazy(spec, body), NOW), old.normalise(_records(body), NOW)
 
 
-def _same(got: Normalised, want: Normalised) -> None:
-    assert (got.records, got.quarantined) == (want.records, want.quarantined)
-    assert got.reasons == want.reasons
-    assert got.unknown_fields == want.unknown_fields
-    assert got.dropped_pii_fields == want.dropped_pii_fields
-    assert got.quarantine.equals(want.quarantine)
-    for held in ("tables", "partial", "lost"):
-        mine, theirs = getattr(got, held), getattr(want, held)
-        assert set(mine) == set(theirs), held
-        for name, table in mine.items():
-            assert table.schema == theirs[name].schema, (held, name)
-            assert table.equals(theirs[name]), (held, name)
-
-
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
 def test_clean_sandbox_pages_land_the_same_rows(spec: EndpointSpec, sandbox_pages: Pages) -> None:
     for body in sandbox_pages[spec.name]:
         for pii in (False, True):
             got, want = _both(spec, body, pii)
-            _same(got, want)
+            assert_same(got, want)
             assert got.records == len(_records(body))
 
 
@@ -163,7 +150,7 @@ def test_damaged_sandbox_pages_land_and_quarantine_the_same(
             _damage(spec, records, rng)
             damaged = orjson.dumps({"content": records})
             got, want = _both(spec, damaged, rng.random() < 0.5)
-            _same(got, want)
+            assert_same(got, want)
 
 
 def test_the_typed_read_takes_clean_pages(sandbox_pages: Pages) -> None:
