@@ -38,6 +38,13 @@ def _copies(diff: str, where: str) -> str:
     )
 
 
+def _new_rows(con: duckdb.DuckDBPyConnection, table: str, new: str, sql: str, match: str) -> None:
+    """The temp table `new`: `table`'s columns, in its order and types, holding the rows of
+    `sql` that pass `match`, cast into them by name."""
+    con.execute(f"create or replace temp table {new} as select * from {table} limit 0")
+    con.execute(f"insert into {new} by name select * from ({sql}) where {match}")
+
+
 def keep_differing(
     con: duckdb.DuckDBPyConnection, base: str, *, parts: bool = True
 ) -> tuple[list[str], list[str], int]:
@@ -97,9 +104,7 @@ def replace_rows(
         f"create or replace temp table {old} as select rowid as {ROWID}, * "
         f"from {table} where {match}"
     )
-    # the table's columns, in its order and types, then the new rows cast into them by name
-    con.execute(f"create or replace temp table {new} as select * from {table} limit 0")
-    con.execute(f"insert into {new} by name select * from ({sql}) where {match}")
+    _new_rows(con, table, new, sql, match)
     tables, views, rows = keep_differing(con, base, parts=parts)
     if rows:
         # of a row that lost copies, as many of its old copies' row ids (the same values)
@@ -124,10 +129,7 @@ def replace_keys(
     what the readers, which take the model by its key alone, are handed. Returns the temp
     tables and views written."""
     new, delta = quote_ident(f"_new_{base}"), quote_ident(f"_changed_{base}")
-    # the table's columns, in its order and types, then the new rows cast into them by name,
-    # before the delete (a model's SQL may read its own table)
-    con.execute(f"create or replace temp table {new} as select * from {table} limit 0")
-    con.execute(f"insert into {new} by name select * from ({sql}) where {match}")
+    _new_rows(con, table, new, sql, match)  # before the delete: a model's SQL may read its table
     con.execute(f"delete from {table} where {match}")
     con.execute(f"insert into {table} select * from {new}")
     con.execute(f"create or replace temp view {delta} as {keys}")
