@@ -3,6 +3,7 @@
     python -m bench.build_profile --data-dir /tmp/large-run/data   # the lake of `bench.run`
     /usr/bin/time -v python -m bench.build_profile --data-dir ...   # and the peak RSS
     python -m bench.build_profile --data-dir ... --checks           # and the asset checks after
+    python -m bench.build_profile --data-dir ... --workers 1        # one model statement at a time
 
 `bench.models` regenerates its lake before it builds (25 minutes at large on a busy host); this
 one builds the lake a run already left in `--data-dir` (it replaces that directory's
@@ -136,9 +137,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--checks", action="store_true", help="run every data check after")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "build-profile.json")
+    parser.add_argument(
+        "--workers", type=int, help="model statements at once (default warehouse.schedule's)"
+    )
     args = parser.parse_args(argv)
 
     import warehouse.build as build
+
+    if args.workers is not None:
+        import warehouse.schedule as schedule
+
+        schedule.WORKERS = args.workers
 
     peak: dict[str, float] = {}
     steps: dict[str, list[float]] = {}
