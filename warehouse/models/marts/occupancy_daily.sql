@@ -1,5 +1,5 @@
 -- incremental by date_day, accommodation_type_id from core.fct_stay_nights: night_date, accommodation_type_id
--- incremental by date_day, accommodation_type_id from core.fct_unit_nights: night_date, accommodation_type_id
+-- incremental by date_day, accommodation_type_id from core.fct_unit_night_cells: night_date, accommodation_type_id
 -- incremental by date_day, accommodation_type_id from core.dim_dates: select c.date_day, t.accommodation_type_id from changed_rows as c cross join (select accommodation_type_id from core.dim_units union select accommodation_type_id from core.fct_stay_nights union select accommodation_type_id from marts.occupancy_daily) as t
 -- incremental by date_day, accommodation_type_id from core.fct_allotment_pickup_weeks: select stay_date, accommodation_type_id from changed_rows where weeks_back = 0 group by weeks_back, stay_date, location_id, accommodation_type_id, distribution_channel_id having count(*) <> 2 or count(distinct row(still_held_nights)) <> 1
 -- incremental by date_day, accommodation_type_id from core.dim_accommodation_types: select o.date_day, o.accommodation_type_id from marts.occupancy_daily as o where o.accommodation_type_id in (select c.accommodation_type_id from changed_rows as c group by c.accommodation_type_id having count(*) <> 2 or count(distinct row(c.accommodation_type_code)) <> 1)
@@ -31,8 +31,8 @@ with dates as (
     select * from core.dim_dates
 ),
 
-unit_nights as (
-    select * from core.fct_unit_nights
+unit_night_cells as (
+    select * from core.fct_unit_night_cells
 ),
 
 stay_nights as (
@@ -61,17 +61,15 @@ allotment_held as (
     group by allotment_pickup.stay_date, allotment_pickup.accommodation_type_id
 ),
 
+-- the unit nights summed by night x location x type (core.fct_unit_night_cells)
 supply as (
     select
         night_date,
         location_id,
         accommodation_type_id,
-        count(*) filter (where is_available) as nights_available,
-        count(*) filter (
-            where is_available and is_out_of_order and not is_owner_hold
-        ) as out_of_order_nights,
-    from unit_nights
-    group by night_date, location_id, accommodation_type_id
+        nights_available,
+        out_of_order_nights,
+    from unit_night_cells
 ),
 
 demand as (
