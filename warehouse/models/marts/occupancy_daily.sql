@@ -25,7 +25,9 @@
 -- whose pickup moved, on the new date, as any hour's do. Should the pickup be rebuilt whole, the
 -- rows keyed are those whose stored allotment-held nights differ from its snapshot's: one
 -- aggregate of the stored nights (negated) and the snapshot's, by night x type, over the rows
--- that hold any.
+-- that hold any. The supply is read from core.fct_unit_night_cells, the unit nights summed by
+-- night x location x type (maintained by adding the changed unit nights): a refresh reads the
+-- keyed cells, not the 4.8 M unit nights at large (docs/benchmarks.md, session 21).
 
 with dates as (
     select * from core.dim_dates
