@@ -41,13 +41,6 @@ CELLS: dict[str, dict[str, str]] = {
         "unit_nights": "Unit nights of the location in the month (reporting range).",
         "nights_available": "Of those, the available ones (the supply of metrics.md).",
     },
-    "core.fct_unit_night_cells": {
-        "night_date": "Night of the unit nights.",
-        "unit_nights": "Unit nights of the location and accommodation type that night "
-        "(reporting range).",
-        "nights_available": "Of those, the available ones (the supply of metrics.md).",
-        "out_of_order_nights": "Of the available ones, those out of order and not an owner hold.",
-    },
     "core.fct_cancellation_reservations": {
         "month_start": "A month the guest reservation counts in: its booking month (creation "
         "columns), its arrival month (arrival columns, when on the books), the month of its "

@@ -82,7 +82,7 @@ def test_the_owner_statement_reads_the_stay_nights_of_its_units_months_by_a_rang
 
 
 def test_the_unit_nights_read_the_stay_nights_of_their_units_first() -> None:
-    """The affected units first (a tenth of the stay nights at large), then the pairs: the
+    """The affected units first, then the pairs: the
     same rows as by the pairs alone, ~20 % less CPU (docs/benchmarks.md, session 21)."""
     rows = _narrowed_rows(
         "core.fct_unit_nights",

@@ -14,8 +14,8 @@
 --
 -- Maintained by night x unit: an hour's stays reach a third of the nights but a few thousand of
 -- the unit nights (a night whose calendar row changed keys every unit). The stay nights are read
--- for the keys' units first (a tenth of the units; a stay night without a unit counts nowhere),
--- then by night x unit: ~20 % less CPU than by night x unit alone (docs/benchmarks.md, session 21).
+-- for the keys' units first (a stay night without a unit counts nowhere), then by night x unit:
+-- ~20 % less CPU than by night x unit alone (docs/benchmarks.md, session 21).
 
 with units as (
     select * from core.dim_units

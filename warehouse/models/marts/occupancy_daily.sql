@@ -1,5 +1,5 @@
 -- incremental by date_day, accommodation_type_id from core.fct_stay_nights: night_date, accommodation_type_id
--- incremental by date_day, accommodation_type_id from core.fct_unit_night_cells: night_date, accommodation_type_id
+-- incremental by date_day, accommodation_type_id from core.fct_unit_nights: night_date, accommodation_type_id
 -- incremental by date_day, accommodation_type_id from core.dim_dates: select c.date_day, t.accommodation_type_id from changed_rows as c cross join (select accommodation_type_id from core.dim_units union select accommodation_type_id from core.fct_stay_nights union select accommodation_type_id from marts.occupancy_daily) as t
 -- incremental by date_day, accommodation_type_id from core.fct_allotment_pickup_weeks: select stay_date, accommodation_type_id from changed_rows where weeks_back = 0 group by weeks_back, stay_date, location_id, accommodation_type_id, distribution_channel_id having count(*) <> 2 or count(distinct row(still_held_nights)) <> 1
 -- incremental by date_day, accommodation_type_id from core.dim_accommodation_types: select o.date_day, o.accommodation_type_id from marts.occupancy_daily as o where o.accommodation_type_id in (select c.accommodation_type_id from changed_rows as c group by c.accommodation_type_id having count(*) <> 2 or count(distinct row(c.accommodation_type_code)) <> 1)
@@ -25,16 +25,14 @@
 -- whose pickup moved, on the new date, as any hour's do. Should the pickup be rebuilt whole, the
 -- rows keyed are those whose stored allotment-held nights differ from its snapshot's: one
 -- aggregate of the stored nights (negated) and the snapshot's, by night x type, over the rows
--- that hold any. The supply is read from core.fct_unit_night_cells, the unit nights summed by
--- night x location x type (maintained by adding the changed unit nights): a refresh reads the
--- keyed cells, not the 4.8 M unit nights at large (docs/benchmarks.md, session 21).
+-- that hold any.
 
 with dates as (
     select * from core.dim_dates
 ),
 
-unit_night_cells as (
-    select * from core.fct_unit_night_cells
+unit_nights as (
+    select * from core.fct_unit_nights
 ),
 
 stay_nights as (
@@ -63,15 +61,17 @@ allotment_held as (
     group by allotment_pickup.stay_date, allotment_pickup.accommodation_type_id
 ),
 
--- the unit nights summed by night x location x type (core.fct_unit_night_cells)
 supply as (
     select
         night_date,
         location_id,
         accommodation_type_id,
-        nights_available,
-        out_of_order_nights,
-    from unit_night_cells
+        count(*) filter (where is_available) as nights_available,
+        count(*) filter (
+            where is_available and is_out_of_order and not is_owner_hold
+        ) as out_of_order_nights,
+    from unit_nights
+    group by night_date, location_id, accommodation_type_id
 ),
 
 demand as (
