@@ -9,8 +9,6 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
-import pandas as pd
 import pytest
 import sqlalchemy as sa
 from rich.console import Console
@@ -19,6 +17,7 @@ from pipelines.runner import ServiceTarget, run_pipeline
 from pipelines.settings import Settings, SettingsError
 from sandbox.runner import SandboxSettings, run_sandbox
 from tests.postgres_server import postgres_cluster
+from tests.truth import nights_mismatch
 
 pytestmark = [pytest.mark.postgres, pytest.mark.sandbox, pytest.mark.slow]
 
@@ -132,23 +131,6 @@ def test_main_job_records_runs_materializations_and_checks_in_postgres(
     assert f"checks (latest evaluation): {passed} passed" in " ".join(status.output.split())
 
     # The marts are right: nights available and sold per day, location and type, to the night.
-    truth = truth.rename(columns={"resource_id": "accommodation_type_id"})
-    truth["date"] = pd.to_datetime(truth["date"]).dt.date
-    with duckdb.connect(str(settings.warehouse_path), read_only=True) as con:
-        mart = con.execute(
-            "select date_day as date, location_id, accommodation_type_id, nights_available, "
-            "nights_sold from marts.occupancy_daily where date_day between ? and ?",
-            [truth["date"].min(), truth["date"].max()],
-        ).df()
-    mart["date"] = pd.to_datetime(mart["date"]).dt.date
-    keys = ["date", "location_id", "accommodation_type_id"]
-    merged = truth[[*keys, "nights_available", "nights_sold"]].merge(
-        mart, on=keys, how="outer", suffixes=("_truth", "_mart")
-    )
-    merged = merged.fillna(0)
-    bad = merged[
-        (merged["nights_available_truth"] != merged["nights_available_mart"])
-        | (merged["nights_sold_truth"] != merged["nights_sold_mart"])
-    ]
+    bad = nights_mismatch(settings.warehouse_path, truth)
     assert bad.empty, bad.head(20).to_string()
     assert int(truth["nights_sold"].sum()) > 1000

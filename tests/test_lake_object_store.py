@@ -26,6 +26,7 @@ from pipelines.runner import ServiceTarget, run_pipeline
 from pipelines.settings import Settings, SettingsError
 from sandbox.runner import SandboxSettings, run_sandbox
 from tests.s3_server import ACCESS_KEY, REGION, SECRET_KEY, make_bucket, s3_server
+from tests.truth import nights_mismatch
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -53,27 +54,6 @@ def test_a_lake_url_that_is_not_s3_is_refused_with_what_to_do(tmp_path: Path) ->
     env = {"RESERVOIR_DATA_DIR": str(tmp_path), "RESERVOIR_LAKE_URL": "/mnt/lake"}
     with pytest.raises(SettingsError, match=r"s3://bucket/prefix.*unset it"):
         Settings.from_env(env)
-
-
-def _nights_mismatch(warehouse: Path, truth: pd.DataFrame) -> pd.DataFrame:
-    truth = truth.rename(columns={"resource_id": "accommodation_type_id"})
-    truth["date"] = pd.to_datetime(truth["date"]).dt.date
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        mart = con.execute(
-            "select date_day as date, location_id, accommodation_type_id, nights_available, "
-            "nights_sold from marts.occupancy_daily where date_day between ? and ?",
-            [truth["date"].min(), truth["date"].max()],
-        ).df()
-    mart["date"] = pd.to_datetime(mart["date"]).dt.date
-    keys = ["date", "location_id", "accommodation_type_id"]
-    merged = truth[[*keys, "nights_available", "nights_sold"]].merge(
-        mart, on=keys, how="outer", suffixes=("_truth", "_mart")
-    )
-    merged = merged.fillna(0)
-    return merged[
-        (merged["nights_available_truth"] != merged["nights_available_mart"])
-        | (merged["nights_sold_truth"] != merged["nights_sold_mart"])
-    ]
 
 
 def _channels(batch: str, ids: list[int], kind: str) -> Any:
@@ -223,7 +203,7 @@ def test_sigkill_during_commits_to_the_store_then_a_rerun_loses_and_doubles_noth
         truth = handle.world.ground_truth()["nights"]
         world_reservations = len(handle.world.keys("reservations"))
 
-    bad = _nights_mismatch(data / "warehouse.duckdb", truth)
+    bad = nights_mismatch(data / "warehouse.duckdb", truth)
     assert bad.empty, bad.head(20).to_string()
     # The store itself, read into an empty folder: every key once in its latest batch, and the
     # reservations all there.
@@ -377,7 +357,7 @@ def test_the_main_job_lands_delta_tables_and_the_event_feed_applies_changes_to_t
         second = run_pipeline(settings, quiet=True, console=quiet, target=target)
         assert second.mode == "incremental"
         truth = handle.world.ground_truth()["nights"]
-    bad = _nights_mismatch(settings.warehouse_path, truth)
+    bad = nights_mismatch(settings.warehouse_path, truth)
     assert bad.empty, bad.head(20).to_string()
     assert int(truth["nights_sold"].sum()) > 1000
     # The store holds the cursor the feed moved (an empty data directory would continue there).

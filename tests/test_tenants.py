@@ -40,6 +40,7 @@ from sandbox.world.truth_marts import mart_truth
 from tests.e2e.test_mart_truth import mismatches
 from tests.postgres_server import postgres_cluster
 from tests.s3_server import ACCESS_KEY, REGION, SECRET_KEY, make_bucket, s3_server
+from tests.truth import read_mart
 from warehouse.group import group_columns, group_docs
 
 BUCKET = "tenants"
@@ -192,13 +193,6 @@ def _truth(handle: Any, warehouse: Path) -> dict[str, pd.DataFrame]:
     )
 
 
-def _mart(warehouse: Path, name: str) -> pd.DataFrame:
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        rel = con.execute(f"select * from marts.{name}")
-        cols = [d[0] for d in rel.description or ()]
-        return pd.DataFrame.from_records(rel.fetchall(), columns=cols)
-
-
 @pytest.mark.sandbox
 @pytest.mark.slow
 def test_each_tenants_marts_equal_its_sandboxs_truth(landed: Landed) -> None:
@@ -210,10 +204,10 @@ def _assert_marts_equal_truth(landed: Landed, tenant: str) -> None:
     warehouse = landed.base.data_dir / f"tenant={tenant}" / "warehouse.duckdb"
     truth = _truth(landed.handles[tenant], warehouse)
     for name in TRUTH_MARTS:
-        bad = mismatches(name, truth[name], _mart(warehouse, name))
+        bad = mismatches(name, truth[name], read_mart(warehouse, name))
         assert not bad, f"{tenant} {name}: " + "\n".join(bad[:10])
     nights = landed.handles[tenant].world.ground_truth()["nights"]
-    occupancy = _mart(warehouse, "occupancy_daily")
+    occupancy = read_mart(warehouse, "occupancy_daily")
     window = occupancy[
         occupancy["date_day"].between(
             date.fromisoformat(str(nights["date"].min())[:10]),

@@ -19,6 +19,7 @@ from sandbox.world.truth_guests import guest_mix
 from sandbox.world.truth_offers import offer_discounts
 from sandbox.world.truth_owners import owner_statement
 from sandbox.world.truth_supply import allotment_rows, orphan_rows
+from tests import truth
 from tests.pipeline_runs import PipelineRun, main_job_run
 
 
@@ -52,13 +53,7 @@ def seed3_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]
 
 def read_mart(run: PipelineRun, name: str) -> pd.DataFrame:
     """A mart as Python values (DECIMAL as Decimal, DATE as date, DOUBLE as float)."""
-    con = duckdb.connect(str(run.settings.warehouse_path), read_only=True)
-    try:
-        rel = con.execute(f"select * from marts.{name}")
-        cols = [d[0] for d in rel.description or ()]
-        return pd.DataFrame.from_records(rel.fetchall(), columns=cols)
-    finally:
-        con.close()
+    return truth.read_mart(run.settings.warehouse_path, name)
 
 
 def build_as_of(run: PipelineRun) -> date:

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from tests.e2e.conftest import PipelineRun
+from tests.truth import differences
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
@@ -19,21 +20,6 @@ def _mart(run: PipelineRun, sql: str) -> pd.DataFrame:
         return con.execute(sql).df()
     finally:
         con.close()
-
-
-def _diff(
-    expected: pd.DataFrame, actual: pd.DataFrame, keys: list[str], values: list[str]
-) -> pd.DataFrame:
-    merged = expected.merge(
-        actual, on=keys, how="outer", suffixes=("_truth", "_mart"), indicator=True
-    )
-    for v in values:
-        merged[f"{v}_truth"] = merged[f"{v}_truth"].fillna(0)
-        merged[f"{v}_mart"] = merged[f"{v}_mart"].fillna(0)
-    bad = pd.Series(False, index=merged.index)
-    for v in values:
-        bad |= merged[f"{v}_truth"] != merged[f"{v}_mart"]
-    return merged[bad]
 
 
 def test_nights_available_sold_owner_hold_and_out_of_order_match_truth(
@@ -61,7 +47,7 @@ def test_nights_available_sold_owner_hold_and_out_of_order_match_truth(
         "allotment_held_nights",
         "sellable_nights",
     ]
-    bad = _diff(truth, mart, ["date", "location_id", "accommodation_type_id"], values)
+    bad = differences(truth, mart, ["date", "location_id", "accommodation_type_id"], values)
     assert bad.empty, f"{len(bad)} of {len(truth)} rows differ:\n{bad.head(20).to_string()}"
     assert int(truth["nights_sold"].sum()) > 1000  # the comparison covered a real business
     assert int(truth["out_of_order_nights"].sum()) > 100  # and units out of order
@@ -98,7 +84,7 @@ def test_room_and_total_revenue_match_truth_to_the_cent(full_run: PipelineRun) -
     mart["date"] = pd.to_datetime(mart["date"]).dt.date
     lo, hi = truth["date"].min(), truth["date"].max()
     mart = mart[(mart["date"] >= lo) & (mart["date"] <= hi)]
-    bad = _diff(
+    bad = differences(
         truth,
         mart,
         ["date", "location_id", "accommodation_type_id", "currency_code"],
@@ -128,5 +114,5 @@ def test_reservations_created_and_cancelled_per_month_match_truth(full_run: Pipe
     )
     mart["month"] = pd.to_datetime(mart["month"]).dt.date
     keys = ["month", "location_id", "currency_code"]
-    bad = _diff(truth, mart, keys, ["created", "cancelled", "declined", "expired"])
+    bad = differences(truth, mart, keys, ["created", "cancelled", "declined", "expired"])
     assert bad.empty, f"{len(bad)} rows differ:\n{bad.head(20).to_string()}"
