@@ -16,12 +16,21 @@ rates as (
     select * from staging.stg_rates
 ),
 
+-- the active rates of the types x rate types the reservations have (the joins below pair a rate
+-- with a stay of its type and rate type only): a refresh's few reservations list their own
+-- types' rates by month, not all 177,000 active rates' (an hour's 2,000 stay nights met 500,000
+-- rate months; docs/benchmarks.md, session 21)
 active_rates as (
     select
-        *,
-        coalesce(quantifier, 'OVERRIDE') as rate_quantifier,
+        rates.*,
+        coalesce(rates.quantifier, 'OVERRIDE') as rate_quantifier,
     from rates
-    where coalesce(rate_status, 1) = 1
+    semi join (
+        select distinct accommodation_type_id, rate_type_id from reservations
+    ) as held
+        on rates.accommodation_type_id = held.accommodation_type_id
+        and rates.rate_type_id = held.rate_type_id
+    where coalesce(rates.rate_status, 1) = 1
 ),
 
 stay_nights as (
@@ -42,20 +51,15 @@ stay_nights as (
         and rate_type_id is not null
 ),
 
--- each active rate listed under every month its nights window touches within the nights of the
--- stays of its type and rate type, so that a stay night meets only the rates of its type, rate
--- type and month (an equality join) instead of every rate of its type with the window checked
--- pair by pair; rate_applies then checks each pair in full, so the candidates are the same. The
--- span per type x rate type: a refresh's few reservations list only their own types' rates
--- (an hour's 2,000 stay nights met 500,000 rate months before; docs/benchmarks.md, session 21)
+-- each active rate listed under every month its nights window touches within the stays' nights,
+-- so that a stay night meets only the rates of its type, rate type and month (an equality join)
+-- instead of every rate of its type with the window checked pair by pair; rate_applies then
+-- checks each pair in full, so the candidates are the same
 stay_span as (
     select
-        accommodation_type_id,
-        rate_type_id,
         min(night_date) as first_night,
         max(night_date) as last_night,
     from stay_nights
-    group by all
 ),
 
 rate_months as (
@@ -70,9 +74,7 @@ rate_months as (
             interval 1 month
         )) as night_month,
     from active_rates
-    inner join stay_span
-        on active_rates.accommodation_type_id = stay_span.accommodation_type_id
-        and active_rates.rate_type_id = stay_span.rate_type_id
+    cross join stay_span
     where active_rates.nights_from is not null
         or active_rates.nights_to is not null
 ),
