@@ -225,3 +225,50 @@ def swap_relations(sql: str, swaps: dict[str, str]) -> str:
     names = "|".join(re.escape(n) for n in sorted(swaps, key=len, reverse=True))
     pattern = re.compile(rf"\b({names})(?![a-z0-9_])")
     return pattern.sub(lambda found: swaps[found.group(1)], sql)
+
+
+def _code_mask(sql: str) -> str:
+    """`sql` with its comments and string literals blanked (the same length): what a search for
+    SQL syntax may look at."""
+    out = list(sql)
+    i, n = 0, len(sql)
+    while i < n:
+        if sql.startswith("--", i):
+            end = sql.find("\n", i)
+            end = n if end < 0 else end
+        elif sql[i] == "'":
+            end = i + 1
+            while end < n and not (sql[end] == "'" and not sql.startswith("''", end)):
+                end += 2 if sql.startswith("''", end) else 1
+            end += 1
+        else:
+            i += 1
+            continue
+        out[i:end] = " " * (min(end, n) - i)
+        i = end
+    return "".join(out)
+
+
+def narrow_cte(sql: str, name: str, condition: str) -> str:
+    """`sql` with its common table expression `name` read where `condition` holds: the CTE's
+    query becomes `select * from (<query>) as <name> where <condition>` (the condition names its
+    columns as `<name>.column`), or, when `condition` is a query (`select ...`), that query."""
+    code = _code_mask(sql)
+    found = re.search(rf"(?<![a-z0-9_.]){re.escape(name)}\s+as\s+(?:materialized\s+)?\(", code)
+    if found is None:
+        raise ValueError(f"no common table expression {name!r} to narrow")
+    start = depth = found.end()
+    depth = 1
+    end = start
+    while depth:
+        if end >= len(code):
+            raise ValueError(f"the common table expression {name!r} is not closed")
+        depth += {"(": 1, ")": -1}.get(code[end], 0)
+        end += 1
+    body = sql[start : end - 1]
+    narrowed = (
+        condition
+        if re.match(r"\s*select\s", condition, re.IGNORECASE)
+        else f"select * from ({body}\n) as {name} where {condition}"
+    )
+    return f"{sql[:start]}{narrowed}{sql[end - 1 :]}"

@@ -20,11 +20,18 @@ from pathlib import Path
 
 import duckdb
 
-from lake.parts import PART, file_id
+from lake.parts import PART
 from lake.sql import quote_ident, quote_literal
 from warehouse import macros
 from warehouse.headers import without_storage_order
-from warehouse.lake import FileKey, file_schema, raw_view_sql, table_files, with_parents
+from warehouse.lake import (
+    FileKey,
+    file_schema,
+    lake_file_id,
+    raw_view_sql,
+    table_files,
+    with_parents,
+)
 from warehouse.lake_schema import TABLES
 from warehouse.macros import macros_called
 from warehouse.models import Model
@@ -80,7 +87,7 @@ def record_build(
         (table, *ident, list(schema))
         for table in TABLES
         for f in table_files(lake_dir, table)
-        if (ident := file_id(f)) is not None
+        if (ident := lake_file_id(f)) is not None
         and (schema := file_schema(table, f, recorded or {})) is not None
     ]
     # one statement of lists (`executemany` is a statement per row: ~0.2 CPU s for a large
@@ -147,7 +154,7 @@ def lake_changes(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str, st
     changes: dict[str, str] = {}
     for table in TABLES:
         files = table_files(lake_dir, table)
-        fresh = [f for f in files if (table, file_id(f)) not in known]
+        fresh = [f for f in files if (table, lake_file_id(f)) not in known]
         names = {f.name for f in files}
         if any(
             t == table and (n not in names or any(f.name == n for f in fresh))

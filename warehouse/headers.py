@@ -40,6 +40,17 @@ query may cut them to what the affected keys read (`core/fct_allotment_pickup_we
 allotment for the keyed nights of its type alone: a condition on the allotments and one on the
 calendar could only keep every night of every keyed type).
 
+A line may name one of the model's own common table expressions (a bare name) instead of an
+input: the refresh reads that CTE where the condition holds (its columns named as
+`<cte>.column`; `lake.sql.narrow_cte`), for a key no input carries whole:
+
+    -- incremental narrows grid: exists (select 1 from affected_keys as k where k.stay_date = grid.stay_date and ...)
+
+(`core/fct_allotment_pickup_weeks.sql`: its key pairs a night with its weeks back, which come
+from the as-of date, not from an input; its narrowed inputs keep all 13 snapshots of each keyed
+night, its grid of allotment nights x snapshots only the keyed ones. A whole build reads the
+CTE whole.)
+
 A key may be several columns, where an hour's changes are sparse in their combination but not
 in any one of them (an hour's stays reach a third of the nights and half the types, but a few
 thousand of the nights x types):
@@ -130,7 +141,9 @@ _INCREMENTAL = re.compile(
 )
 _GUARD = re.compile(r"^--\s*incremental guard:\s*(.+)$")
 _NARROW = re.compile(r"^--\s*incremental narrows its inputs\s*$")
-_NARROWS = re.compile(r"^--\s*incremental narrows ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)\s*:\s*(.+)$")
+_NARROWS = re.compile(
+    r"^--\s*incremental narrows ([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)?)\s*:\s*(.+)$"
+)
 _WHOLE = re.compile(
     r"^--\s*incremental when ([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*) changed whole\s*:"
     r"\s*(.+)$",

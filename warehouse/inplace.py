@@ -58,7 +58,7 @@ from warehouse.changes import (
     record_build,
     recorded_columns,
 )
-from warehouse.lake import detach_lake
+from warehouse.lake import detach_lake, lake_snapshot
 from warehouse.macros import KPI_WINDOW
 from warehouse.maintain import Maintainer
 from warehouse.maintain_keys import Outcome
@@ -111,7 +111,8 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
     models = discover_models()
     results: dict[str, ModelResult] = {}
     refreshed: dict[str, str] = {}
-    with compaction_lock(Lake(lake_dir), shared=True):
+    # one look at the lake's folders for every step (`lake_snapshot`): the lock holds them still
+    with compaction_lock(Lake(lake_dir), shared=True), lake_snapshot():
         con, building = _open(target, build_id)
         try:
             configure(con, data_dir)
@@ -170,7 +171,9 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
             # statement each to drop them cost ~0.04 CPU s more (docs/benchmarks.md, session 20)
             results = describe_models(con, models, seconds)
             apply_comments(con, [models[q] for q, how in refreshed.items() if how == "whole"])
-            if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):
+            # what the file holds now: what it held, and what the walk built (a model it
+            # could not build raised); a catalog query less (~0.008 CPU s at large)
+            if {"marts.occupancy_daily", "marts.revenue_daily"} <= existing | refreshed.keys():
                 con.execute(KPI_WINDOW)
             record_build(con, lake_dir, [models[q] for q in refreshed], recorded)
             con.execute("commit")

@@ -201,7 +201,7 @@ class Maintainer(ByKeys):
         (`warehouse.rebuild.rebuild_diffed`). A changed schema changes it whole."""
         base = f"{model.layer}_{model.name}"
         before, delta = quote_ident(f"_before_{base}"), quote_ident(f"_changed_{base}")
-        self.temps += [before, delta]
+        self.temps.append(delta)  # `before` is the old table renamed aside, dropped after
         blind = self.diffed[model.qualified][0]
         changed = rebuild_diffed(self.con, model, before, delta, blind=blind)
         self.stale.add(model.qualified)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from lake.sql import quote_ident, swap_relations
+from lake.sql import narrow_cte, quote_ident, swap_relations
 from lake.tables import TABLES as LAKE_TABLES
 from warehouse.changes import FULL
 from warehouse.columns import table_columns
@@ -186,12 +186,18 @@ class ByKeys:
                     f"{n} as {quote_ident(c)}" for n, c in zip(names, inc.keys, strict=True)
                 )
                 affected = f"(select {renamed} from {keys})"
+            ctes: list[tuple[str, str]] = []
             for source, condition in inc.narrows:
                 on = _AFFECTED.sub(affected, condition)
+                if "." not in source:  # one of the model's own CTEs (`lake.sql.narrow_cte`)
+                    ctes.append((source, on))
+                    continue
                 swaps[source] = (  # a query stands for its rows, a condition filters them
                     f"({on})" if _QUERY.match(on) else f"(select * from {source} where {on})"
                 )
             sql = swap_relations(model.sql, swaps)
+            for name, on in ctes:
+                sql = narrow_cte(sql, name, on)
         else:
             sql = model.sql
         # a model nobody reads (known to have no readers), or whose readers take no changed

@@ -163,6 +163,9 @@ def test_the_walks_temps_are_left_to_the_close(
     assert result.refreshed["core.fct_stay_nights"] == "keys", result.refreshed
     assert "_old_core_fct_stay_nights" in temps, sorted(temps)
     assert "commit" in run
-    assert not [s for s in run if s.startswith("drop ")], [s for s in run if s.startswith("drop ")]
+    # (a whole rebuild's old table, renamed aside for its diff, is no temp: it is dropped
+    # within the transaction, `warehouse.rebuild.rebuild_diffed`)
+    dropped = [s for s in run if s.startswith("drop ") and '"_before_' not in s]
+    assert not dropped, dropped
     monkeypatch.undo()  # the reference build connects as it always does
     assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}

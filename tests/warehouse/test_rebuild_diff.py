@@ -18,6 +18,7 @@ def _setup(rows_before: str, rows_after: str) -> duckdb.DuckDBPyConnection:
     con.execute("create table src (k integer, v varchar, batch_id varchar)")
     con.execute(f"insert into src values {rows_before}")
     con.execute("create table staging.m as select * from src")
+    con.execute("create table old as select * from src")  # what the test compares with
     con.execute("delete from src")
     con.execute(f"insert into src values {rows_after}")
     return con
@@ -34,8 +35,8 @@ def test_the_changed_rows_count_duplicates_and_take_nulls_as_equal(tmp_path: Pat
     got = con.execute("select * from delta order by all").fetchall()
     assert got == [(1, "a"), (2, "b"), (2, "b"), (3, "c"), (3, "d")]
     expected = con.execute(
-        "select * from (select k, v from before except all select k, v from staging.m) "
-        "union all select * from (select k, v from staging.m except all select k, v from before) "
+        "select * from (select k, v from old except all select k, v from staging.m) "
+        "union all select * from (select k, v from staging.m except all select k, v from old) "
         "order by all"
     ).fetchall()
     assert got == expected
@@ -51,3 +52,46 @@ def test_the_same_rows_in_a_new_batch_change_nothing_unless_the_lineage_counts(
     con = _setup(rows.format(b="'b1'"), rows.format(b="'b2'"))
     assert rebuild_diffed(con, src_model(tmp_path), "before", "delta", blind=False) is True
     assert con.execute("select count(*) from delta").fetchone() == (6,)
+
+
+def test_the_old_table_is_renamed_aside_and_dropped_not_copied(tmp_path: Path) -> None:
+    """The old version is the stored table itself, renamed for the diff (a copy read and wrote
+    every row) and dropped in the same transaction: after the commit the file holds the new
+    table alone, and a rollback leaves the old one where it was."""
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("create schema staging")
+    con.execute("create table src (k integer, v varchar, batch_id varchar)")
+    con.execute("insert into src values (1, 'a', 'b1'), (2, 'b', 'b1')")
+    con.execute("create table staging.m as select * from src")
+    con.execute("update src set v = 'c' where k = 2")
+    copies: list[str] = []
+    execute = con.execute
+
+    class Watched:
+        def __getattr__(self, name: str) -> object:
+            return getattr(con, name)
+
+        def execute(self, sql: str, *args: object) -> duckdb.DuckDBPyConnection:
+            if 'select * from "staging"."m"' in sql and sql.startswith("create"):
+                copies.append(sql)
+            return execute(sql, *args)
+
+    for commit in (False, True):
+        con.execute("begin")
+        changed = rebuild_diffed(Watched(), src_model(tmp_path), "_before_m", "delta", blind=True)  # type: ignore[arg-type]
+        assert changed is True
+        assert con.execute("select * from delta order by all").fetchall() == [(2, "b"), (2, "c")]
+        assert copies == []  # the old rows were not copied into a table of their own
+        names = con.execute(
+            "select schema_name, table_name from duckdb_tables() order by all"
+        ).fetchall()
+        assert names == [("main", "delta"), ("main", "src"), ("staging", "m")], names
+        con.execute("commit" if commit else "rollback")
+        expected = "c" if commit else "b"
+        assert con.execute("select v from staging.m where k = 2").fetchone() == (expected,)
+    con.close()
+    reopened = duckdb.connect(str(db), read_only=True)
+    assert reopened.execute(
+        "select table_name from duckdb_tables() where schema_name = 'staging'"
+    ).fetchall() == [("m",)]

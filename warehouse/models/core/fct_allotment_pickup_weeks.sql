@@ -6,12 +6,14 @@
 -- incremental narrows staging.stg_allotments: select a.* replace (k.stay_date as start_date, cast(k.stay_date + 1 as date) as end_date) from staging.stg_allotments as a inner join (select distinct j.stay_date, j.accommodation_type_id from affected_keys as j) as k on a.accommodation_type_id is not distinct from k.accommodation_type_id and k.stay_date >= a.start_date and k.stay_date < a.end_date
 -- incremental narrows core.dim_dates: date_day in (select stay_date from affected_keys)
 -- incremental narrows core.dim_accommodation_types: accommodation_type_id in (select accommodation_type_id from affected_keys)
+-- incremental narrows grid: exists (select 1 from affected_keys as k where k.stay_date = grid.stay_date and k.accommodation_type_id is not distinct from grid.accommodation_type_id and k.weeks_back = grid.weeks_back)
 -- Allotment pickup by weeks back from the as-of date x stay date x location x accommodation
 -- type x channel: the rows of marts.allotment_pickup (a view of these adding the snapshot's date,
 -- as_of - 7 x weeks_back) stored without the date, so a new as-of date moves no stored row.
 -- Snapshots: weeks_back 0 (the build's as_of) to 12, weekly. Maintained by stay date x
 -- accommodation type x weeks back: a row reads the allotments and stays of its night and type
--- alone (an allotment is read as one night for each keyed night it holds). Its stay nights are
+-- alone (an allotment is read as one night for each keyed night it holds, and the grid of
+-- allotment nights x snapshots for the keyed weeks back of each night alone). Its stay nights are
 -- core.fct_allotment_stay_nights, those an allotment of their channel and type covers; a stay
 -- night counts in a snapshot only from its booking date on, so a changed one keys the weeks
 -- back whose date is on or after the first date its old and new versions count differently
