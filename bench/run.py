@@ -151,7 +151,16 @@ def main(argv: list[str] | None = None) -> None:
             sample = _sample(pid)
             if sample is None:
                 continue
-            entry = seen.setdefault(pid, {"label": _label(pid, proc.pid), "first": time.time()})
+            entry = seen.setdefault(
+                pid,
+                {
+                    "label": _label(pid, proc.pid),
+                    "first": time.time(),
+                    # seconds into the run the process was first seen (to a sample): the
+                    # normaliser workers start with the lake step, after the sandbox's start
+                    "first_s": round(time.perf_counter() - started, 1),
+                },
+            )
             # a process that is exiting has no VmHWM any more: keep the largest seen
             peak = round(sample[0] / 2**20)
             if peak > entry.get("peak_rss_mb", 0):  # when the peak was reached (to a sample)
@@ -197,6 +206,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"  {entry['label']:<20} peak RSS {entry['peak_rss_mb']:>6} MB "
             f"(at {entry.get('peak_at_s', 0):>7.1f} s)  CPU {entry['cpu_s']} s"
+            f"  from {entry['first_s']:.1f} s"
         )
     print(
         f"requests {result['requests']}, lake rows {result['lake_rows']:,}, "

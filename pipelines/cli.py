@@ -6,6 +6,7 @@ what to do (exit code 2), never as a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from datetime import date
 from pathlib import Path
@@ -96,7 +97,13 @@ def run(
     ] = False,
 ) -> None:
     """Extract every source area into the lake and build the warehouse, then print a summary."""
-    from pipelines.target import RunError, configured_target, preflight, quiet_retries
+    from pipelines.target import (
+        RunError,
+        configured_target,
+        preflight,
+        quiet_retries,
+        service_target,
+    )
     from pipelines.tenant_cli import chosen_tenants, run_command
 
     settings = _settings()
@@ -108,25 +115,32 @@ def run(
     if tenants is not None:
         return run_command(settings, tenants, mode=mode, select=select, quiet=quiet)
     try:
-        # A configured service is checked before Dagster and the code location are imported
-        # (seconds): a bad credential or URL is one line in about a second.
-        target = configured_target(settings)
-        if target is not None:
-            quiet_retries()
-            preflight(settings, target)
-        from pipelines.runner import run_pipeline
+        with contextlib.ExitStack() as stack:
+            # A configured service is checked before Dagster and the code location are imported
+            # (seconds): a bad credential or URL is one line in about a second. The embedded
+            # sandbox starts first instead: its world generates while they are imported.
+            target = configured_target(settings)
+            checked = target is not None
+            if target is not None:
+                quiet_retries()
+                preflight(settings, target)
+            else:
+                target = stack.enter_context(
+                    service_target(settings, scale=scale, seed=seed, profile=profile, wait=False)
+                )
+            from pipelines.runner import run_pipeline
 
-        run_pipeline(
-            settings,
-            mode=mode,
-            select=select or None,
-            scale=scale,
-            seed=seed,
-            quiet=quiet,
-            profile=profile,
-            target=target,
-            checked=target is not None,
-        )
+            run_pipeline(
+                settings,
+                mode=mode,
+                select=select or None,
+                scale=scale,
+                seed=seed,
+                quiet=quiet,
+                profile=profile,
+                target=target,
+                checked=checked,
+            )
     except RunError as exc:
         raise _fail(str(exc), code=1) from None
     except Exception as exc:

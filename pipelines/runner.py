@@ -205,6 +205,7 @@ def run_pipeline(
             target = stack.enter_context(
                 service_target(settings, scale=scale, seed=seed, profile=profile)
             )
+        target.wait_ready()  # a sandbox the CLI started before these imports
         if not checked:
             preflight(settings, target)
         stack.enter_context(secret_in_environment(target.client_secret))

@@ -57,6 +57,19 @@ class ServiceTarget:
             **{**settings.client_options, **overrides},  # page sizes, timeout, auth style, locale
         )
 
+    def wait_ready(self) -> None:
+        """Until the embedded sandbox serves: at once for a configured service and for a sandbox
+        that already does (`service_target(..., wait=False)` starts one without waiting)."""
+        wait = getattr(self.sandbox, "wait_ready", None)
+        if wait is None:
+            return
+        from sandbox.process import SandboxStartError
+
+        try:
+            wait()
+        except SandboxStartError as exc:
+            raise RunError(f"{exc}; nothing was written") from None
+
     @classmethod
     def from_sandbox(cls, handle: Any) -> ServiceTarget:
         """A running sandbox (`sandbox.runner.SandboxHandle`, or `sandbox.process.SandboxProcess`
@@ -90,9 +103,11 @@ def configured_target(settings: Settings) -> ServiceTarget | None:
 
 @contextlib.contextmanager
 def service_target(
-    settings: Settings, *, scale: str, seed: int, profile: str = "default"
+    settings: Settings, *, scale: str, seed: int, profile: str = "default", wait: bool = True
 ) -> Iterator[ServiceTarget]:
-    """The configured service, or an embedded sandbox for the duration of the block."""
+    """The configured service, or an embedded sandbox for the duration of the block. With
+    `wait=False` the block starts while the sandbox still generates its world (a large one:
+    ~30 CPU s), so the caller's own start-up overlaps it; call `wait_ready()` before a request."""
     configured = configured_target(settings)
     if configured is not None:
         yield configured
@@ -109,7 +124,7 @@ def service_target(
         seed=seed, scale=scale, profile=profile, encode_cache_bytes=READ_ONCE_CACHE_BYTES
     )
     try:
-        with run_sandbox_process(sandbox) as sb:
+        with run_sandbox_process(sandbox, wait=wait) as sb:
             yield ServiceTarget.from_sandbox(sb)
     except SandboxStartError as exc:  # only starting raises it
         raise RunError(f"{exc}; nothing was written") from None

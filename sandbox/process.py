@@ -53,10 +53,19 @@ class SandboxProcess:
     scope: str
     settings: SandboxSettings
     process: subprocess.Popen[bytes] = field(repr=False)
+    _log: IO[bytes] | None = field(default=None, repr=False)
+    _startup_timeout: float = field(default=STARTUP_TIMEOUT, repr=False)
 
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def wait_ready(self) -> None:
+        """Block until the child serves (at once when it already said so); raises
+        `SandboxStartError` when it stops or takes too long (`run_sandbox_process(wait=False)`)."""
+        if self._log is not None:
+            _wait_ready(self.process, self._log, self._startup_timeout)
+            self._log = None  # ready: later calls return at once
 
     def peak_rss_bytes(self) -> int | None:
         """The child's peak resident memory so far (Linux `VmHWM`); None when unknown."""
@@ -116,9 +125,16 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 @contextlib.contextmanager
 def run_sandbox_process(
-    settings: SandboxSettings | None = None, *, startup_timeout: float = STARTUP_TIMEOUT
+    settings: SandboxSettings | None = None,
+    *,
+    startup_timeout: float = STARTUP_TIMEOUT,
+    wait: bool = True,
 ) -> Iterator[SandboxProcess]:
-    """Serve a generated world (`settings`) from a child process for the duration of the block."""
+    """Serve a generated world (`settings`) from a child process for the duration of the block.
+
+    With `wait=False` the block starts as soon as the child does, while it generates its world:
+    the caller does other work meanwhile and calls `wait_ready()` before its first request (its
+    address is known already: the socket is bound here)."""
     from sandbox.server import ADMIN_PREFIX, SERVICE_PREFIX
 
     settings = settings or SandboxSettings()
@@ -142,9 +158,8 @@ def run_sandbox_process(
             assert proc.stdin is not None
             proc.stdin.write(json.dumps(dataclasses.asdict(settings)).encode() + b"\n")
             proc.stdin.flush()
-            _wait_ready(proc, log, startup_timeout)
             root = f"http://{host}:{port}"
-            yield SandboxProcess(
+            handle = SandboxProcess(
                 base_url=root + SERVICE_PREFIX,
                 admin_url=root + ADMIN_PREFIX,
                 client_id=settings.client_id,
@@ -152,7 +167,12 @@ def run_sandbox_process(
                 scope=settings.scope,
                 settings=settings,
                 process=proc,
+                _log=log,
+                _startup_timeout=startup_timeout,
             )
+            if wait:
+                handle.wait_ready()
+            yield handle
         finally:
             _stop(proc)
 

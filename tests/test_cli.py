@@ -222,3 +222,46 @@ def test_the_live_display_says_what_a_run_waits_for() -> None:
     )
     assert any(x.strip().startswith("extracting (") for x in lines)
     assert any("reservations" in x and "10" in x for x in lines)
+
+
+SPY_RUN = """
+import contextlib, json, sys
+import pipelines.target as target
+seen = []
+real = target.service_target
+
+@contextlib.contextmanager
+def spy(*args, **kwargs):
+    seen.append({"runner_imported": "pipelines.runner" in sys.modules, "wait": kwargs.get("wait")})
+    with real(*args, **kwargs) as found:
+        yield found
+
+target.service_target = spy
+from typer.testing import CliRunner
+from pipelines.cli import app
+result = CliRunner().invoke(app, ["run", "-q", "--scale", "no-such-scale"])
+print(json.dumps({"seen": seen, "code": result.exit_code, "output": result.output}))
+"""
+
+
+def test_run_starts_the_sandbox_before_the_pipeline_imports_and_reports_its_failure(
+    tmp_path: Path,
+) -> None:
+    """The embedded sandbox's world generates while Dagster and the code location are imported
+    (a large world: ~30 CPU s on the other core); a sandbox that cannot start is still one line."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RESERVOIR_")}
+    env.update(RESERVOIR_DATA_DIR=str(tmp_path / "data"), COLUMNS="200")
+    done = subprocess.run(
+        [sys.executable, "-c", SPY_RUN], env=env, capture_output=True, text=True, check=True
+    )
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found["seen"] == [{"runner_imported": False, "wait": False}]
+    assert found["code"] == 1, found["output"]
+    lines = [line for line in found["output"].splitlines() if line.strip()]
+    assert len(lines) == 1 and "stopped while starting" in lines[0], found["output"]
+    assert lines[0].endswith("nothing was written"), found["output"]

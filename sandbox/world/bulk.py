@@ -128,14 +128,7 @@ class BulkMixin(
         )
         self._bulk_reservation_block(fz, rid, mod, cancel, vstat)
         # customers' reservations, in rid order
-        cust_res: dict[int, list[int]] = {}
-        for c, r in zip(cust.tolist(), rid.tolist(), strict=True):
-            lst = cust_res.get(c)
-            if lst is None:
-                cust_res[c] = [r]
-            else:
-                lst.append(r)
-        self.cust_res = cust_res
+        self.cust_res = _grouped(cust, rid)
         # unit holds (no two stays of the timeline overlap on a unit)
         held = c_idx[_isin(fz.status, HOLDING_C)]
         nights = (dep[held] - arr[held]).astype(np.int64)
@@ -266,3 +259,15 @@ class BulkMixin(
 
 
 __all__ = ["BulkMixin"]
+
+
+def _grouped(keys: np.ndarray, values: np.ndarray) -> dict[int, list[int]]:
+    """key -> its values in their order (one sort instead of a dict lookup per value)."""
+    if not len(keys):
+        return {}
+    order = np.argsort(keys, kind="stable")
+    ks = keys[order]
+    vs = values[order].tolist()
+    cut = (np.flatnonzero(ks[1:] != ks[:-1]) + 1).tolist()
+    starts, ends = [0, *cut], [*cut, len(vs)]
+    return {k: vs[a:b] for k, a, b in zip(ks[starts].tolist(), starts, ends, strict=True)}

@@ -174,6 +174,11 @@ class World(
         with self.lock:
             return self._table(collection).get(key)
 
+    def get_many(self, collection: str, keys: Sequence[int]) -> list[Record | None]:
+        """`[get(collection, k) for k in keys]`, the columns' records rendered in one batch."""
+        with self.lock:
+            return self._table(collection).get_many(keys)
+
     def children(self, collection: str, parent_key: int) -> list[Record]:
         with self.lock:
             tbl = self._table(collection)

@@ -83,27 +83,76 @@ def unit_nights(
     the books, category OWNER), room, room_net. `world` is any `sandbox.protocol.World`;
     `candidates` (reservation ids) limits the reservations read, else every one is.
     """
-    first_rr: dict[int, dict[str, Any]] = {}
-    if candidates is None:  # every reservation (the ground truth)
-        for rr in world.records("reservedresources"):
-            if rr["type"] == "ACCOMMODATIONTYPE" and rr["reservationId"] not in first_rr:
-                first_rr[rr["reservationId"]] = rr
-    else:  # only these reservations (the world knows which ones hold its owned units)
-        for rid in sorted(candidates):
-            for rr in world.children("reservedresources", rid):
-                if rr["type"] == "ACCOMMODATIONTYPE":
-                    first_rr[rid] = rr
-                    break
     currency = {
         c["distributionChannelId"]: c.get("currencyCode")
         for c in world.records("distributionchannels")
     }
     out: list[dict[str, Any]] = []
-    for rid, acc in first_rr.items():
+    if candidates is None:  # every reservation (the ground truth)
+        first_rr: dict[int, dict[str, Any]] = {}
+        for rr in world.records("reservedresources"):
+            if rr["type"] == "ACCOMMODATIONTYPE" and rr["reservationId"] not in first_rr:
+                first_rr[rr["reservationId"]] = rr
+        picked = [(rid, acc) for rid, acc in first_rr.items() if acc.get("unitId") in unit_ids]
+        for at in range(0, len(picked), _BATCH):
+            _unit_nights_of(world, picked[at : at + _BATCH], {}, currency, out)
+        return out
+    # only these reservations (the world knows which ones hold its owned units), a batch at once
+    rids = sorted(candidates)
+    for at in range(0, len(rids), _BATCH):
+        part = rids[at : at + _BATCH]
+        picked, own_rrs = [], {}
+        for rid, rrs in zip(part, _children_many(world, "reservedresources", part), strict=True):
+            acc = next((rr for rr in rrs if rr["type"] == "ACCOMMODATIONTYPE"), None)
+            if acc is not None and acc.get("unitId") in unit_ids:
+                picked.append((rid, acc))
+                own_rrs[rid] = rrs
+        _unit_nights_of(world, picked, own_rrs, currency, out)
+    return out
+
+
+_BATCH = 2_000  # reservations read at once (their records rendered in one batch)
+
+
+def _children_many(world: Any, collection: str, parents: list[int]) -> list[list[dict[str, Any]]]:
+    """`[world.children(collection, p) for p in parents]`, in one batch where the world can
+    (`children_many` is beyond the protocol)."""
+    many = getattr(world, "children_many", None)
+    if many is None:
+        return [world.children(collection, p) for p in parents]
+    return many(collection, parents)
+
+
+def _unit_nights_of(
+    world: Any,
+    picked: list[tuple[int, dict[str, Any]]],
+    own_rrs: dict[int, list[dict[str, Any]]],
+    currency: dict[Any, Any],
+    out: list[dict[str, Any]],
+) -> None:
+    """`unit_nights`' rows of some reservations (id, first accommodation resource), appended
+    in their order; `own_rrs`: the reserved resources of those already read."""
+    get_many = getattr(world, "get_many", None)
+    rids = [rid for rid, _acc in picked]
+    recs = (
+        get_many("reservations", rids)
+        if get_many is not None
+        else [world.get("reservations", rid) for rid in rids]
+    )
+    sold_rids = [
+        rid
+        for rid, rec in zip(rids, recs, strict=True)
+        if rec is not None
+        and int(rec["status"]) in ON_THE_BOOKS
+        and rec["type"] == "RESERVATION"
+        and rec.get("categoryCode") not in ("OWNER", "BLOCK")
+    ]
+    lines_of = dict(zip(sold_rids, _children_many(world, "billlines", sold_rids), strict=True))
+    missing = [rid for rid in sold_rids if rid not in own_rrs]
+    fetched = _children_many(world, "reservedresources", missing)
+    own_rrs = {**own_rrs, **dict(zip(missing, fetched, strict=True))}
+    for (rid, acc), rec in zip(picked, recs, strict=True):
         unit = acc.get("unitId")
-        if unit not in unit_ids:
-            continue
-        rec = world.get("reservations", rid)
         if rec is None:
             continue
         status = int(rec["status"])
@@ -124,9 +173,9 @@ def unit_nights(
         if sold:
             periods = {
                 r["reservedResourceId"]: (r.get("startDate"), r.get("endDate"))
-                for r in world.children("reservedresources", rid)
+                for r in own_rrs[rid]
             }
-            for ln in world.children("billlines", rid):
+            for ln in lines_of[rid]:
                 if (
                     int(ln["billLineType"]) not in ROOM_LINE_TYPES
                     or ln.get("resourceType") not in ROOM_RESOURCE_TYPES

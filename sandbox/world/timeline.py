@@ -12,11 +12,8 @@ from sandbox.world.seasons import (
     DUR_FRI,
     DUR_MON,
     DUR_OTHER,
-    _pick,
     _season_target,
 )
-
-from .clock import weekday
 
 
 class TimelineMixin:
@@ -26,41 +23,10 @@ class TimelineMixin:
         rng = self.rng
         n_days = gen_end - self.ord0
         target = np.array([_season_target(self.ord0 + i) for i in range(n_days)])
-        units: list[int] = []
-        arrs: list[int] = []
-        durs: list[int] = []
-        for u in range(len(self.unit_ids)):
-            ti = self.types[int(self.unit_type[u])]
-            winter_factor = 0.4 if ti.kind == "CAMPING_PITCH" else 1.0
-            c = max(self.ord0, int(self.unit_setup[u]))
-            end = min(gen_end, int(self.unit_arch[u]))
-            k = 0
-            draws = rng.random((4, 700))
-            while c < end and k < 700:
-                p = float(target[c - self.ord0])
-                if winter_factor < 1 and date.fromordinal(c).month in (11, 12, 1, 2, 3):
-                    p *= winter_factor
-                gap = int(-math.log(1.0 - draws[0, k]) * 4.3 * (1 - p) / p)
-                a = c + gap
-                if draws[1, k] < 0.85:
-                    while weekday(a) not in (0, 4):
-                        a += 1
-                wd = weekday(a)
-                table = DUR_FRI if wd == 4 else (DUR_MON if wd == 0 else DUR_OTHER)
-                d = _pick(table, float(draws[2, k]))
-                k += 1
-                if a + d > end:
-                    break
-                units.append(u)
-                arrs.append(a)
-                durs.append(d)
-                c = a + d
-        unit = np.array(units, dtype=np.int64)
-        arr = np.array(arrs, dtype=np.int64)
-        dur = np.array(durs, dtype=np.int64)
+        unit, arr, dur = self._stay_walks(target, gen_end)
         n = len(unit)
         tidx = self.unit_type[unit]
-        kind = np.array([self.types[int(i)].kind for i in tidx]) if n else np.array([])
+        kind = np.array([ti.kind for ti in self.types])[tidx]
         cap = np.array([self.types[int(i)].persons for i in range(len(self.types))])[tidx]
         pets_ok = np.array([self.types[int(i)].pets for i in range(len(self.types))])[tidx]
         cur = np.array([self.types[int(i)].currency == "GBP" for i in range(len(self.types))])[tidx]
@@ -79,13 +45,7 @@ class TimelineMixin:
         )
         ch[cat >= 2] = np.where(cur[cat >= 2], 2, 1)
         # lead time (days): long for summer and Christmas, short for owners and blocks
-        high = (
-            np.isin(
-                np.array([date.fromordinal(int(a)).month for a in arr], dtype=np.int64), [7, 8, 12]
-            )
-            if n
-            else np.zeros(0, bool)
-        )
+        high = np.isin(_months(arr), [7, 8, 12])
         lead = np.exp(rng.normal(math.log(38), 1.05, n)) * np.where(high, 1.7, 1.0)
         lead = np.where(cat >= 2, rng.uniform(1, 60, n), lead)
         lead = np.minimum(lead, 420).astype(np.int64)
@@ -138,3 +98,105 @@ class TimelineMixin:
             "lead": np.int16,
         }
         return {k: v[order].astype(dtypes.get(k, v.dtype)) for k, v in cols.items()}
+
+    def _stay_walks(
+        self, target: np.ndarray, gen_end: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each unit's stays, one after the other from its setup (or the history's start) to its
+        archiving (or `gen_end`): a gap drawn from the night's target occupancy, an arrival moved
+        to a Monday or Friday (85 %), a duration by the arrival's weekday; at most 700 draws per
+        unit. The units walk side by side, a draw at a time, from the same random numbers a walk
+        of one unit after the other takes (4 x 700 per unit, in unit order): (unit, arrival,
+        nights) by unit, then arrival."""
+        n_units = len(self.unit_ids)
+        tidx = np.asarray(self.unit_type[:n_units], dtype=np.int64)
+        pitch = np.array([ti.kind == "CAMPING_PITCH" for ti in self.types], dtype=bool)[tidx]
+        winter = np.isin(_months(np.arange(self.ord0, gen_end)), [11, 12, 1, 2, 3])
+        start = np.maximum(self.ord0, np.asarray(self.unit_setup[:n_units], dtype=np.int64))
+        stop = np.minimum(gen_end, np.asarray(self.unit_arch[:n_units], dtype=np.int64))
+        tables = [_cumulative(t) for t in (DUR_MON, DUR_FRI, DUR_OTHER)]
+        found: list[tuple[np.ndarray, ...]] = []
+        for lo in range(0, n_units, _WALK_UNITS):
+            hi = min(lo + _WALK_UNITS, n_units)
+            draws = self.rng.random((hi - lo, 4, _DRAWS))
+            c = start[lo:hi].copy()
+            end = stop[lo:hi]
+            live = np.flatnonzero(c < end)
+            for k in range(_DRAWS):
+                if not len(live):
+                    break
+                at = c[live]
+                p = target[at - self.ord0]
+                p = np.where(pitch[lo + live] & winter[at - self.ord0], p * 0.4, p)
+                gap = _gaps(draws[live, 0, k], p)
+                a = at + gap
+                wd = (a + 6) % 7
+                a = np.where(draws[live, 1, k] < 0.85, a + _TO_MON_OR_FRI[wd], a)
+                wd = (a + 6) % 7
+                d = np.where(
+                    wd == 0,
+                    _pick_many(tables[0], draws[live, 2, k]),
+                    np.where(
+                        wd == 4,
+                        _pick_many(tables[1], draws[live, 2, k]),
+                        _pick_many(tables[2], draws[live, 2, k]),
+                    ),
+                )
+                fits = a + d <= end[live]
+                kept = live[fits]
+                found.append((lo + kept, a[fits], d[fits], np.full(len(kept), k)))
+                c[kept] = a[fits] + d[fits]
+                live = kept[c[kept] < end[kept]]
+        if not found:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        unit, arr, dur, step = (
+            np.concatenate(col).astype(np.int64) for col in zip(*found, strict=True)
+        )
+        order = np.lexsort((step, unit))
+        return unit[order], arr[order], dur[order]
+
+
+_WALK_UNITS = 2_000  # units walked side by side (their draws: 2,000 x 4 x 700 doubles, 45 MB)
+_DRAWS = 700  # draws per unit
+# days from a weekday (Monday = 0) to the next Monday or Friday, itself included
+_TO_MON_OR_FRI = np.array([0, 3, 2, 1, 0, 2, 1], dtype=np.int64)
+
+
+def _months(ordinals: np.ndarray) -> np.ndarray:
+    """The calendar month of each day ordinal."""
+    if not len(ordinals):
+        return np.zeros(0, dtype=np.int64)
+    first = int(ordinals.min())
+    months = np.array(
+        [date.fromordinal(o).month for o in range(first, int(ordinals.max()) + 1)], dtype=np.int64
+    )
+    return months[ordinals - first]
+
+
+def _gaps(u: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """`int(-math.log(1.0 - u) * 4.3 * (1 - p) / p)` of each pair, exactly: numpy's log may
+    differ from the C library's in the last bit, which can move a value across a whole number,
+    so those within a hair of one are computed again with `math.log`."""
+    x = -np.log(1.0 - u) * 4.3 * (1 - p) / p
+    gap = x.astype(np.int64)
+    frac = x - gap
+    near = np.flatnonzero((frac < 1e-6) | (frac > 1 - 1e-6))
+    for i in near.tolist():
+        gap[i] = int(-math.log(1.0 - float(u[i])) * 4.3 * (1 - float(p[i])) / float(p[i]))
+    return gap
+
+
+def _cumulative(table: tuple[tuple[int, float], ...]) -> tuple[np.ndarray, np.ndarray]:
+    """`_pick`'s running sums (added in its order) and values."""
+    acc, sums = 0.0, []
+    for _v, w in table:
+        acc += w
+        sums.append(acc)
+    return np.array(sums), np.array([v for v, _w in table], dtype=np.int64)
+
+
+def _pick_many(table: tuple[np.ndarray, np.ndarray], u: np.ndarray) -> np.ndarray:
+    """`_pick(table, u)` of each draw: the first value whose running sum exceeds it."""
+    sums, values = table
+    return values[np.minimum(np.searchsorted(sums, u, side="right"), len(values) - 1)]

@@ -117,3 +117,48 @@ def test_child_view_is_children_in_key_order_with_its_keys() -> None:
         if len(view) > 2:
             assert view.take([len(view) - 1, 0]) == [records[-1], records[0]]
             assert view[1:3] == records[1:3] and view[-1] == records[-1]
+
+
+def test_get_many_equals_get_one_by_one() -> None:
+    world = _changed_world()
+    ids = list(world.keys("reservations"))
+    gone = ids[5]
+    world.t["reservations"].delete(gone)  # a deleted frozen record reads None
+    # frozen, thawed and created records, a deleted one, keys outside the table, not a key
+    sample = ids[:40] + ids[-40:] + ids[:: max(1, len(ids) // 200)] + [gone, -1, 0, 10**12]
+    batched = world.get_many("reservations", sample)
+    assert batched == [world.get("reservations", k) for k in sample]
+    assert batched[sample.index(gone)] is None
+    assert sum(r is not None for r in batched) > len(sample) - 10
+    assert world.get_many("reservations", ["x", 3]) == [None, world.get("reservations", 3)]
+
+
+class _OneByOne:
+    """The world through the protocol only: no batch reads (`children_many`, `get_many`)."""
+
+    def __init__(self, world: World) -> None:
+        self._world = world
+
+    def records(self, collection: str):
+        return self._world.records(collection)
+
+    def get(self, collection: str, key: int):
+        return self._world.get(collection, key)
+
+    def children(self, collection: str, parent: int):
+        return self._world.children(collection, parent)
+
+
+def test_owner_unit_nights_read_in_batches_equal_one_by_one(monkeypatch) -> None:
+    from sandbox.world import owner_rule
+    from sandbox.world.owner_rule import contracts_by_unit, unit_nights
+
+    world = _changed_world()
+    units = set(contracts_by_unit(world.records("owners")))
+    candidates = list(world.keys("reservations"))
+    monkeypatch.setattr(owner_rule, "_BATCH", 97)  # several batches, the last one short
+    for picked in (candidates, None):
+        batched = unit_nights(world, units, picked)
+        assert batched == unit_nights(_OneByOne(world), units, picked)
+        assert len({n["reservation_id"] for n in batched}) > 20
+        assert any(n["room"] for n in batched)

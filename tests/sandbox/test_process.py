@@ -241,3 +241,22 @@ def test_reservoir_run_completes_with_its_sandbox_in_a_child(readme_run: ReadmeR
     assert "checks:" in readme_run.out and "0 failed" in readme_run.out
     assert len(readme_run.children) == 1
     assert readme_run.left_alive == set()
+
+
+def test_started_without_waiting_it_serves_once_ready() -> None:
+    with run_sandbox_process(SandboxSettings(seed=7, scale="small"), wait=False) as sb:
+        # the block runs while the child generates; its address is known already
+        assert sb.base_url.startswith("http://127.0.0.1:")
+        sb.wait_ready()
+        sb.wait_ready()  # once ready, at once
+        assert httpx.get(sb.admin_url + "/health", timeout=30).status_code == 200
+        pid = sb.pid
+    assert not _alive(pid)
+
+
+def test_started_without_waiting_a_child_that_cannot_start_says_why_when_waited_for() -> None:
+    with run_sandbox_process(SandboxSettings(scale="no-such-scale"), wait=False) as sb:
+        with pytest.raises(SandboxStartError, match="stopped while starting"):
+            sb.wait_ready()
+        with pytest.raises(SandboxStartError):  # and again: it never became ready
+            sb.wait_ready()

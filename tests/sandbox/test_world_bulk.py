@@ -106,3 +106,14 @@ def test_scheduled_steps_of_frozen_reservations_fire_on_advance(world: World) ->
     assert set(thawed) & changed
     for rid in thawed:
         assert history_is_legal(world.status_history(rid))
+
+
+def test_grouped_lists_each_keys_values_in_their_order() -> None:
+    import numpy as np
+
+    from sandbox.world.bulk import _grouped
+
+    keys = np.array([5, 3, 5, 9, 3, 5])
+    values = np.array([10, 11, 12, 13, 14, 15])
+    assert _grouped(keys, values) == {5: [10, 12, 15], 3: [11, 14], 9: [13]}
+    assert _grouped(keys[:0], values[:0]) == {}
