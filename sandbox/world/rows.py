@@ -8,14 +8,21 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+try:  # built by the install (pyproject.toml); optional, as Arrow's join gives the same text
+    from sandbox.world import _rowjoin
+except ImportError:  # pragma: no cover - a machine without a C compiler
+    _rowjoin = None
+
 from sandbox.world.columns import ConstColumn, FusedVocab, Lookup, LookupRun, VocabColumn
 from sandbox.world.pieces import (
     JOIN,
     MAX_COMBINATIONS,
     NO_SEPARATOR,
     Getter,
+    Numbers,
     Pieces,
     Tables,
+    Taken,
     dumps_text,
     folds,
     json_pieces,
@@ -127,7 +134,8 @@ _COMMAS = Tables(lambda: [",", ""])  # before a row that is not / is the first o
 
 
 def join_pieces(pieces: Pieces, n: int) -> pa.Array:
-    """Concatenate pieces row by row into one string array of `n` rows."""
+    """Concatenate pieces row by row into one string array of `n` rows (in C where the
+    extension is built and no piece holds a null, else by Arrow's kernel: the same text)."""
     merged: Pieces = []
     for piece in pieces:
         if isinstance(piece, str):
@@ -137,12 +145,54 @@ def join_pieces(pieces: Pieces, n: int) -> pa.Array:
                 merged[-1] += piece
                 continue
         merged.append(piece)
-    if not any(isinstance(p, pa.Array) for p in merged):
+    if all(isinstance(p, str) for p in merged):
         return pa.array(["".join(merged)] * n, type=pa.string())  # type: ignore[arg-type]
-    if len(merged) == 1:
-        return merged[0]  # type: ignore[return-value]
-    args = [scalar_of(p) if isinstance(p, str) else p for p in merged]
+    if _rowjoin is not None:
+        joined = _join_in_c(merged, n)
+        if joined is not None:
+            return joined
+    args = [_arrow_piece(p) for p in merged]
+    if len(args) == 1:
+        return args[0]
     return JOIN.call([*args, NO_SEPARATOR])
+
+
+def _arrow_piece(piece: Any) -> Any:
+    if isinstance(piece, str):
+        return scalar_of(piece)
+    return piece.array() if isinstance(piece, Taken | Numbers) else piece
+
+
+def _join_in_c(merged: Pieces, n: int) -> pa.Array | None:
+    """`join_pieces` by `sandbox.world._rowjoin` (None: a piece it does not take, Arrow joins)."""
+    args: list[Any] = []
+    for piece in merged:
+        if isinstance(piece, str):
+            args.append(piece.encode())
+            continue
+        if isinstance(piece, Numbers):
+            if len(piece) != n:
+                return None
+            args.append((piece.values,))
+            continue
+        if isinstance(piece, Taken):
+            table = piece.table
+            if table.type != pa.string() or table.null_count or len(piece) != n:
+                return None
+            _, offsets, data = table.buffers()
+            args.append((offsets, data, table.offset, piece.index))
+            continue
+        if piece.type != pa.string() or piece.null_count or len(piece) != n:
+            return None
+        _, offsets, data = piece.buffers()
+        args.append((offsets, data, piece.offset))
+    try:
+        offsets_bytes, data_bytes = _rowjoin.join(n, args)
+    except OverflowError:  # beyond int32 offsets: Arrow's kernel says what it does there
+        return None
+    return pa.StringArray.from_buffers(
+        n, pa.py_buffer(offsets_bytes), pa.py_buffer(data_bytes), null_count=0
+    )
 
 
 def to_bytes(rows: pa.Array) -> list[bytes]:
