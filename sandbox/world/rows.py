@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -116,6 +117,10 @@ class RowPlan:
     def encode(self, idx: Any, n: int, first: np.ndarray | None = None) -> pa.Array:
         """The text of the rows at positions `idx` (a string array of `n` rows). With `first`
         (a bool per row), a row that is not first of its group starts with `,`."""
+        return join_pieces(self.pieces(idx, n, first), n)
+
+    def pieces(self, idx: Any, n: int, first: np.ndarray | None = None) -> Pieces:
+        """The pieces that `encode` joins (for a caller that joins them with more)."""
         pieces: Pieces = [self.head]
         for k, (column, prefix, suffix) in enumerate(self.steps):
             if k == 0 and first is not None:
@@ -127,7 +132,7 @@ class RowPlan:
             pieces.extend(json_pieces(column, idx, n, prefix, suffix))
         if not self.steps and first is not None:
             pieces.insert(0, take_text(_COMMAS.get(), first.view(np.int8)))
-        return join_pieces(pieces, n)
+        return pieces
 
 
 _COMMAS = Tables(lambda: [",", ""])  # before a row that is not / is the first of its group
@@ -136,6 +141,40 @@ _COMMAS = Tables(lambda: [",", ""])  # before a row that is not / is the first o
 def join_pieces(pieces: Pieces, n: int) -> pa.Array:
     """Concatenate pieces row by row into one string array of `n` rows (in C where the
     extension is built and no piece holds a null, else by Arrow's kernel: the same text)."""
+    merged = _merged(pieces)
+    if all(isinstance(p, str) for p in merged):
+        return pa.array(["".join(merged)] * n, type=pa.string())  # type: ignore[arg-type]
+    if _rowjoin is not None:
+        args = _c_args(merged, n)
+        if args is not None:
+            try:
+                offsets, data = _rowjoin.join(n, args)
+            except OverflowError:  # beyond int32 offsets: Arrow's kernel says what it does
+                pass
+            else:
+                return pa.StringArray.from_buffers(
+                    n, pa.py_buffer(offsets), pa.py_buffer(data), null_count=0
+                )
+    args = [_arrow_piece(p) for p in merged]
+    if len(args) == 1:
+        return args[0]
+    return JOIN.call([*args, NO_SEPARATOR])
+
+
+def join_bytes(pieces: Pieces, n: int) -> Encoded:
+    """`to_bytes(join_pieces(pieces, n))`, in C straight into one bytes object per row where it
+    can (no string array in between)."""
+    if _rowjoin is not None:
+        merged = _merged(pieces)
+        args = _c_args(merged, n) if not all(isinstance(p, str) for p in merged) else None
+        if args is not None:
+            with contextlib.suppress(OverflowError):
+                return Encoded(_rowjoin.join(n, args, True))
+    return Encoded.of(join_pieces(pieces, n))
+
+
+def _merged(pieces: Pieces) -> Pieces:
+    """The pieces with adjacent literals merged and empty ones left out."""
     merged: Pieces = []
     for piece in pieces:
         if isinstance(piece, str):
@@ -145,16 +184,7 @@ def join_pieces(pieces: Pieces, n: int) -> pa.Array:
                 merged[-1] += piece
                 continue
         merged.append(piece)
-    if all(isinstance(p, str) for p in merged):
-        return pa.array(["".join(merged)] * n, type=pa.string())  # type: ignore[arg-type]
-    if _rowjoin is not None:
-        joined = _join_in_c(merged, n)
-        if joined is not None:
-            return joined
-    args = [_arrow_piece(p) for p in merged]
-    if len(args) == 1:
-        return args[0]
-    return JOIN.call([*args, NO_SEPARATOR])
+    return merged
 
 
 def _arrow_piece(piece: Any) -> Any:
@@ -163,8 +193,8 @@ def _arrow_piece(piece: Any) -> Any:
     return piece.array() if isinstance(piece, Taken | Numbers) else piece
 
 
-def _join_in_c(merged: Pieces, n: int) -> pa.Array | None:
-    """`join_pieces` by `sandbox.world._rowjoin` (None: a piece it does not take, Arrow joins)."""
+def _c_args(merged: Pieces, n: int) -> list[Any] | None:
+    """The pieces as `sandbox.world._rowjoin.join` takes them (None: one it does not take)."""
     args: list[Any] = []
     for piece in merged:
         if isinstance(piece, str):
@@ -186,13 +216,7 @@ def _join_in_c(merged: Pieces, n: int) -> pa.Array | None:
             return None
         _, offsets, data = piece.buffers()
         args.append((offsets, data, piece.offset))
-    try:
-        offsets_bytes, data_bytes = _rowjoin.join(n, args)
-    except OverflowError:  # beyond int32 offsets: Arrow's kernel says what it does there
-        return None
-    return pa.StringArray.from_buffers(
-        n, pa.py_buffer(offsets_bytes), pa.py_buffer(data_bytes), null_count=0
-    )
+    return args
 
 
 def to_bytes(rows: pa.Array) -> list[bytes]:

@@ -15,7 +15,7 @@ import pytest
 
 from sandbox.world import rows
 from sandbox.world.pieces import Numbers, Taken, decimal_text, take_text
-from sandbox.world.rows import join_pieces
+from sandbox.world.rows import join_bytes, join_pieces, to_bytes
 
 TEXTS = ["Zoë", 'q"\\', "tab\t", "", "😀", "x" * 300, "\u2028", "0"]
 
@@ -75,6 +75,9 @@ def test_the_c_join_writes_what_arrow_writes(seed: int) -> None:
     want = _arrow_join(pieces, n)
     assert got.type == pa.string()
     assert got.to_pylist() == want.to_pylist()
+    split = join_bytes(pieces, n)  # one bytes object per row, straight from the pieces
+    assert list(split) == to_bytes(want) and split.exact
+    assert all(type(b) is bytes for b in split)
 
 
 def test_the_c_join_is_the_one_used(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,9 +87,9 @@ def test_the_c_join_is_the_one_used(monkeypatch: pytest.MonkeyPatch) -> None:
 
     class Counting:
         @staticmethod
-        def join(n: int, args: list) -> tuple[bytes, bytes]:
+        def join(n: int, args: list, split: bool = False) -> object:
             calls.append(n)
-            return real(n, args)
+            return real(n, args, split)
 
     monkeypatch.setattr(rows, "_rowjoin", Counting)
     table = pa.array(["a", "bc"], type=pa.string())
@@ -101,8 +104,10 @@ def test_without_the_extension_arrow_joins_the_same(monkeypatch: pytest.MonkeyPa
     rng = random.Random(99)
     pieces = _pieces(rng, 50)
     with_c = join_pieces(pieces, 50).to_pylist()
+    split = list(join_bytes(pieces, 50))
     monkeypatch.setattr(rows, "_rowjoin", None)
     assert join_pieces(pieces, 50).to_pylist() == with_c == _arrow_join(pieces, 50).to_pylist()
+    assert list(join_bytes(pieces, 50)) == split == [t.encode() for t in with_c]
 
 
 def test_a_position_outside_the_table_is_refused_when_looked_up() -> None:
