@@ -8,8 +8,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from tests.warehouse.scenarios import TYPE_ID, Batch
 from warehouse.build import build_warehouse
+from warehouse.macros import MACROS
+from warehouse.models import discover_models
 
 MARCH = (date(2025, 3, 1), date(2025, 3, 31))
 BAR = 7
@@ -180,3 +184,28 @@ def test_windows_and_ranks_at_their_edges(lake, query, tmp_path: Path) -> None:
     # 50.00 - 99.00 + 0.01 -> 0.00; the others keep 50.00 + 0.01
     assert prices[2] == ["0.00"] * 3
     assert all(p == "50.01" for rid, ps in prices.items() if rid != 2 for p in ps)
+
+
+def test_rates_are_listed_by_month_only_for_the_stays_types(lake, tmp_path: Path) -> None:
+    """Each windowed rate is listed under the months of the nights of the stays of its own type
+    and rate type (a refresh's few reservations list their types' rates, not every rate's
+    months: docs/benchmarks.md, session 21), and the prices stay those of the worked example."""
+    other = TYPE_ID + 1  # a type no stay has, with the same rates
+    copies = [{**r, "rate_id": r["rate_id"] + 100, "resource_id": other} for r in RATES]
+    _build(lake, tmp_path, RATES + copies)
+    sql = discover_models()["core.fct_stay_rate_nights"].sql
+    listed = sql.rsplit("select * from final", 1)[0] + (
+        "select accommodation_type_id, count(*) from rate_months group by all order by 1"
+    )
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True)
+    try:
+        for macro in MACROS:
+            con.execute(macro)
+        months = con.execute(listed).fetchall()
+        prices = con.execute(
+            "select count(*) from core.fct_stay_rate_nights where list_price is not null"
+        ).fetchall()
+    finally:
+        con.close()
+    assert [t for t, _ in months] == [TYPE_ID], months
+    assert prices == [(sum(len(stay[3]) for stay in STAYS.values()),)]

@@ -16,12 +16,21 @@ rates as (
     select * from staging.stg_rates
 ),
 
+-- the active rates of the types x rate types the reservations have (the joins below pair a rate
+-- with a stay of its type and rate type only): a refresh's few reservations list their own
+-- types' rates by month, not all 177,000 active rates' (an hour's 2,000 stay nights met 500,000
+-- rate months; docs/benchmarks.md, session 21)
 active_rates as (
     select
-        *,
-        coalesce(quantifier, 'OVERRIDE') as rate_quantifier,
+        rates.*,
+        coalesce(rates.quantifier, 'OVERRIDE') as rate_quantifier,
     from rates
-    where coalesce(rate_status, 1) = 1
+    semi join (
+        select distinct accommodation_type_id, rate_type_id from reservations
+    ) as held
+        on rates.accommodation_type_id = held.accommodation_type_id
+        and rates.rate_type_id = held.rate_type_id
+    where coalesce(rates.rate_status, 1) = 1
 ),
 
 stay_nights as (
