@@ -31,6 +31,7 @@ from warehouse.lake import FileKey, attach_lake, detach_lake
 from warehouse.macros import KPI_WINDOW, MACROS
 from warehouse.models import LAYERS, Model, discover_models, downstream, resolve, upstream
 from warehouse.refused import write_refused_areas
+from warehouse.schedule import build_models
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 LAKE_DIR = "lake"
@@ -121,8 +122,9 @@ def build_warehouse(
             selected = (
                 _select(con, models, only, settings_moved=moved) if incremental else set(models)
             )
-            con.execute("begin transaction")  # one commit for all models: no per-model sync
-            seconds = {q: _build_model(con, m) for q, m in models.items() if q in selected}
+            # the models on a few cursors at once, each committed when built (warehouse.schedule)
+            seconds = build_models(con, models, selected, _build_model, _model_cursor)
+            con.execute("begin transaction")
             results = describe_models(con, models, seconds)
             apply_comments(con, [models[q] for q in results])
             if {"marts.occupancy_daily", "marts.revenue_daily"} <= table_names(con):
@@ -150,6 +152,14 @@ def build_warehouse(
         models=results,
         lake_files=lake_files,
     )
+
+
+def _model_cursor(cursor: duckdb.DuckDBPyConnection) -> None:
+    """What a cursor of the build connection needs of its own to build models: the session's
+    time zone and the temp macros (the settings, catalogs and schemas are the database's)."""
+    cursor.execute("set TimeZone = 'UTC'")
+    for macro in MACROS:
+        cursor.execute(macro)
 
 
 def configure(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
