@@ -21,8 +21,9 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 UV_VERSION := 0.13.9
 NOT_COMPILED := '/(sympy|mpmath|networkx|cfnlint|pip|setuptools|pyiceberg|tests)/'
 
-# The C extension (assets/_columns.c) is built by the install; a change to it reinstalls.
-$(STAMP): pyproject.toml assets/_columns.c
+# The C extensions (assets/_columns.c, sandbox/world/_rowjoin.c) are built by the install; a
+# change to one reinstalls.
+$(STAMP): pyproject.toml assets/_columns.c sandbox/world/_rowjoin.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'

@@ -12,7 +12,7 @@ import pyarrow as pa
 from sandbox.world.columns import CentsColumn, ConstColumn, IntColumn, KeyColumn, VocabColumn
 from sandbox.world.pieces import NULL as NULL
 from sandbox.world.pieces import Getter
-from sandbox.world.rows import Encoded, RowPlan, to_bytes
+from sandbox.world.rows import RowPlan, join_bytes
 from sandbox.world.time_columns import DateColumn, DatetimeColumn
 
 Record = dict[str, Any]
@@ -233,16 +233,23 @@ class Block:
             plan = self._plans[close] = RowPlan(self.fields, self.getters, close=close)
         return plan.encode(pos, len(pos), first)
 
+    def json_pieces(self, pos: np.ndarray, *, close: bool = True) -> list[Any]:
+        """The pieces `encode_json` joins (`RowPlan.pieces`), for a caller that joins more."""
+        plan = self._plans.get(close)
+        if plan is None:
+            plan = self._plans[close] = RowPlan(self.fields, self.getters, close=close)
+        return plan.pieces(pos, len(pos))
+
     def encode(self, pos: np.ndarray) -> Sequence[bytes]:
         """`[orjson.dumps(r) for r in self.render(pos)]`, from the columns (thawed records from
         the overlay): an `Encoded` batch, or a list when some are thawed."""
         if not len(pos):
             return []
-        rows = self.encode_json(pos)
+        out = join_bytes(self.json_pieces(pos), len(pos))
         thawed = self.in_overlay(pos)
         if thawed is None:
-            return Encoded.of(rows)
-        out = to_bytes(rows)
+            return out
+        out = list(out)  # not `Encoded`: orjson's bytes below are not sized to their content
         overlay = self.overlay
         for i in np.flatnonzero(thawed).tolist():
             out[i] = orjson.dumps(overlay[int(pos[i])])

@@ -43,6 +43,7 @@ from sandbox.world.pieces import (
     NULL,
     SMALL_RANGE,
     Getter,
+    Numbers,
     Pieces,
     Tables,
     cents_pieces,
@@ -336,6 +337,8 @@ class TaggedNumberColumn:
                 take_text(DIGITS4_CLOSE.get("", suffix), lo),
             ]
         digits = decimal_text(numbers)
+        if isinstance(digits, Numbers) and (self.width > 1 or null.any()):
+            digits = digits.array()  # Arrow's kernels below take an array
         if self.width > 1:
             digits = pc.utf8_lpad(digits, self.width, "0")
         closing = '"' + suffix

@@ -11,8 +11,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-Piece = str | pa.Array
-Pieces = list[Piece]
+Piece = "str | pa.Array | Taken | Numbers"
+Pieces = list[Any]
 Getter = Callable[[Any, int], list[Any]]  # (slice or int array of positions, count) -> values
 NULL = -(2**31)  # null marker of int columns
 EXACT_CENTS = 10**15  # below this, c / 100 prints as the exact decimal (see module docstring)
@@ -44,12 +44,53 @@ def json_inner(text: str) -> str:
     return dumps_text(text)[1:-1]
 
 
-def take_text(table: pa.Array, index: np.ndarray) -> pa.Array:
-    """`table[index]` (an array of positions, bounds-checked: ArrowIndexError)."""
-    return TAKE.call([table, pa.array(index, type=pa.int64())])
+class Taken:
+    """`table[index]`, not copied yet: the row join (`sandbox.world.rows.join_pieces`) reads
+    each row's text straight from the table; `array()` is Arrow's take of it."""
+
+    __slots__ = ("index", "table")
+
+    def __init__(self, table: pa.Array, index: np.ndarray) -> None:
+        self.table = table
+        self.index = index
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def array(self) -> pa.Array:
+        return TAKE.call([self.table, pa.array(self.index, type=pa.int64())])
 
 
-def decimal_text(values: np.ndarray) -> pa.Array:
+def take_text(table: pa.Array, index: np.ndarray) -> Taken:
+    """`table[index]` (an array of positions, bounds-checked now: ArrowIndexError), as a piece
+    that the row join reads from the table (`Taken`)."""
+    at = np.ascontiguousarray(index, dtype=np.int64)
+    if len(at) and (int(at.min()) < 0 or int(at.max()) >= len(table)):
+        raise pa.ArrowIndexError(f"index out of bounds for a table of {len(table)} texts")
+    return Taken(table, at)
+
+
+class Numbers:
+    """Integers as decimal text, not written yet: the row join writes them (`array()`:
+    Arrow's cast, the same text)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def array(self) -> pa.Array:
+        return CAST.call([pa.array(self.values)], TO_STRING)
+
+
+def decimal_text(values: np.ndarray) -> Numbers | pa.Array:
+    """The decimal text of integers (Arrow's cast of other values)."""
+    kind, size = values.dtype.kind, values.dtype.itemsize
+    if kind == "i" or (kind == "u" and size < 8):
+        return Numbers(np.ascontiguousarray(values, dtype=np.int64))
     return CAST.call([pa.array(values)], TO_STRING)
 
 

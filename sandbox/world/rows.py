@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+
+try:  # built by the install (pyproject.toml); optional, as Arrow's join gives the same text
+    from sandbox.world import _rowjoin
+except ImportError:  # pragma: no cover - a machine without a C compiler
+    _rowjoin = None
 
 from sandbox.world.columns import ConstColumn, FusedVocab, Lookup, LookupRun, VocabColumn
 from sandbox.world.pieces import (
@@ -14,8 +20,10 @@ from sandbox.world.pieces import (
     MAX_COMBINATIONS,
     NO_SEPARATOR,
     Getter,
+    Numbers,
     Pieces,
     Tables,
+    Taken,
     dumps_text,
     folds,
     json_pieces,
@@ -109,6 +117,10 @@ class RowPlan:
     def encode(self, idx: Any, n: int, first: np.ndarray | None = None) -> pa.Array:
         """The text of the rows at positions `idx` (a string array of `n` rows). With `first`
         (a bool per row), a row that is not first of its group starts with `,`."""
+        return join_pieces(self.pieces(idx, n, first), n)
+
+    def pieces(self, idx: Any, n: int, first: np.ndarray | None = None) -> Pieces:
+        """The pieces that `encode` joins (for a caller that joins them with more)."""
         pieces: Pieces = [self.head]
         for k, (column, prefix, suffix) in enumerate(self.steps):
             if k == 0 and first is not None:
@@ -120,14 +132,49 @@ class RowPlan:
             pieces.extend(json_pieces(column, idx, n, prefix, suffix))
         if not self.steps and first is not None:
             pieces.insert(0, take_text(_COMMAS.get(), first.view(np.int8)))
-        return join_pieces(pieces, n)
+        return pieces
 
 
 _COMMAS = Tables(lambda: [",", ""])  # before a row that is not / is the first of its group
 
 
 def join_pieces(pieces: Pieces, n: int) -> pa.Array:
-    """Concatenate pieces row by row into one string array of `n` rows."""
+    """Concatenate pieces row by row into one string array of `n` rows (in C where the
+    extension is built and no piece holds a null, else by Arrow's kernel: the same text)."""
+    merged = _merged(pieces)
+    if all(isinstance(p, str) for p in merged):
+        return pa.array(["".join(merged)] * n, type=pa.string())  # type: ignore[arg-type]
+    if _rowjoin is not None:
+        args = _c_args(merged, n)
+        if args is not None:
+            try:
+                offsets, data = _rowjoin.join(n, args)
+            except OverflowError:  # beyond int32 offsets: Arrow's kernel says what it does
+                pass
+            else:
+                return pa.StringArray.from_buffers(
+                    n, pa.py_buffer(offsets), pa.py_buffer(data), null_count=0
+                )
+    args = [_arrow_piece(p) for p in merged]
+    if len(args) == 1:
+        return args[0]
+    return JOIN.call([*args, NO_SEPARATOR])
+
+
+def join_bytes(pieces: Pieces, n: int) -> Encoded:
+    """`to_bytes(join_pieces(pieces, n))`, in C straight into one bytes object per row where it
+    can (no string array in between)."""
+    if _rowjoin is not None:
+        merged = _merged(pieces)
+        args = _c_args(merged, n) if not all(isinstance(p, str) for p in merged) else None
+        if args is not None:
+            with contextlib.suppress(OverflowError):
+                return Encoded(_rowjoin.join(n, args, True))
+    return Encoded.of(join_pieces(pieces, n))
+
+
+def _merged(pieces: Pieces) -> Pieces:
+    """The pieces with adjacent literals merged and empty ones left out."""
     merged: Pieces = []
     for piece in pieces:
         if isinstance(piece, str):
@@ -137,12 +184,39 @@ def join_pieces(pieces: Pieces, n: int) -> pa.Array:
                 merged[-1] += piece
                 continue
         merged.append(piece)
-    if not any(isinstance(p, pa.Array) for p in merged):
-        return pa.array(["".join(merged)] * n, type=pa.string())  # type: ignore[arg-type]
-    if len(merged) == 1:
-        return merged[0]  # type: ignore[return-value]
-    args = [scalar_of(p) if isinstance(p, str) else p for p in merged]
-    return JOIN.call([*args, NO_SEPARATOR])
+    return merged
+
+
+def _arrow_piece(piece: Any) -> Any:
+    if isinstance(piece, str):
+        return scalar_of(piece)
+    return piece.array() if isinstance(piece, Taken | Numbers) else piece
+
+
+def _c_args(merged: Pieces, n: int) -> list[Any] | None:
+    """The pieces as `sandbox.world._rowjoin.join` takes them (None: one it does not take)."""
+    args: list[Any] = []
+    for piece in merged:
+        if isinstance(piece, str):
+            args.append(piece.encode())
+            continue
+        if isinstance(piece, Numbers):
+            if len(piece) != n:
+                return None
+            args.append((piece.values,))
+            continue
+        if isinstance(piece, Taken):
+            table = piece.table
+            if table.type != pa.string() or table.null_count or len(piece) != n:
+                return None
+            _, offsets, data = table.buffers()
+            args.append((offsets, data, table.offset, piece.index))
+            continue
+        if piece.type != pa.string() or piece.null_count or len(piece) != n:
+            return None
+        _, offsets, data = piece.buffers()
+        args.append((offsets, data, piece.offset))
+    return args
 
 
 def to_bytes(rows: pa.Array) -> list[bytes]:

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from sandbox.world.block import Block, ChildTable, Record, Section
 from sandbox.world.pieces import NULL as NULL
-from sandbox.world.rows import Encoded, join_pieces, to_bytes
+from sandbox.world.rows import join_bytes
 
 
 class _BlockView:
@@ -188,14 +188,14 @@ class RecordsView(_BlockView, Sequence[Record]):
                 cut = offsets[bounds[k * n_par : (k + 1) * n_par + 1]]
                 texts[s] = pa.StringArray.from_buffers(n_par, pa.py_buffer(cut.tobytes()), data)
         lead = "," if blk.fields else ""
-        pieces: list[Any] = [blk.encode_json(pos[chosen], close=False)]
+        pieces: list[Any] = blk.json_pieces(pos[chosen], close=False)
         for s, (key, *_rest) in enumerate(sections):
             pieces += [("]," if s else lead) + orjson.dumps(key).decode() + ":[", texts[s]]
         pieces.append("]}" if sections else "}")
-        docs = join_pieces(pieces, n_par)
-        if n_par == len(out):  # every record from the columns: one buffer
-            return Encoded.of(docs)
-        for slot, data in zip(slots[chosen].tolist(), to_bytes(docs), strict=True):
+        docs = join_bytes(pieces, n_par)
+        if n_par == len(out):  # every record from the columns
+            return docs
+        for slot, data in zip(slots[chosen].tolist(), docs, strict=True):
             out[slot] = data
         return out
 
