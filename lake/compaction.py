@@ -28,6 +28,7 @@ from lake.parts import (
     FOLDED,
     PART,
     SUPERSEDES_KEY,
+    dictionary_columns,
     file_id,
     fsync,
     new_batch_id,
@@ -78,7 +79,10 @@ def compact(lake: Lake, table: str, *, min_files: int = 2) -> CompactionResult:
     tmp = folder / f"{batch_id}-00000.parquet.tmp"
     final = folder / f"{batch_id}-00000.parquet"
     rows = 0
-    with connect() as con, pq.ParquetWriter(tmp, schema) as out:
+    with (
+        connect() as con,
+        pq.ParquetWriter(tmp, schema, use_dictionary=dictionary_columns(schema)) as out,
+    ):
         if sql is not None:
             reader = con.sql(f"select * from {sql}", params=params).to_arrow_reader(100_000)
             for batch in reader:
@@ -173,7 +177,9 @@ def compact_quarantine(
         ).to_arrow_reader(100_000)
         rows = 0
         try:
-            with pq.ParquetWriter(tmp, QUARANTINE_SCHEMA) as out:
+            with pq.ParquetWriter(
+                tmp, QUARANTINE_SCHEMA, use_dictionary=dictionary_columns(QUARANTINE_SCHEMA)
+            ) as out:
                 for batch in reader:
                     data = pa.Table.from_batches([batch]).cast(QUARANTINE_SCHEMA)
                     out.write_table(data)

@@ -23,11 +23,34 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 DEFAULT_FLUSH_ROWS = 50_000
+# Buffered tables (pages) averaging fewer rows than this are copied into one chunk a column
+# before the write: Parquet's writer costs per chunk, and 50,000 rows in pages of 100 took ~1.3x
+# the CPU of the same rows in one chunk; at ~1,000 rows a page the copy no longer pays
+# (docs/benchmarks.md, session 21 lake21).
+SMALL_CHUNK_ROWS = 250
 STALE_TMP_SECONDS = 3600  # temp files older than this belong to a crashed writer
 PART = re.compile(r"^(?P<batch>\d{8}T\d{6}Z-[0-9a-f]{8})-(?P<part>\d{5})\.parquet$")
 # A quarantine file written by compaction; its footer names the files it replaced.
 FOLDED = re.compile(r"^(?P<batch>\d{8}T\d{6}Z-[0-9a-f]{8})-folded\.parquet$")
 SUPERSEDES_KEY = "reservoir.supersedes"
+
+
+def dictionary_columns(schema: pa.Schema) -> list[str]:
+    """The columns a lake part dictionary-encodes: text (Parquet has no dictionary of booleans).
+
+    Dictionary encoding every column (pyarrow's default) costs ~1.5x the CPU of writing a part
+    and shrinks the files little beyond what it does for text: the ids, amounts, dates and
+    timestamps are mostly distinct within a part (docs/benchmarks.md, session 21 lake21: the
+    medium lake's parts 1.31 -> 0.87 CPU s to write, 43.1 -> 44.8 MB). Readers see the same
+    Arrow schema and rows; the encoding is each column chunk's own, in the Parquet footer."""
+    return [
+        f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+    ]
+
+
+def write_part(data: pa.Table, path: Path) -> None:
+    """Write one lake part (or quarantine part) as the lake's readers expect it."""
+    pq.write_table(data, path, use_dictionary=dictionary_columns(data.schema))
 
 
 def new_batch_id(at: datetime | None = None, token: str | None = None) -> str:
@@ -115,10 +138,12 @@ class PartWriter:
         if not self._buffer:
             return
         data = pa.concat_tables(self._buffer).select(self.schema.names).cast(self.schema)
+        if len(self._buffer) * SMALL_CHUNK_ROWS > data.num_rows:
+            data = data.combine_chunks()  # see SMALL_CHUNK_ROWS
         self._buffer, self._buffered = [], 0
         self.folder.mkdir(parents=True, exist_ok=True)
         tmp = self.folder / f"{self.batch_id}-{len(self._pending):05d}.parquet.tmp"
-        pq.write_table(data, tmp)
+        write_part(data, tmp)
         self._pending.append(tmp)
         self.rows += data.num_rows
 
@@ -136,7 +161,7 @@ class PartWriter:
             data = pq.read_table(tmp, schema=self.schema)
             idx = data.schema.get_field_index("_batch_kind")
             data = data.set_column(idx, "_batch_kind", pa.array([kind] * data.num_rows))
-            pq.write_table(data.cast(self.schema), tmp)
+            write_part(data.cast(self.schema), tmp)
         if self.publish is not None:
             if self._pending:
                 for path in self.publish(self):

@@ -37,6 +37,7 @@ from lake.sql import (
     narrowed_current_sql,
     quote_ident,
     recent_tombstones_sql,
+    twice_in_a_batch_sql,
 )
 from lake.tables import TABLES
 
@@ -316,11 +317,16 @@ class Lake:
             ).fetchone()
             passes = max(1, -(-int(rows[0] if rows else 0) // DUPLICATE_PASS_ROWS))
             sql = duplicate_keys_sql(list(spec.key), passes)
+            twice = twice_in_a_batch_sql(list(spec.key), passes)
             found = 0
             for part in range(passes):
                 params: dict[str, Any] = {"files": files}
                 if passes > 1:
                     params["part"] = part
+                # No key twice in one batch (a healthy lake): the pass counts 0 (~20 % cheaper).
+                row = reader.execute(twice, params).fetchone()
+                if not (row and row[0]):
+                    continue
                 row = reader.execute(sql, params).fetchone()
                 found += int(row[0]) if row else 0
         return found
