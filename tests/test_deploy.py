@@ -115,16 +115,19 @@ def test_the_dockerfile_copies_files_that_exist_and_installs_a_declared_extra() 
     assert ".venv" in ignored and "data" in ignored
 
 
-def test_the_image_builds_the_c_extension_where_the_server_imports_it() -> None:
-    """The install builds `assets._columns` (pyproject.toml's ext-modules, optional: where it
-    cannot be built pip still succeeds): the image installs a compiler first, copies the built
-    module beside the sources the gRPC server imports from its working directory, and fails
-    the build when the normaliser would be left on its Python fallback."""
+def test_the_image_builds_the_c_extensions_where_the_server_imports_them() -> None:
+    """The install builds `assets._columns` and `sandbox.world._rowjoin` (pyproject.toml's
+    ext-modules, optional: where they cannot be built pip still succeeds): the image installs a
+    compiler first, copies each built module beside the sources the gRPC server imports from
+    its working directory, and fails the build when the normaliser would be left on its Python
+    fallback."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    (ext,) = project["tool"]["setuptools"]["ext-modules"]
-    assert ext["name"] == "assets._columns" and ext["optional"] is True
-    for source in ext["sources"]:
-        assert (ROOT / source).exists()
+    exts = {e["name"]: e for e in project["tool"]["setuptools"]["ext-modules"]}
+    assert set(exts) == {"assets._columns", "sandbox.world._rowjoin"}
+    for ext in exts.values():
+        assert ext["optional"] is True
+        for source in ext["sources"]:
+            assert (ROOT / source).exists()
     instructions = _dockerfile()
     (install,) = [a for i, a in instructions if i == "RUN" and "pip install" in a]
     steps = [s.strip() for s in install.split("&&")]
@@ -134,6 +137,10 @@ def test_the_image_builds_the_c_extension_where_the_server_imports_it() -> None:
     copy = next(i for i, s in enumerate(steps) if s.startswith("cp ") and "assets._columns" in s)
     check = next(i for i, s in enumerate(steps) if "c.COMPILED" in s)
     assert pip < copy < check
+    rowjoin = next(
+        i for i, s in enumerate(steps) if s.startswith("cp ") and "sandbox.world._rowjoin" in s
+    )
+    assert pip < rowjoin and steps[rowjoin].endswith("sandbox/world/")
     workdir = next(a for i, a in instructions if i == "WORKDIR")
     assert copy and workdir == "/opt/reservoir"
     ignored = (ROOT / ".dockerignore").read_text().split()
