@@ -193,18 +193,22 @@ where _row_rank = 1 and _is_deleted and _extracted_at >= $since
 order by {cols}"""
 
 
+def _twice_sql(key: list[str], passes: int) -> str:
+    """The keys with more than one row in one batch of `$files` (`key` columns and the batch as
+    `b`), in pass `$part` of `passes`."""
+    cols = ", ".join(quote_ident(k) for k in key)
+    only = f"where hash({cols}) % {int(passes)} = $part" if passes > 1 else ""
+    return f"""
+    select {cols}, _batch_id as b from read_parquet($files, union_by_name = true)
+    {only}
+    group by all having count(*) > 1"""
+
+
 def twice_in_a_batch_sql(key: list[str], passes: int = 1) -> str:
     """Whether any key has more than one row in one batch of `$files` (in pass `$part` of
     `passes`, as `duplicate_keys_sql`): where none has (a healthy lake), that pass counts 0 and
     its second read of the files is not needed."""
-    cols = ", ".join(quote_ident(k) for k in key)
-    only = f"where hash({cols}) % {int(passes)} = $part" if passes > 1 else ""
-    return f"""
-select count(*) from (
-    select {cols}, _batch_id from read_parquet($files, union_by_name = true)
-    {only}
-    group by all having count(*) > 1
-)"""
+    return f"select count(*) from ({_twice_sql(key, passes)}\n)"
 
 
 def duplicate_keys_sql(key: list[str], passes: int = 1) -> str:
@@ -217,12 +221,8 @@ def duplicate_keys_sql(key: list[str], passes: int = 1) -> str:
     passes, each holding a share of the keys.
     """
     cols = ", ".join(quote_ident(k) for k in key)
-    only = f"where hash({cols}) % {int(passes)} = $part" if passes > 1 else ""
     return f"""
-with twice as (
-    select {cols}, _batch_id as b from read_parquet($files, union_by_name = true)
-    {only}
-    group by all having count(*) > 1
+with twice as ({_twice_sql(key, passes)}
 ),
 latest as (
     select {cols}, max(_batch_id) as b
