@@ -54,10 +54,12 @@ def add_sums(
     when a sum over either side is null: the caller rebuilds the model whole. Without `rows`
     it keeps no view of the rows it touched (its readers see it changed whole).
 
-    The table is read twice: the touched keys' rows copied out (their sums before), and the
-    delete of those keys; their new rows are computed from the copy and the difference, and
-    are the rows it reports as added (session 22: it read the table four times, the copy, the
-    new sums' join and anti join, the delete, and the added rows again after the insert)."""
+    With `rows` the table is read twice: the touched keys' rows copied out (their sums before),
+    and the delete of those keys; their new rows are computed from the copy and the difference,
+    and are the rows it reports as added (session 22: it read the table four times, the copy,
+    the new sums' join and anti join, the delete, and the added rows again after the insert).
+    Without, it keeps no copy: the new sums' join and anti join read the table, then the
+    delete."""
     assert model.sums is not None
     table = model.relation
     base = f"{model.layer}_{model.name}"
@@ -92,10 +94,14 @@ def add_sums(
     if not count:  # no sum moved: the table is untouched, its readers see it unchanged
         return Added(removed="", added="", changed=None, keys=0)
     touched = f"exists (select 1 from {delta} as d where {_same(keys, 'd', 't')})"
-    # the touched keys' rows as stored (the first read of the table)
-    con.execute(
-        f"create or replace temp table {removed} as select * from {table} as t where {touched}"
-    )
+    # the touched keys' rows as stored (the first read of the table), when its readers are
+    # told them; else the new rows read the table itself (a date's shift touches many keys, and
+    # a copy of them would be one more read: session 22)
+    stored = removed if rows else table
+    if rows:
+        con.execute(
+            f"create or replace temp table {removed} as select * from {table} as t where {touched}"
+        )
     # their new rows, in the table's columns and types: the stored sums plus the difference,
     # a new key its difference alone; a key whose sums all come to 0 is no row (a null sum is
     # none of them)
@@ -111,9 +117,9 @@ def add_sums(
     zero = " and ".join(f"{m} = 0" for m in measures)
     con.execute(
         f"create or replace temp table {added} as select {cast} from ("
-        f"select {both} from {removed} as t join {delta} as d on {_same(keys, 'd', 't')} "
+        f"select {both} from {stored} as t join {delta} as d on {_same(keys, 'd', 't')} "
         f"union all select {fresh} from {delta} as d "
-        f"where not exists (select 1 from {removed} as t where {_same(keys, 'd', 't')})) "
+        f"where not exists (select 1 from {stored} as t where {_same(keys, 'd', 't')})) "
         f"where not coalesce({zero}, false)"
     )
     # the touched keys' rows deleted and inserted anew, not updated: an update makes the

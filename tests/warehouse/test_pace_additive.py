@@ -405,3 +405,38 @@ def test_adding_reads_the_table_twice_and_reports_the_rows_it_wrote(tmp_path: Pa
         == con.execute("describe core.sums").fetchall()
     )
     assert con.execute(f"select count(*) from {done.removed}").fetchone() == (2,)
+
+
+def test_adding_without_rows_copies_none_of_the_table(tmp_path: Path) -> None:
+    """Without `rows` (a date's shift: many keys touched, nobody told them) no touched row is
+    copied out: the new sums read the table itself, then the delete. The same sums."""
+    from warehouse.additive import add_sums
+
+    con = duckdb.connect()
+    con.execute("create schema core")
+    con.execute("create table core.src (id integer, g varchar, v decimal(18, 2))")
+    con.execute("insert into core.src values (1, 'a', 1.10), (2, 'b', 2.20)")
+    sql = "select g, cast(sum(v) as decimal(38, 2)) as total from core.src group by all"
+    con.execute(f"create table core.sums as {sql}")
+    con.execute("create temp table removed as select * from core.src where id = 2")
+    con.execute("delete from core.src where id = 2")
+    con.execute("insert into core.src values (2, 'c', 2.20)")
+    con.execute("create temp table added as select * from core.src where id = 2")
+    seen: list[str] = []
+
+    class Recording:
+        def execute(self, statement: str, *args: Any) -> Any:
+            seen.append(statement)
+            return con.execute(statement, *args)
+
+    done = add_sums(
+        Recording(),  # type: ignore[arg-type]
+        _sums_model(tmp_path, sql),
+        sql.replace("core.src", "removed"),
+        sql.replace("core.src", "added"),
+        rows=False,
+    )
+    assert done is not None and done.keys == 2 and done.changed is None
+    assert not [s for s in seen if "_removed_" in s], seen
+    got = con.execute("select * from core.sums order by all").fetchall()
+    assert got == con.execute(f"{sql} order by all").fetchall()
