@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import json
 import logging
 import os
@@ -28,10 +29,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from sandbox.lifeline import die_with
 from sandbox.settings import SandboxSettings
+
+if TYPE_CHECKING:
+    from sandbox.protocol import World
 
 STARTUP_TIMEOUT = 900.0  # a large world takes ~20 s alone and minutes on a busy machine
 SHUTDOWN_TIMEOUT = 10.0
@@ -177,12 +181,32 @@ def run_sandbox_process(
             _stop(proc)
 
 
+def generated_world(settings: SandboxSettings) -> World:
+    """The child's world, generated without the cyclic garbage collector, then frozen.
+
+    Generation builds millions of objects that live as long as the process. With the collector
+    on, each full collection walks all that exist so far (at large, 12 of them, 5.7 s of wall
+    together on a loaded host, up to 1.5 s each, docs/benchmarks.md "Session 22"); without it
+    the peak memory is the same. Then `gc.freeze()` moves what exists to the permanent
+    generation, which the serving's collections skip (and a forked encode worker's too)."""
+    from sandbox.runner import default_world, profiled
+
+    gc.disable()
+    try:
+        world = profiled(default_world(settings), settings)
+        gc.freeze()
+    finally:
+        gc.enable()
+    return world
+
+
 def _serve_child(fd: int, parent: int) -> None:
     """The child: settings from stdin, serve on the inherited socket until stdin closes."""
     die_with(parent)
     import uvicorn
 
-    from sandbox.runner import _config, default_world, profiled
+    from sandbox.heap import keep_freed_memory
+    from sandbox.runner import _config
     from sandbox.server import create_app
 
     stdin = sys.stdin.buffer
@@ -201,10 +225,11 @@ def _serve_child(fd: int, parent: int) -> None:
         os._exit(0)
 
     threading.Thread(target=watch_parent, name="sandbox-lifeline", daemon=True).start()
-    world = profiled(default_world(settings), settings)
+    world = generated_world(settings)
     app = create_app(world, settings)
     if settings.warm_cache:
         app.state.service.warm_cache()
+    keep_freed_memory()  # pages' buffers are reused, not faulted in again (sandbox/heap.py)
     app.state.service.start_encode_pool(settings.encode_workers)  # forks: before the server
     server = uvicorn.Server(_config(app, settings, "warning"))
     original_startup = server.startup

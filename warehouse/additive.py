@@ -52,13 +52,21 @@ def add_sums(
     """Apply the model's SQL over its input's old rows (`old_sql`) and new rows (`new_sql`) to
     its table as a difference, in the caller's transaction. None, with the table untouched,
     when a sum over either side is null: the caller rebuilds the model whole. Without `rows`
-    it keeps no copy of the rows it touched (its readers see it changed whole)."""
+    it keeps no view of the rows it touched (its readers see it changed whole).
+
+    With `rows` the table is read twice: the touched keys' rows copied out (their sums before),
+    and the delete of those keys; their new rows are computed from the copy and the difference,
+    and are the rows it reports as added (session 22: it read the table four times, the copy,
+    the new sums' join and anti join, the delete, and the added rows again after the insert).
+    Without, it keeps no copy: the new sums' join and anti join read the table, then the
+    delete."""
     assert model.sums is not None
     table = model.relation
     base = f"{model.layer}_{model.name}"
     delta, removed, added = (quote_ident(f"_{p}_{base}") for p in ("sums", "removed", "added"))
     changed = quote_ident(f"_changed_{base}")
-    columns = [r[0] for r in con.execute(f"describe {table}").fetchall()]
+    described = [(str(r[0]), str(r[1])) for r in con.execute(f"describe {table}").fetchall()]
+    columns = [c for c, _ in described]
     keys = [quote_ident(k) for k in model.sums.keys]
     missing = set(model.sums.keys) - set(columns)
     if missing:
@@ -78,40 +86,50 @@ def add_sums(
         f"union all select {listed}, {minus} from ({old_sql})) "
         f"group by all having {null} or {moved}"
     )
-    (nulls,) = con.execute(f"select count(*) from {delta} where _null").fetchone() or (0,)
+    (count, nulls) = con.execute(
+        f"select count(*), count(*) filter (where _null) from {delta}"
+    ).fetchone() or (0, 0)
     if nulls:
         return None
+    if not count:  # no sum moved: the table is untouched, its readers see it unchanged
+        return Added(removed="", added="", changed=None, keys=0)
     touched = f"exists (select 1 from {delta} as d where {_same(keys, 'd', 't')})"
+    # the touched keys' rows as stored (the first read of the table), when its readers are
+    # told them; else the new rows read the table itself (a date's shift touches many keys, and
+    # a copy of them would be one more read: session 22)
+    stored = removed if rows else table
     if rows:
         con.execute(
             f"create or replace temp table {removed} as select * from {table} as t where {touched}"
         )
-    (count,) = con.execute(f"select count(*) from {delta}").fetchone() or (0,)
-    if count:
-        # the touched keys' rows deleted and inserted anew (their sums plus the difference), not
-        # updated: an update makes the checkpoint rewrite each touched row group's columns
-        # whole, a delete+insert writes only the new rows (docs/benchmarks.md, session 20); the
-        # temp table is left to the connection's close, as the walk's others are
-        summed_rows = quote_ident(f"_summed_{base}")
-        both = ", ".join(f"t.{m} + d.{m} as {m}" for m in measures)
-        tk = ", ".join(f"t.{k}" for k in keys)
-        zero = " and ".join(f"{m} = 0" for m in measures)
-        con.execute(
-            f"create or replace temp table {summed_rows} as select {tk}, {both} "
-            f"from {table} as t join {delta} as d on {_same(keys, 'd', 't')} "
-            f"union all select {listed}, {plus} from {delta} as d "
-            f"where not exists (select 1 from {table} as t where {_same(keys, 'd', 't')})"
-        )
-        con.execute(f"delete from {table} as t where {touched}")
-        con.execute(  # a key whose sums all come to 0 is no row (a null sum is none of them)
-            f"insert into {table} ({listed}, {plus}) select {listed}, {plus} "
-            f"from {summed_rows} where not coalesce({zero}, false)"
-        )
+    # their new rows, in the table's columns and types: the stored sums plus the difference,
+    # a new key its difference alone; a key whose sums all come to 0 is no row (a null sum is
+    # none of them)
+    key_names = set(model.sums.keys)
+    both = ", ".join(
+        f"t.{q}" if c in key_names else f"t.{q} + d.{q} as {q}"
+        for c, q in ((c, quote_ident(c)) for c in columns)
+    )
+    fresh = ", ".join(f"d.{quote_ident(c)}" for c in columns)
+    cast = ", ".join(
+        f"cast({quote_ident(c)} as {kind}) as {quote_ident(c)}" for c, kind in described
+    )
+    zero = " and ".join(f"{m} = 0" for m in measures)
+    con.execute(
+        f"create or replace temp table {added} as select {cast} from ("
+        f"select {both} from {stored} as t join {delta} as d on {_same(keys, 'd', 't')} "
+        f"union all select {fresh} from {delta} as d "
+        f"where not exists (select 1 from {stored} as t where {_same(keys, 'd', 't')})) "
+        f"where not coalesce({zero}, false)"
+    )
+    # the touched keys' rows deleted and inserted anew, not updated: an update makes the
+    # checkpoint rewrite each touched row group's columns whole, a delete+insert writes only
+    # the new rows (docs/benchmarks.md, session 20); the temp tables are left to the
+    # connection's close, as the walk's others are
+    con.execute(f"delete from {table} as t where {touched}")  # the second read
+    con.execute(f"insert into {table} select * from {added}")
     if not rows:
         return Added(removed="", added="", changed=None, keys=int(count))
-    con.execute(
-        f"create or replace temp table {added} as select * from {table} as t where {touched}"
-    )
     con.execute(
         f"create or replace temp table {changed} as "
         f"select * from {removed} union all select * from {added}"
@@ -119,7 +137,7 @@ def add_sums(
     return Added(
         removed=f"_removed_{base}",
         added=f"_added_{base}",
-        changed=f"_changed_{base}" if count else None,
+        changed=f"_changed_{base}",
         keys=int(count),
     )
 

@@ -178,14 +178,16 @@ def prepare(
     begin: bool = False,
     tables: set[str] | None = None,
     recorded: Mapping[FileKey, tuple[str, ...]] | None = None,
+    deferred: set[str] | None = None,
 ) -> dict[str, int]:
     """Settings, the lake's catalogs, the macros and the schemas of a build connection;
     returns the lake's file count per table. `begin`: open the transaction before the first
     write to the file (after the lake's in-memory catalogs, which one transaction cannot also
     write). `tables`: the lake tables to give views, `recorded`: the columns of the lake files
-    read before (`warehouse.lake.attach_lake`)."""
+    read before, `deferred`: the current views left to `warehouse.lake.CurrentOnDemand`
+    (`warehouse.lake.attach_lake`)."""
     configure(con, data_dir)
-    lake_files = attach_lake(con, data_dir / LAKE_DIR, tables, recorded)
+    lake_files = attach_lake(con, data_dir / LAKE_DIR, tables, recorded, deferred)
     if begin:
         con.execute("begin transaction")
     for macro in MACROS:

@@ -116,10 +116,13 @@ than it saves says so:
 
 (`core/fct_bill_lines.sql`: sorting 12.7 million bill lines with their texts spilled under the
 build's memory limit and doubled the model's build, 34.6 -> 69.7 CPU s at large, for ~0.15 CPU s
-an hour; docs/benchmarks.md, session 17). It orders the stored rows, not what they are: the
-model's version leaves the line out (`without_storage_order`), so declaring it, or dropping it,
-rebuilds nothing. It needs the `incremental by` form. A model whose readers take it by other
-columns than its key may be stored in their order instead:
+an hour; docs/benchmarks.md, session 17; `core/fct_journal_entries.sql` and
+`marts/rate_availability_daily.sql`, whose rows a build gives clustered by their key anyway: the
+sort cost ~1-1.6 CPU s each at large and the hour's reads the same, session 22). It orders the
+stored rows, not what they are: the model's version leaves the line out
+(`without_storage_order`), so declaring it, or dropping it, rebuilds nothing. It needs the
+`incremental by` form. A model whose readers take it by other columns than its key may be stored
+in their order instead:
 
     -- incremental stored by night_date, accommodation_type_id
 

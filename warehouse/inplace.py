@@ -18,6 +18,7 @@ import shutil
 import time
 from datetime import date
 from pathlib import Path
+from typing import cast
 
 import duckdb
 
@@ -58,7 +59,7 @@ from warehouse.changes import (
     record_build,
     recorded_columns,
 )
-from warehouse.lake import detach_lake, lake_snapshot
+from warehouse.lake import CurrentOnDemand, detach_lake, lake_snapshot
 from warehouse.macros import KPI_WINDOW
 from warehouse.maintain import Maintainer
 from warehouse.maintain_keys import Outcome
@@ -137,12 +138,14 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
                 existing,
                 settings_changed=dated is None or before != (dated.as_of, None, None),
             )
+            deferred: set[str] = set()  # the current views, created as the walk names them
             lake_files = prepare(
                 con,
                 data_dir,
                 begin=True,
                 tables=tables if dated else {*tables, "reservations"},
                 recorded=recorded,
+                deferred=deferred,
             )
             dated = dated or resolve_as_of(con, data_dir, None)
             asof.keep_previous(con)  # the date a header's query may move from
@@ -150,7 +153,7 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
             readers = {q: sum(q in m.deps for m in models.values()) for q in models}
             handed_keys(models)  # a model's reader by other than its key: refused here
             walk = Maintainer(
-                con,
+                cast(duckdb.DuckDBPyConnection, CurrentOnDemand(con, deferred)),
                 lake=changes,
                 settings_changed=_settings(con) != before,
                 versions=versions,

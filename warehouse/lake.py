@@ -7,6 +7,7 @@ connection, so the published warehouse never depends on lake paths.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -192,11 +193,13 @@ def attach_lake(
     lake_dir: Path,
     tables: set[str] | None = None,
     recorded: Mapping[FileKey, tuple[str, ...]] | None = None,
+    deferred: set[str] | None = None,
 ) -> dict[str, int]:
     """Create the `lake` and `lake_current` catalogs; return the file count per table.
     `tables`: the views to create (with their parents'), default every table's: a refresh
     names those its changed models read (each view costs ~4 ms, reading its files' footers).
-    `recorded`: the columns of the files read before (`raw_view_sql`)."""
+    `recorded`: the columns of the files read before (`raw_view_sql`). `deferred`: the
+    `lake_current` views are not created but added to it, for `CurrentOnDemand`."""
     con.execute(f"attach ':memory:' as {LAKE_CATALOG}")
     con.execute(f"attach ':memory:' as {CURRENT_CATALOG}")
     wanted = set(TABLES) if tables is None else with_parents(tables)
@@ -208,8 +211,57 @@ def attach_lake(
             continue
         name = quote_ident(table)
         con.execute(f"create view {LAKE_CATALOG}.{name} as {raw_view_sql(table, files, recorded)}")
+        if deferred is not None:
+            deferred.add(table)
+            continue
         con.execute(f"create view {CURRENT_CATALOG}.{name} as {current_view_sql(table)}")
     return counts
+
+
+# a `lake_current` view named in a statement (as the models name it, or quoted)
+_CURRENT_NAMED = re.compile(rf'\b{CURRENT_CATALOG}\.(?:"([a-z_][a-z0-9_]*)"|([a-z_][a-z0-9_]*)\b)')
+
+
+class CurrentOnDemand:
+    """A refresh's connection that creates each deferred `lake_current` view (`attach_lake`)
+    just before the first statement naming it, with the views it names first (a child's current
+    state reads its parent's). An hour's refresh created 16 current views and read 6: the
+    others' models read their lake rows narrowed to the affected keys (`narrowed_current_sql`),
+    and a view's creation binds its query (~2-4 ms of CPU each; docs/benchmarks.md, session 22).
+    The transaction writes the warehouse's file, and one transaction writes one database: such
+    a view is a temp view (`_lake_current_<table>`), and the statements naming
+    `lake_current.<table>` name it instead. Everything else is the connection's own."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, deferred: set[str]) -> None:
+        self._con = con
+        self._deferred = deferred
+        self._created: set[str] = set()
+
+    def execute(self, sql: str, *args: object) -> duckdb.DuckDBPyConnection:
+        if self._deferred or self._created:
+            sql = self._named(sql)
+        return self._con.execute(sql, *args)
+
+    def _named(self, sql: str) -> str:
+        """`sql` naming the temp views of the current views it names, created first."""
+
+        def swap(found: re.Match[str]) -> str:
+            table = found.group(1) or found.group(2)
+            if table in self._deferred:
+                self._deferred.discard(table)
+                view = self._named(current_view_sql(table))
+                self._con.execute(f"create temp view {_temp_view(table)} as {view}")
+                self._created.add(table)
+            return _temp_view(table) if table in self._created else found.group(0)
+
+        return _CURRENT_NAMED.sub(swap, sql)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._con, name)
+
+
+def _temp_view(table: str) -> str:
+    return f"temp.main.{quote_ident(f'_lake_current_{table}')}"
 
 
 def detach_lake(con: duckdb.DuckDBPyConnection) -> None:

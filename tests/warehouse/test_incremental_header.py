@@ -152,7 +152,13 @@ def test_a_model_by_key_stored_as_built_is_not_sorted_and_keeps_its_version(
     stored = [
         q for q, m in discover_models().items() if m.incremental and m.incremental.stored_as_built
     ]
-    assert stored == ["core.fct_bill_lines"]
+    # the bill lines (their sort spilled); the journal entries and rate availability, whose
+    # rows come out of a build clustered by their key anyway (docs/benchmarks.md, session 22)
+    assert stored == [
+        "core.fct_bill_lines",
+        "core.fct_journal_entries",
+        "marts.rate_availability_daily",
+    ]
 
 
 def test_a_model_by_key_stored_by_other_columns_orders_by_them_and_keeps_its_version(

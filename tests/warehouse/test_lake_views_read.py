@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 import warehouse.build
+import warehouse.inplace
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import Batch
 from tests.warehouse.test_inplace import AS_OF, _differences_from_a_whole_rebuild, _first_state_copy
@@ -67,8 +68,9 @@ def test_a_refresh_creates_the_views_its_changed_models_read(
         lake_dir: Path,
         tables: set[str] | None = None,
         recorded: object = None,
+        deferred: set[str] | None = None,
     ):
-        counts = attach(con, lake_dir, tables, recorded)  # type: ignore[arg-type]
+        counts = attach(con, lake_dir, tables, recorded, deferred)  # type: ignore[arg-type]
         views = con.execute(
             "select view_name from duckdb_views() where database_name = 'lake'"
         ).fetchall()
@@ -84,5 +86,47 @@ def test_a_refresh_creates_the_views_its_changed_models_read(
     assert not views & {"allotments", "journal_entries", "customers", "offers"}
     # every table's files still counted
     assert len(result.lake_files) > len(views)
+    monkeypatch.undo()
+    assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
+
+
+def test_a_refresh_creates_a_current_view_only_when_a_statement_names_it(
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `lake_current` views of the tables read are created as the walk first names them
+    (`warehouse.lake.CurrentOnDemand`), as temp views (the transaction writes the warehouse's
+    file, and one transaction writes one database): a reservation's change reads the bill lines,
+    the reserved resources and the subjects narrowed to its keys, so their current views are
+    never created. Each one created is named by a later statement. Equal to a whole rebuild."""
+    _first_state_copy(first_state, lake, tmp_path)
+    Batch().reservation(2, "2025-01-02", "2025-01-07", unit_id=2).flush(lake)
+    run: list[str] = []
+    connect = duckdb.connect
+
+    class Recording:
+        def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+            self._con = con
+
+        def execute(self, sql: str, *args: object) -> object:
+            run.append(sql)
+            return self._con.execute(sql, *args)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._con, name)
+
+    monkeypatch.setattr(
+        warehouse.inplace.duckdb, "connect", lambda *a, **k: Recording(connect(*a, **k))
+    )
+    result = update_warehouse(tmp_path, as_of=AS_OF)
+    assert result.refreshed.get("core.fct_bill_lines") == "keys", result.refreshed
+    assert not [s for s in run if s.startswith("create view lake_current.")]
+    made = [
+        s.split('"')[1] for s in run if s.startswith('create temp view temp.main."_lake_current_')
+    ]
+    views = {m.removeprefix("_lake_current_") for m in made}
+    assert not views & {"bill_lines", "reserved_resources", "reservation_subjects"}, views
+    for name in made:
+        at = next(i for i, s in enumerate(run) if name in s)
+        assert any(name in s for s in run[at + 1 :]), name
     monkeypatch.undo()
     assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -355,3 +356,87 @@ def test_a_declined_sum_is_rebuilt_whole_in_the_refresh(
     assert result.refreshed[CELLS] == "whole", result.refreshed
 
     _assert_equals_a_whole_rebuild(tmp_path)
+
+
+def test_adding_reads_the_table_twice_and_reports_the_rows_it_wrote(tmp_path: Path) -> None:
+    """The touched keys' rows are read once (copied out: the old sums, the removed rows) and
+    once more by the delete; their new rows come from the copy and the difference, and are the
+    added rows as inserted (session 22: four reads of the table before). The same sums as the
+    model's SQL over the new rows."""
+    from warehouse.additive import add_sums
+
+    con = duckdb.connect()
+    con.execute("create schema core")
+    con.execute("create table core.src (id integer, g varchar, v decimal(18, 2))")
+    con.execute("insert into core.src values (1, 'a', 1.10), (2, 'a', 2.20), (3, 'b', 0.01)")
+    sql = "select g, count(*) as n, cast(sum(v) as decimal(38, 2)) as total from core.src group by all"
+    con.execute(f"create table core.sums as {sql}")
+    con.execute("create temp table removed as select * from core.src where id in (1, 3)")
+    con.execute("delete from core.src where id in (1, 3)")
+    con.execute("insert into core.src values (1, 'a', 1.15), (4, 'c', 9.99)")
+    con.execute("create temp table added as select * from core.src where id in (1, 4)")
+    seen: list[str] = []
+
+    class Recording:
+        def execute(self, statement: str, *args: Any) -> Any:
+            seen.append(statement)
+            return con.execute(statement, *args)
+
+    done = add_sums(
+        Recording(),  # type: ignore[arg-type]
+        _sums_model(tmp_path, sql),
+        sql.replace("core.src", "removed"),
+        sql.replace("core.src", "added"),
+    )
+    assert done is not None and done.keys == 3  # a moved, b gone, c new
+    table = '"core"."sums"'
+    reads = [s for s in seen if table in s and not s.startswith(("describe", "insert"))]
+    assert len(reads) == 2 and reads[1].startswith("delete from"), reads
+    assert all(s.count(table) == 1 for s in reads), reads
+    got = con.execute("select * from core.sums order by all").fetchall()
+    assert got == con.execute(f"{sql} order by all").fetchall()
+    # the added rows are the table's rows of the touched keys now, in its columns and types
+    assert con.execute(f"select * from {done.added} order by all").fetchall() == [
+        ("a", 2, Decimal("3.35")),
+        ("c", 1, Decimal("9.99")),
+    ]
+    assert (
+        con.execute(f"describe {done.added}").fetchall()
+        == con.execute("describe core.sums").fetchall()
+    )
+    assert con.execute(f"select count(*) from {done.removed}").fetchone() == (2,)
+
+
+def test_adding_without_rows_copies_none_of_the_table(tmp_path: Path) -> None:
+    """Without `rows` (a date's shift: many keys touched, nobody told them) no touched row is
+    copied out: the new sums read the table itself, then the delete. The same sums."""
+    from warehouse.additive import add_sums
+
+    con = duckdb.connect()
+    con.execute("create schema core")
+    con.execute("create table core.src (id integer, g varchar, v decimal(18, 2))")
+    con.execute("insert into core.src values (1, 'a', 1.10), (2, 'b', 2.20)")
+    sql = "select g, cast(sum(v) as decimal(38, 2)) as total from core.src group by all"
+    con.execute(f"create table core.sums as {sql}")
+    con.execute("create temp table removed as select * from core.src where id = 2")
+    con.execute("delete from core.src where id = 2")
+    con.execute("insert into core.src values (2, 'c', 2.20)")
+    con.execute("create temp table added as select * from core.src where id = 2")
+    seen: list[str] = []
+
+    class Recording:
+        def execute(self, statement: str, *args: Any) -> Any:
+            seen.append(statement)
+            return con.execute(statement, *args)
+
+    done = add_sums(
+        Recording(),  # type: ignore[arg-type]
+        _sums_model(tmp_path, sql),
+        sql.replace("core.src", "removed"),
+        sql.replace("core.src", "added"),
+        rows=False,
+    )
+    assert done is not None and done.keys == 2 and done.changed is None
+    assert not [s for s in seen if "_removed_" in s], seen
+    got = con.execute("select * from core.sums order by all").fetchall()
+    assert got == con.execute(f"{sql} order by all").fetchall()

@@ -2,6 +2,7 @@
 -- incremental by journal_report_id from lake.journal_reports: journal_report_id
 -- incremental by journal_report_id from staging.stg_journal_reports: journal_report_id
 -- incremental narrows its inputs
+-- incremental stored as built
 -- Journal entries with their report's company and currency; net amounts are credit - debit,
 -- and revenue ledgers are those starting with 8. The cancellation compensation a cancelled
 -- booking retains (bill line 190) has a revenue ledger of its own, 8300 (docs/contracts.md).

@@ -1,4 +1,5 @@
 -- incremental by reservation_id
+-- incremental changes every affected key
 -- Every observed version of every reservation, from all lake batches (not just the current
 -- one): consecutive observations that change nothing tracked are collapsed. valid_from is the
 -- service's modifiedDate (extraction time for tombstones), valid_to the next version's

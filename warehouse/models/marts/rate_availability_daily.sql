@@ -6,6 +6,7 @@
 -- incremental by date_day, accommodation_type_id from core.dim_dates: select c.date_day, t.accommodation_type_id from changed_rows as c cross join (select accommodation_type_id from core.dim_units union select accommodation_type_id from core.fct_stay_nights union select accommodation_type_id from core.fct_rate_nights union select accommodation_type_id from marts.rate_availability_daily) as t
 -- incremental by date_day, accommodation_type_id from core.dim_accommodation_types: select r.date_day, r.accommodation_type_id from marts.rate_availability_daily as r where r.accommodation_type_id in (select c.accommodation_type_id from changed_rows as c group by c.accommodation_type_id having count(*) <> 2 or count(distinct row(c.location_id)) <> 1)
 -- incremental narrows its inputs
+-- incremental stored as built
 -- incremental narrows core.fct_availability: select a.* from core.fct_availability as a semi join affected_keys as k on k.date_day = a.arrival_date and k.accommodation_type_id = a.accommodation_type_id
 -- incremental narrows core.dim_dates: date_day in (select date_day from affected_keys)
 -- List price vs realised ADR per night x accommodation type x rate type x currency: the list
