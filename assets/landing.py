@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -36,7 +37,7 @@ from assets.lastgood import keep_last_good, keys_of, rows_matching
 from assets.page_queue import PageQueue
 from assets.quarantine import QuarantineRateExceeded, allowed, exceeded_message
 from assets.settings import EVENTS_SOURCE, IngestSettings, Record
-from assets.workers import PageResult
+from assets.workers import PageResult, bytes_table
 from lake.schema import Table
 from lake.store import Lake
 from lake.tables import TABLES
@@ -89,7 +90,6 @@ class Landing:
     ) -> None:
         self.lake, self.spec, self.batch_id, self.kind = lake, spec, batch_id, kind
         self.settings, self.hold = settings, hold
-        self._pages = PageQueue(spec, batch_id, kind, settings, self._apply)
         self.report = LandReport(spec.name, kind)
         self.seen: set[tuple[Any, ...]] = set()  # root keys received (held landings)
         self.buffer: dict[str, list[pa.Table]] = {t.name: [] for t in spec.tables}
@@ -105,6 +105,12 @@ class Landing:
             for t in spec.tables
         }
         self._quarantine = lake.quarantine_writer(spec.table.name, batch_id, settings.flush_rows)
+        # Rows that stream to the lake are written by the normaliser workers, if any, as parts
+        # these writers adopt (`assets.worker_writes`); held rows come here first.
+        folders = None if hold else {name: w.folder for name, w in self._writers.items()}
+        self._pages = PageQueue(
+            spec, batch_id, kind, settings, self._apply, folders=folders, guard=guard_columns(spec)
+        )
         self._unknown: dict[str, Counter[str]] = {t.name: Counter() for t in spec.tables}
         self._reasons: Counter[str] = Counter()
         self._dropped: Counter[str] = Counter()
@@ -135,10 +141,16 @@ class Landing:
         self._pages.finish()
 
     def _apply(self, done: PageResult) -> None:
-        top, result = done
+        top, result, written = done
         report = self.report
         if top is not None:
             report.cursor = top if report.cursor is None or top > report.cursor else report.cursor
+        if written is not None:  # a worker wrote the good rows (`assets.worker_writes`)
+            for name, parts in written.parts.items():
+                for path, rows in parts:
+                    self._writers[name].adopt(Path(path), rows)
+            if written.keys is not None and self.kind == "full":
+                self._root_keys.append(bytes_table(written.keys))
         if result is None:
             return
         report.records += result.records

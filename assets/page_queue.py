@@ -6,19 +6,23 @@ competes for the GIL with the event loop that keeps the requests in flight. An u
 `LazyRecords` page pickles as its bytes; a worker decodes and normalises it and sends back the
 Arrow tables (`assets.workers`). Results are applied in page order, at most
 `INFLIGHT_PER_WORKER` pages per worker in flight, so the lake gets the same rows in the same
-order and files as in-thread normalisation.
+order and files as in-thread normalisation. A landing that streams its rows to the lake
+(`folders` given) has the workers write them as parts themselves (`assets.worker_writes`): the
+same rows, in parts staged by each worker (with one worker, the same parts).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime
+from pathlib import Path
 from typing import NoReturn
 
-from assets import workers
+from assets import worker_writes, workers
 from assets.endpoints import EndpointSpec
 from assets.normalise import Normaliser
 from assets.settings import IngestSettings, Record
@@ -49,7 +53,12 @@ class PageQueue:
         kind: str,
         settings: IngestSettings,
         apply: Callable[[PageResult], None],
+        *,
+        folders: Mapping[str, Path] | None = None,
+        guard: Sequence[str] = (),
     ) -> None:
+        """`folders` (each table's): the workers write the good rows as parts there, and send
+        back the parts (`assets.worker_writes`) and, of a full batch, the `guard` columns."""
         self.spec, self.kind, self._apply = spec, kind, apply
         self.normaliser = Normaliser(
             spec, batch_id=batch_id, batch_kind=kind, include_pii=settings.include_pii
@@ -59,9 +68,20 @@ class PageQueue:
         self._n_workers = (
             workers.worker_count(settings.normalise_workers) if workers.registered(spec) else 0
         )
-        self._job = workers.Job(spec.name, batch_id, kind, settings.include_pii)
-        self._pool: ProcessPoolExecutor | None = None
-        self._inflight: deque[Future[PageResult]] = deque()
+        self._write = folders is not None
+        self._job = workers.Job(
+            spec.name,
+            batch_id,
+            kind,
+            settings.include_pii,
+            folders=tuple((name, str(f)) for name, f in (folders or {}).items()),
+            flush_rows=settings.flush_rows,
+            guard=tuple(guard) if kind == "full" and self._write else (),
+        )
+        self._pool: workers.Pool | None = None
+        self._inflight: deque[tuple[int, Future[PageResult]]] = deque()  # (worker, result)
+        self._writing: set[int] = set()  # workers that may hold rows of this landing
+        self._turn = 0
         self._received = 0  # bytes of undecoded JSON so far
 
     def add(self, page: Sequence[Record], extracted_at: datetime) -> None:
@@ -74,14 +94,27 @@ class PageQueue:
         if self._pool is None:
             self._apply(normalise_page(self.spec, self.normaliser, page, extracted_at))
             return
+        task = worker_writes.land_in_worker if self._write else workers.normalise_in_worker
+        worker = self._pick()
         try:
             self._inflight.append(
-                self._pool.submit(workers.normalise_in_worker, self._job, page, extracted_at)
+                (worker, self._pool.submit_to(worker, task, self._job, page, extracted_at))
             )
         except BrokenProcessPool as exc:
             self._died(exc)
+        if self._write:
+            self._writing.add(worker)
         while len(self._inflight) >= INFLIGHT_PER_WORKER * self._n_workers:
             self._apply_oldest()
+
+    def _pick(self) -> int:
+        """The worker with the fewest pages still being normalised (ties: the next in turn)."""
+        n = self._n_workers
+        busy = [0] * n
+        for worker, pending in self._inflight:
+            busy[worker] += not pending.done()
+        self._turn = min(range(n), key=lambda w: (busy[w], (w - self._turn - 1) % n))
+        return self._turn
 
     def _worker_min_bytes(self) -> int:
         """Undecoded JSON after which the pages go to the worker pool (see DELTA_START_FACTOR)."""
@@ -90,19 +123,39 @@ class PageQueue:
         return WORKER_MIN_BYTES * DELTA_START_FACTOR
 
     def finish(self) -> None:
-        """Apply the pages still in the worker pool."""
+        """Apply the pages still in the worker pool; workers that write the rows write what
+        they still buffer, and their last parts are applied too."""
+        while self._inflight:
+            self._apply_oldest()
+        writing, self._writing = sorted(self._writing), set()
+        if not writing or self._pool is None:
+            return
+        for worker in writing:
+            try:
+                flushed = self._pool.submit_to(worker, worker_writes.flush_in_worker, self._job)
+            except BrokenProcessPool as exc:
+                self._died(exc)
+            self._inflight.append((worker, flushed))
         while self._inflight:
             self._apply_oldest()
 
     def cancel(self) -> None:
-        """Drop the pages still in the worker pool."""
-        for pending in self._inflight:
+        """Drop the pages still in the worker pool, and what workers buffer and staged of them."""
+        for _, pending in self._inflight:
             pending.cancel()
         self._inflight.clear()
+        writing, self._writing = sorted(self._writing), set()
+        drops = []
+        for worker in writing if self._pool is not None else []:
+            with contextlib.suppress(RuntimeError):  # a broken or discarded pool
+                drops.append(self._pool.submit_to(worker, worker_writes.drop_in_worker, self._job))
+        for drop in drops:  # before the landing deletes its own parts and returns
+            with contextlib.suppress(Exception):
+                drop.result()
 
     def _apply_oldest(self) -> None:
         try:
-            done = self._inflight.popleft().result()
+            done = self._inflight.popleft()[1].result()
         except BrokenProcessPool as exc:
             self._died(exc)
         self._apply(done)

@@ -1,10 +1,13 @@
 """Worker processes that decode and normalise pages for `assets.extract.run_spec`.
 
 One pool per process, started on first need and reused by later specs and runs
-(`shared_pool`). A worker gets a `Job` (which spec, batch and PII setting) and a page, which
-arrives undecoded when it is `LazyRecords` (it pickles as its bytes), and returns a `PageResult`
-(`normalise_page`: the same function the run's own thread uses, so both paths behave alike).
-Its Arrow tables cross back as Arrow IPC streams (`Shipped`), not pickled table by table.
+(`shared_pool`): one single-process executor per worker (`Pool`), so that work can be sent to
+the very worker that holds a landing's rows. A worker gets a `Job` (which spec, batch and PII
+setting) and a page, which arrives undecoded when it is `LazyRecords` (it pickles as its bytes),
+and returns a `PageResult` (`normalise_page`: the same function the run's own thread uses, so
+both paths behave alike). Its Arrow tables cross back as Arrow IPC streams (`Shipped`), not
+pickled table by table; or, for a landing that streams its rows to the lake, the worker writes
+them as parts itself and sends back only the part files (`assets.worker_writes`).
 Specs hold callables and do not pickle: a worker looks its spec up by name (`SPECS_BY_NAME`), so
 only registered specs are sent to the pool (`registered`).
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import functools
+import itertools
 import logging
 import multiprocessing
 import os
@@ -27,8 +31,8 @@ import select
 import threading
 import time
 import traceback
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -73,13 +77,24 @@ def worker_count(setting: int | None) -> int:
     return setting
 
 
+class Written(NamedTuple):
+    """What a worker that writes a landing's rows itself sends back instead of its tables: the
+    parts it staged (table -> (temp file, rows); none until a part fills) and, for a full
+    batch's removal guard, the root rows' guard columns (an Arrow IPC stream)."""
+
+    parts: dict[str, list[tuple[str, int]]]
+    keys: bytes | None = None
+
+
 class PageResult(NamedTuple):
     """One page as the asset thread applies it: the page's cursor candidate (the largest
     integer `cursor_field`, before `record_filter`) and its normalised tables (None when the
-    filter left no record)."""
+    filter left no record); `written`: the parts a worker wrote of them (then `normalised`
+    holds no good rows: they are in those parts)."""
 
     cursor: int | None
     normalised: Normalised | None
+    written: Written | None = None
 
 
 def normalise_page(
@@ -110,21 +125,27 @@ def registered(spec: EndpointSpec) -> bool:
 
 
 class Job(NamedTuple):
-    """What a worker needs besides the page to normalise it as `run_spec` would."""
+    """What a worker needs besides the page to normalise it as `run_spec` would; and, when it
+    writes the rows itself (`assets.worker_writes`), each table's folder, the part size and the
+    guard columns of a full batch."""
 
     spec: str
     batch_id: str
     batch_kind: str
     include_pii: bool
+    folders: tuple[tuple[str, str], ...] = ()  # (table, folder): the worker writes the parts
+    flush_rows: int = 0
+    guard: tuple[str, ...] = ()
+
+
+def worker_normaliser(job: Job) -> Normaliser:
+    return _normaliser(job.spec, job.batch_id, job.batch_kind, job.include_pii)
 
 
 @functools.lru_cache(maxsize=16)
-def worker_normaliser(job: Job) -> Normaliser:
+def _normaliser(spec: str, batch_id: str, batch_kind: str, include_pii: bool) -> Normaliser:
     return Normaliser(
-        SPECS_BY_NAME[job.spec],
-        batch_id=job.batch_id,
-        batch_kind=job.batch_kind,
-        include_pii=job.include_pii,
+        SPECS_BY_NAME[spec], batch_id=batch_id, batch_kind=batch_kind, include_pii=include_pii
     )
 
 
@@ -176,7 +197,18 @@ def shipped(result: PageResult) -> PageResult:
     if result.normalised is None:
         return result
     fields = {f.name: getattr(result.normalised, f.name) for f in dataclasses.fields(Normalised)}
-    return PageResult(result.cursor, Shipped(**fields))
+    return PageResult(result.cursor, Shipped(**fields), result.written)
+
+
+def table_bytes(table: pa.Table) -> bytes:
+    """A table as an Arrow IPC stream (`bytes_table` reads it back)."""
+    ipc = _to_ipc(table)
+    assert isinstance(ipc, _Ipc)
+    return ipc.stream
+
+
+def bytes_table(stream: bytes) -> pa.Table:
+    return pa.ipc.open_stream(stream).read_all()
 
 
 def normalise_in_worker(job: Job, page: Sequence[Record], extracted_at: datetime) -> PageResult:
@@ -186,18 +218,54 @@ def normalise_in_worker(job: Job, page: Sequence[Record], extracted_at: datetime
         spec = SPECS_BY_NAME[job.spec]
         return shipped(normalise_page(spec, worker_normaliser(job), page, extracted_at))
     except Exception as exc:
-        try:  # the error travels back pickled; one that cannot would break the whole pool
-            pickle.loads(pickle.dumps(exc))
-        except Exception:
-            detail = "".join(traceback.format_exception(exc)).rstrip()
-            raise NormaliseWorkerError(
-                f"{type(exc).__name__}: {exc} (in a normaliser worker)\n{detail}"
-            ) from None
+        check_sendable(exc)
         raise
 
 
+def check_sendable(exc: Exception) -> None:
+    """In a worker: raise `NormaliseWorkerError` (as text) for an error that cannot travel back
+    pickled; one that cannot would break the whole pool."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        detail = "".join(traceback.format_exception(exc)).rstrip()
+        raise NormaliseWorkerError(
+            f"{type(exc).__name__}: {exc} (in a normaliser worker)\n{detail}"
+        ) from None
+
+
+class Pool:
+    """Worker processes, each an executor of its own: `submit_to` sends work to one of them
+    (work sent to one worker runs in the order it was sent), `submit` to the next in turn."""
+
+    def __init__(self, workers: int) -> None:
+        self.executors = [
+            ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context(START_METHOD),
+                initializer=follow_parent,
+                initargs=(os.getpid(),),
+            )
+            for _ in range(workers)
+        ]
+        self._turn = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self.executors)
+
+    def submit_to(self, worker: int, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
+        return self.executors[worker].submit(fn, *args)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
+        return self.submit_to(next(self._turn) % len(self.executors), fn, *args)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        for executor in self.executors:
+            executor.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
 _pool_lock = threading.Lock()
-_pool: ProcessPoolExecutor | None = None
+_pool: Pool | None = None
 _pool_size = 0
 _exit_hook = False
 
@@ -207,7 +275,7 @@ def pool_running() -> bool:
     return _pool is not None
 
 
-def shared_pool(workers: int) -> ProcessPoolExecutor:
+def shared_pool(workers: int) -> Pool:
     """This process's worker pool (created on first need, replaced when the size changes)."""
     global _pool, _pool_size, _exit_hook
     with _pool_lock:
@@ -217,12 +285,7 @@ def shared_pool(workers: int) -> ProcessPoolExecutor:
             if not _exit_hook:
                 atexit.register(shutdown_pool)
                 _exit_hook = True
-            _pool = ProcessPoolExecutor(
-                max_workers=workers,
-                mp_context=multiprocessing.get_context(START_METHOD),
-                initializer=follow_parent,
-                initargs=(os.getpid(),),
-            )
+            _pool = Pool(workers)
             _pool_size = workers
             log.info("normalising pages in %d worker process(es)", workers)
         return _pool
@@ -257,7 +320,7 @@ def follow_parent(pid: int) -> None:
     threading.Thread(target=watch, name="follow-run-process", daemon=True).start()
 
 
-def discard_pool(pool: ProcessPoolExecutor | None) -> None:
+def discard_pool(pool: Pool | None) -> None:
     """Forget a broken pool so the next spec or run starts a new one."""
     global _pool, _pool_size
     with _pool_lock:

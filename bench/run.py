@@ -6,7 +6,8 @@
 Runs `reservoir run -q --mode full --scale <scale>` on an empty data directory (the sandbox in its
 own process, as the command starts it) and samples the command's process tree every
 `--interval` seconds from /proc: each process's peak RSS (`VmHWM`, and the second of the run it
-was reached, to a sample) and CPU seconds (user + system), labelled pipeline, sandbox,
+was reached, to a sample) and CPU seconds (user + system; the pipeline's also within each step,
+to a sample), labelled pipeline, sandbox,
 normaliser worker or warehouse build (a large lake's build runs in a child process,
 `pipelines/build_process.py`). From the run itself: the summary's rows
 and requests per table, and from the Dagster instance the seconds of each step (the lake's
@@ -98,21 +99,21 @@ def _parse_summary(out: str) -> dict[str, Any]:
     return {"tables": tables, "total": total, "models": int(models[1]) if models else None}
 
 
-def _from_instance(data_dir: Path) -> tuple[dict[str, float], dict[str, float]]:
-    """Seconds of each step of the last run in the data directory's Dagster instance, and the
-    build seconds of each warehouse model it materialised."""
+def _from_instance(
+    data_dir: Path,
+) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[float, float]]]:
+    """Seconds of each step of the last run in the data directory's Dagster instance, the
+    build seconds of each warehouse model it materialised, and each step's (start, end) time."""
     os.environ["DAGSTER_HOME"] = str(data_dir / "dagster_home")
     import dagster as dg
 
     instance = dg.DagsterInstance.get()
     runs = instance.get_runs(limit=1)
     if not runs:
-        return {}, {}
-    steps = {
-        s.step_key: round((s.end_time or 0) - (s.start_time or 0), 1)
-        for s in instance.get_run_step_stats(runs[0].run_id)
-        if s.start_time
-    }
+        return {}, {}, {}
+    stats = [s for s in instance.get_run_step_stats(runs[0].run_id) if s.start_time]
+    steps = {s.step_key: round((s.end_time or 0) - (s.start_time or 0), 1) for s in stats}
+    windows = {s.step_key: (s.start_time or 0.0, s.end_time or 0.0) for s in stats}
     models: dict[str, float] = {}
     for entry in instance.all_logs(
         runs[0].run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
@@ -121,7 +122,19 @@ def _from_instance(data_dir: Path) -> tuple[dict[str, float], dict[str, float]]:
         seconds = materialization.metadata.get("build_seconds")
         if seconds is not None:
             models[materialization.asset_key.to_user_string()] = float(seconds.value)
-    return steps, dict(sorted(models.items(), key=lambda kv: -kv[1]))
+    return steps, dict(sorted(models.items(), key=lambda kv: -kv[1])), windows
+
+
+def _cpu_within(timeline: list[tuple[float, float]], start: float, end: float) -> float | None:
+    """CPU seconds a process spent between two times, from its (time, CPU s) samples (to a
+    sample: the last sample at or before each time)."""
+
+    def at(when: float) -> float | None:
+        before = [cpu for t, cpu in timeline if t <= when]
+        return before[-1] if before else None
+
+    first, last = at(start), at(end)
+    return None if last is None else round(last - (first or 0.0), 1)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -146,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
         cmd, cwd=data_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     seen: dict[int, dict[str, Any]] = {}
+    pipeline_cpu: list[tuple[float, float]] = []  # (time, CPU s) of the pipeline process
     while proc.poll() is None:
         for pid in _tree(proc.pid):
             sample = _sample(pid)
@@ -167,6 +181,8 @@ def main(argv: list[str] | None = None) -> None:
                 entry["peak_at_s"] = round(time.perf_counter() - started, 1)
             entry["peak_rss_mb"] = max(entry.get("peak_rss_mb", 0), peak)
             entry["cpu_s"] = max(entry.get("cpu_s", 0.0), round(sample[1], 1))
+            if pid == proc.pid:
+                pipeline_cpu.append((time.time(), sample[1]))
         time.sleep(args.interval)
     out, err = proc.communicate()
     wall = time.perf_counter() - started
@@ -174,7 +190,9 @@ def main(argv: list[str] | None = None) -> None:
     if proc.returncode != 0:
         sys.exit(f"reservoir run failed ({proc.returncode}):\n{err[-3000:]}\n{out[-3000:]}")
     summary = _parse_summary(out)
-    steps, model_seconds = _from_instance(data_dir)
+    steps, model_seconds, windows = _from_instance(data_dir)
+    # The pipeline process's CPU within each step (a medium run builds the warehouse in it).
+    step_cpu = {step: _cpu_within(pipeline_cpu, *window) for step, window in windows.items()}
     reservations = summary["tables"].get("reservations", {})
     docs_per_s = (
         reservations["rows"] / reservations["seconds"] if reservations.get("seconds") else None
@@ -194,6 +212,7 @@ def main(argv: list[str] | None = None) -> None:
         "models": summary["models"],
         "reservations_docs_per_s": round(docs_per_s) if docs_per_s else None,
         "steps_s": steps,
+        "steps_pipeline_cpu_s": step_cpu,
         "model_build_s": model_seconds,
         "tables": summary["tables"],
     }
@@ -213,7 +232,7 @@ def main(argv: list[str] | None = None) -> None:
         f"models {result['models']}, reservations {docs_per_s or 0:,.0f} docs/s"
     )
     for step, seconds in steps.items():
-        print(f"  step {step}: {seconds} s")
+        print(f"  step {step}: {seconds} s (pipeline process CPU {step_cpu.get(step)} s)")
     slowest = ", ".join(f"{name} {sec:.1f}" for name, sec in list(model_seconds.items())[:8])
     print(f"  slowest models (build s): {slowest}")
     print(f"-> {path}")

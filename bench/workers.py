@@ -58,7 +58,8 @@ def child(base_url: str, secret: str, data_dir: str, workers: int, spec_name: st
     wall = time.perf_counter() - started
     cpu = time.process_time() - cpu0
     pool = pools._pool
-    worker_cpu = sum(cpu_seconds(pid) for pid in pool._processes) if pool is not None else 0.0
+    pids = [pid for ex in pool.executors for pid in ex._processes] if pool is not None else []
+    worker_cpu = sum(cpu_seconds(pid) for pid in pids)
     print(
         json.dumps(
             {

@@ -106,8 +106,13 @@ class PartWriter:
         *,
         flush_rows: int = DEFAULT_FLUSH_ROWS,
         publish: Callable[[PartWriter], list[Path]] | None = None,
+        stage: str | None = None,
     ) -> None:
         self.folder, self.batch_id, self.schema = folder, batch_id, schema
+        # `stage`: this writer stages parts for another writer of the batch, which adopts them
+        # (`adopt`; a normaliser worker's, assets/worker_writes.py): its temp files are named
+        # `<batch_id>-<stage>-<n>.parquet.tmp`, and it leaves the batch's other temp files be.
+        self.stage = stage
         # Where a lake on object storage commits the batch (lake/remote.py) instead of the
         # renames below; it returns the local files that now hold the batch.
         self.publish = publish
@@ -118,7 +123,8 @@ class PartWriter:
         self._buffer: list[pa.Table] = []
         self._buffered = 0
         self._pending: list[Path] = []
-        for stale in folder.glob(f"{batch_id}-*.parquet.tmp"):
+        self.part_rows: list[int] = []  # rows of each staged part
+        for stale in folder.glob(f"{batch_id}-*.parquet.tmp") if stage is None else ():
             stale.unlink(missing_ok=True)  # left by a crashed attempt of this same run
 
     @property
@@ -142,10 +148,23 @@ class PartWriter:
             data = data.combine_chunks()  # see SMALL_CHUNK_ROWS
         self._buffer, self._buffered = [], 0
         self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self.folder / f"{self.batch_id}-{len(self._pending):05d}.parquet.tmp"
+        name = self.batch_id if self.stage is None else f"{self.batch_id}-{self.stage}"
+        tmp = self.folder / f"{name}-{len(self._pending):05d}.parquet.tmp"
         write_part(data, tmp)
         self._pending.append(tmp)
+        self.part_rows.append(data.num_rows)
         self.rows += data.num_rows
+
+    def flush(self) -> None:
+        """Write what is buffered as a part now (a staging writer's last part)."""
+        self._flush()
+
+    def adopt(self, tmp: Path, rows: int) -> None:
+        """Take a part another writer of this batch staged (`stage`) as this writer's next one:
+        it commits (renamed to this batch's next part name) or aborts with the others."""
+        self._pending.append(tmp)
+        self.part_rows.append(rows)
+        self.rows += rows
 
     def columns(self, names: list[str]) -> pa.Table:
         """Some columns of every row added so far (written parts and the buffer)."""
@@ -179,14 +198,14 @@ class PartWriter:
             m = PART.match(path.name)
             if m and int(m["part"]) >= len(self._pending):
                 path.unlink(missing_ok=True)
-        self._pending = []
+        self._pending, self.part_rows = [], []
         return self.files
 
     def abort(self) -> None:
         self._buffer, self._buffered = [], 0
         for tmp in self._pending:
             tmp.unlink(missing_ok=True)
-        self._pending = []
+        self._pending, self.part_rows = [], []
 
 
 def sweep_tmp(folder: Path) -> None:
