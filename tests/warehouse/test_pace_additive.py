@@ -358,6 +358,17 @@ def test_a_declined_sum_is_rebuilt_whole_in_the_refresh(
     _assert_equals_a_whole_rebuild(tmp_path)
 
 
+class _Recording:
+    """A connection that lists the statements it executes."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, seen: list[str]) -> None:
+        self._con, self._seen = con, seen
+
+    def execute(self, statement: str, *args: Any) -> Any:
+        self._seen.append(statement)
+        return self._con.execute(statement, *args)
+
+
 def test_adding_reads_the_table_twice_and_reports_the_rows_it_wrote(tmp_path: Path) -> None:
     """The touched keys' rows are read once (copied out: the old sums, the removed rows) and
     once more by the delete; their new rows come from the copy and the difference, and are the
@@ -377,13 +388,8 @@ def test_adding_reads_the_table_twice_and_reports_the_rows_it_wrote(tmp_path: Pa
     con.execute("create temp table added as select * from core.src where id in (1, 4)")
     seen: list[str] = []
 
-    class Recording:
-        def execute(self, statement: str, *args: Any) -> Any:
-            seen.append(statement)
-            return con.execute(statement, *args)
-
     done = add_sums(
-        Recording(),  # type: ignore[arg-type]
+        _Recording(con, seen),  # type: ignore[arg-type]
         _sums_model(tmp_path, sql),
         sql.replace("core.src", "removed"),
         sql.replace("core.src", "added"),
@@ -424,13 +430,8 @@ def test_adding_without_rows_copies_none_of_the_table(tmp_path: Path) -> None:
     con.execute("create temp table added as select * from core.src where id = 2")
     seen: list[str] = []
 
-    class Recording:
-        def execute(self, statement: str, *args: Any) -> Any:
-            seen.append(statement)
-            return con.execute(statement, *args)
-
     done = add_sums(
-        Recording(),  # type: ignore[arg-type]
+        _Recording(con, seen),  # type: ignore[arg-type]
         _sums_model(tmp_path, sql),
         sql.replace("core.src", "removed"),
         sql.replace("core.src", "added"),
