@@ -358,6 +358,23 @@ def test_a_declined_sum_is_rebuilt_whole_in_the_refresh(
     _assert_equals_a_whole_rebuild(tmp_path)
 
 
+def _changed_source(sql: str, before: str, gone: str, after: str) -> duckdb.DuckDBPyConnection:
+    """`core.src` (id, g, v) holding the rows `before`, `core.sums` built by `sql` over them;
+    then the ids `gone` removed (kept in the temp table `removed`) and the rows `after`
+    inserted (the temp table `added` holds them)."""
+    con = duckdb.connect()
+    con.execute("create schema core")
+    con.execute("create table core.src (id integer, g varchar, v decimal(18, 2))")
+    con.execute(f"insert into core.src values {before}")
+    con.execute(f"create table core.sums as {sql}")
+    con.execute(f"create temp table removed as select * from core.src where id in {gone}")
+    con.execute(f"delete from core.src where id in {gone}")
+    con.execute("create temp table added as select * from core.src limit 0")
+    con.execute(f"insert into added values {after}")
+    con.execute("insert into core.src select * from added")
+    return con
+
+
 class _Recording:
     """A connection that lists the statements it executes."""
 
@@ -376,16 +393,13 @@ def test_adding_reads_the_table_twice_and_reports_the_rows_it_wrote(tmp_path: Pa
     model's SQL over the new rows."""
     from warehouse.additive import add_sums
 
-    con = duckdb.connect()
-    con.execute("create schema core")
-    con.execute("create table core.src (id integer, g varchar, v decimal(18, 2))")
-    con.execute("insert into core.src values (1, 'a', 1.10), (2, 'a', 2.20), (3, 'b', 0.01)")
     sql = "select g, count(*) as n, cast(sum(v) as decimal(38, 2)) as total from core.src group by all"
-    con.execute(f"create table core.sums as {sql}")
-    con.execute("create temp table removed as select * from core.src where id in (1, 3)")
-    con.execute("delete from core.src where id in (1, 3)")
-    con.execute("insert into core.src values (1, 'a', 1.15), (4, 'c', 9.99)")
-    con.execute("create temp table added as select * from core.src where id in (1, 4)")
+    con = _changed_source(
+        sql,
+        "(1, 'a', 1.10), (2, 'a', 2.20), (3, 'b', 0.01)",
+        "(1, 3)",
+        "(1, 'a', 1.15), (4, 'c', 9.99)",
+    )
     seen: list[str] = []
 
     done = add_sums(
@@ -418,16 +432,8 @@ def test_adding_without_rows_copies_none_of_the_table(tmp_path: Path) -> None:
     copied out: the new sums read the table itself, then the delete. The same sums."""
     from warehouse.additive import add_sums
 
-    con = duckdb.connect()
-    con.execute("create schema core")
-    con.execute("create table core.src (id integer, g varchar, v decimal(18, 2))")
-    con.execute("insert into core.src values (1, 'a', 1.10), (2, 'b', 2.20)")
     sql = "select g, cast(sum(v) as decimal(38, 2)) as total from core.src group by all"
-    con.execute(f"create table core.sums as {sql}")
-    con.execute("create temp table removed as select * from core.src where id = 2")
-    con.execute("delete from core.src where id = 2")
-    con.execute("insert into core.src values (2, 'c', 2.20)")
-    con.execute("create temp table added as select * from core.src where id = 2")
+    con = _changed_source(sql, "(1, 'a', 1.10), (2, 'b', 2.20)", "(2)", "(2, 'c', 2.20)")
     seen: list[str] = []
 
     done = add_sums(
