@@ -119,9 +119,9 @@ build's memory limit and doubled the model's build, 34.6 -> 69.7 CPU s at large,
 an hour; docs/benchmarks.md, session 17; `core/fct_journal_entries.sql`,
 `marts/rate_availability_daily.sql` and `core/fct_reservations.sql`, whose rows a build gives
 clustered by their key anyway: the sort cost ~0.3-1.6 CPU s each at large and the hour's reads
-the same, sessions 22 and 23). It orders the
-stored rows, not what they are: the model's version leaves the line out
-(`without_storage_order`), so declaring it, or dropping it, rebuilds nothing. It needs the
+the same, sessions 22 and 23). It orders the stored rows, not what they are: the model's version
+leaves the line out (`without_storage_order`), so declaring it, or dropping it, rebuilds
+nothing. It needs the
 `incremental by` form. A model whose readers take it by other columns than its key may be stored
 in their order instead:
 
