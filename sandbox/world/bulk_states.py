@@ -70,6 +70,8 @@ class BulkStatesMixin(BulkCancelMixin):
         hn = np.ones(m, dtype=np.int64)
         hs[:, 0] = st
         ht[:, 0] = t0
+        hw = hs.shape[1]
+        hs_flat, ht_flat = hs.reshape(-1), ht.reshape(-1)  # views
         post_rows: list[np.ndarray] = []
         post_t: list[np.ndarray] = []
         post_sign: list[np.ndarray] = []
@@ -103,9 +105,9 @@ class BulkStatesMixin(BulkCancelMixin):
             flip = hold[rows] != to_hold
             emit(rows[flip], t[flip], 2)  # the unit is held or released
             hold[rows] = to_hold
-            k = hn[rows]
-            hs[rows, k] = dst
-            ht[rows, k] = t
+            at_ = rows * hw + hn[rows]  # flat positions: cheaper than hs[rows, k]
+            hs_flat[at_] = dst
+            ht_flat[at_] = t
             hn[rows] += 1
             st[rows] = dst
             mod[rows] = t
@@ -154,13 +156,17 @@ class BulkStatesMixin(BulkCancelMixin):
             return ok
 
         order = np.argsort(times, axis=1, kind="stable")
-        ar = np.arange(m)
+        ar = np.arange(m) * N_SLOTS
+        times_flat = np.ascontiguousarray(times).reshape(-1)
         for k in range(N_SLOTS):
             action = order[:, k]
-            tk = times[ar, action]
-            present = tk != INF
+            tk = times_flat.take(ar + action)  # times[rows, action], gathered flat
+            # the rows of each action, in row order: one stable sort (absent steps last)
+            group = np.where(tk != INF, action, N_SLOTS).astype(np.int8)
+            by_action = np.argsort(group, kind="stable")
+            cuts = np.cumsum(np.bincount(group, minlength=N_SLOTS + 1)).tolist()
             for a in range(N_SLOTS):
-                sel = np.flatnonzero(present & (action == a))
+                sel = by_action[(cuts[a - 1] if a else 0) : cuts[a]]
                 if not len(sel):
                     continue
                 t = tk[sel]
