@@ -5,8 +5,8 @@ large) by the thousand. Handed to `mmap` and given back at each free, every one 
 faulted in again, zeroed, page by page: at large ~4.2M page faults, 7.7-11 of the generation's
 ~27 CPU s in the kernel (docs/benchmarks.md, "Session 23"). While generating, blocks under
 `MMAP_THRESHOLD` come from the heap and what is freed stays there for the next array; larger
-ones (the stay nights' columns) are still mapped and unmapped, which keeps the peak near what it
-was (+~150 MB). numpy's transparent huge pages are off meanwhile: on a host whose huge pages are
+ones (the stay nights' columns) are still mapped and unmapped, and the heap's free memory goes
+back between the large phases (`release`), which keeps the peak near what it was. numpy's transparent huge pages are off meanwhile: on a host whose huge pages are
 defragmented on demand, faulting them in cost more kernel time than it saved.
 
 On leaving, the heap's free memory goes back to the OS (`malloc_trim`), and the allocator is
@@ -59,6 +59,14 @@ def _huge_pages(enabled: bool) -> bool | None:
     return None if switch is None else bool(switch(enabled))
 
 
+def release() -> None:
+    """Give the heap's free memory back to the OS now: between generation's large phases, so
+    the next one does not peak on top of the last one's freed scratch (no-op but on glibc)."""
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
 @contextlib.contextmanager
 def generating() -> Iterator[bool]:
     """The allocator set for generation inside the block (True), or left alone (False: not
@@ -77,4 +85,4 @@ def generating() -> Iterator[bool]:
             _huge_pages(huge)
 
 
-__all__ = ["AFTER", "GENERATING", "generating"]
+__all__ = ["AFTER", "GENERATING", "generating", "release"]

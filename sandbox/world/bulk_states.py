@@ -26,6 +26,7 @@ from sandbox.world.bulk_common import (
 )
 from sandbox.world.seasons import CH_CODES
 
+from .allocator import release
 from .billing import (
     VAT_COMMISSION,
 )
@@ -45,9 +46,11 @@ class BulkStatesMixin(BulkCancelMixin):
         mod_all: np.ndarray,
         cancel_all: np.ndarray,
         vstat_all: np.ndarray,
+        since: int,
     ) -> tuple[dict[str, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Bills, state histories, postings and events of the stays' steps in `times` (INF =
-        not now); returns the postings and the events (time, row, kind) in order."""
+        not now); returns the postings and the events (time, row, kind) later than `since`
+        (ms), in order."""
         m = len(c_idx)
         lines = self._bulk_lines(c_idx, fz)
         tot_c, tax_c, vat_c, tot_o = lines.pop("_bills")
@@ -247,12 +250,17 @@ class BulkStatesMixin(BulkCancelMixin):
         self._bulk_compensate(
             lines, c_idx, fz, cancels, [tot_c, tax_c, vat_c, tot_o, vat_o, comm, comm_vat]
         )
-        # summary lines now that payments are known
+        # summary lines now that payments are known (their columns peak the generation's memory)
+        release()
         self._bulk_line_block(
             lines, c_idx, fz, tot_c, tax_c, vat_c, tot_o, comm, comm_vat, paid_c, paid_o
         )
+        # the events after `since`, in order: filtered before the sort (the rest are dropped;
+        # a stable sort of the kept ones gives them in the order the whole one gave them)
         e_t = np.concatenate(ev_t)
-        e_rows = np.concatenate(ev_rows)
-        e_kind = np.concatenate(ev_kind)
-        o = np.lexsort((np.concatenate(ev_seq), e_rows, e_t))
+        keep = np.flatnonzero(e_t > since)
+        e_t = e_t[keep]
+        e_rows = np.concatenate(ev_rows)[keep]
+        e_kind = np.concatenate(ev_kind)[keep]
+        o = np.lexsort((np.concatenate(ev_seq)[keep], e_rows, e_t))
         return postings, (e_t[o], c_idx[e_rows[o]], e_kind[o])
