@@ -36,7 +36,8 @@ GENERATING = ((M_MMAP_THRESHOLD, 16 * MIB), (M_TRIM_THRESHOLD, 1024 * MIB), (M_T
 AFTER = ((M_MMAP_THRESHOLD, 1 * MIB), (M_TRIM_THRESHOLD, 128 * 1024), (M_TOP_PAD, 128 * 1024))
 
 
-def _libc() -> ctypes.CDLL | None:
+def glibc() -> ctypes.CDLL | None:
+    """The C library with `mallopt` and `malloc_trim` typed; None where they are missing."""
     with contextlib.suppress(OSError, TypeError):
         libc = ctypes.CDLL(ctypes.util.find_library("c"))
         if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim"):
@@ -48,7 +49,8 @@ def _libc() -> ctypes.CDLL | None:
     return None
 
 
-def _set(libc: ctypes.CDLL, settings: tuple[tuple[int, int], ...]) -> bool:
+def set_options(libc: ctypes.CDLL, settings: tuple[tuple[int, int], ...]) -> bool:
+    """`mallopt` each (option, value); True when glibc took every one."""
     return all(libc.mallopt(option, value) == 1 for option, value in settings)
 
 
@@ -62,7 +64,7 @@ def _huge_pages(enabled: bool) -> bool | None:
 def release() -> None:
     """Give the heap's free memory back to the OS now: between generation's large phases, so
     the next one does not peak on top of the last one's freed scratch (no-op but on glibc)."""
-    libc = _libc()
+    libc = glibc()
     if libc is not None:
         libc.malloc_trim(0)
 
@@ -71,18 +73,18 @@ def release() -> None:
 def generating() -> Iterator[bool]:
     """The allocator set for generation inside the block (True), or left alone (False: not
     glibc); afterwards the freed memory is given back and the settings are as described above."""
-    libc = _libc()
+    libc = glibc()
     if libc is None:
         yield False
         return
     huge = _huge_pages(False)
     try:
-        yield _set(libc, GENERATING)
+        yield set_options(libc, GENERATING)
     finally:
         libc.malloc_trim(0)
-        _set(libc, AFTER)
+        set_options(libc, AFTER)
         if huge is not None:
             _huge_pages(huge)
 
 
-__all__ = ["AFTER", "GENERATING", "generating", "release"]
+__all__ = ["AFTER", "GENERATING", "generating", "glibc", "release", "set_options"]
