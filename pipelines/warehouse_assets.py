@@ -9,7 +9,8 @@ of `warehouse.checks` are asset checks on their models.
 In every run mode the same asset runs: when the whole warehouse is selected it rebuilds the
 models that read the lake tables landed since the last build (`warehouse.refresh`: everything
 after a full landing or when no file exists yet, only the dependent models after a delta; in a
-child process when the lake is large, `pipelines.build_process`), and
+child process when the lake is large, `pipelines.build_process`; DuckDB's row-group merges left
+to the `warehouse_tidy` asset that runs after it, `pipelines.warehouse_tidy`), and
 evaluates every selected check on the published file, rebuilt or not. A selection of some
 models builds exactly those.
 """
@@ -197,7 +198,9 @@ def build_warehouse_assets(
         selected = {q for q, k in keys.items() if k in context.selected_asset_keys}
         as_of = date.fromisoformat(res.as_of) if res.as_of else None
         if selected == set(models):
-            result = refresh(res.data_dir, as_of=as_of)  # a large lake: in a child process
+            # a large lake: in a child process; DuckDB's row-group merges are left to the
+            # `warehouse_tidy` asset after this one (`pipelines.warehouse_tidy`)
+            result = refresh(res.data_dir, as_of=as_of, defer_merges=True)
         else:
             result = build_warehouse(Path(res.data_dir), only=selected, as_of=as_of)
         if result is None:
