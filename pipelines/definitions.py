@@ -15,10 +15,9 @@ from pipelines.resources import LakeResource, ReservationServiceResource
 from pipelines.schedules import SCHEDULES
 from pipelines.sensors import SENSORS
 from pipelines.warehouse_assets import WarehouseResource, build_warehouse_assets
-from pipelines.warehouse_tidy import build_warehouse_tidy
 
 defs = dg.Definitions(
-    assets=[lake_assets, build_warehouse_assets(), build_warehouse_tidy()],
+    assets=[lake_assets, build_warehouse_assets()],
     jobs=JOBS,
     sensors=SENSORS,
     schedules=SCHEDULES,

@@ -1,6 +1,6 @@
 """Publish first, tidy after: a refresh with `defer_merges` commits without DuckDB's row-group
 merges, and `warehouse.tidy.tidy_warehouse` does them afterwards with the same rows; Dagster's
-`warehouse_tidy` asset runs it after the warehouse's step."""
+warehouse step runs it last (the `warehouse_tidy` spec of its multi_asset)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import dagster as dg
 import duckdb
 
 from pipelines.warehouse_assets import WarehouseResource, build_warehouse_assets
-from pipelines.warehouse_tidy import ROWS_CHECK, TIDY_KEY, build_warehouse_tidy
+from pipelines.warehouse_tidy import ROWS_CHECK, TIDY_KEY
 from tests.partitioned import materialize
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import Batch
@@ -125,22 +125,37 @@ def test_a_refresh_that_defers_leaves_the_merges_to_the_tidy(lake: Lake, tmp_pat
     assert _live(tmp_path / "warehouse.duckdb") == _live(main / "warehouse.duckdb")
 
 
-def test_the_tidy_asset_runs_after_the_warehouse_with_its_cost_and_check(tmp_path: Path) -> None:
+def test_the_tidy_runs_at_the_end_of_every_warehouse_step_with_its_cost_and_check(
+    lake: Lake, tmp_path: Path
+) -> None:
+    assets = build_warehouse_assets()
+    assert TIDY_KEY in assets.keys
     Batch().reference(units=2).reservation(1, "2025-01-01", "2025-01-03", unit_id=1000).flush(
-        Lake(tmp_path), kind="full"
+        lake, kind="full"
     )
-    tidy = build_warehouse_tidy()
-    assert dg.AssetKey(["warehouse", "marts", "occupancy_daily"]) in {
-        d.asset_key for d in next(iter(tidy.specs)).deps
+
+    def run(as_of: str) -> dg.ExecuteInProcessResult:
+        resource = WarehouseResource(data_dir=str(tmp_path), as_of=as_of)
+        return materialize([assets], resources={"warehouse": resource})
+
+    first = run("2025-01-01")
+    # a refresh that leaves most models as they are (a new date): an asset downstream of the
+    # models would be skipped
+    _big_with_deletes(tmp_path / "warehouse.duckdb")
+    second = run("2025-01-02")
+    for result in (first, second):
+        assert result.success
+        (mat,) = [m for m in result.get_asset_materialization_events() if m.asset_key == TIDY_KEY]
+        meta = mat.materialization.metadata
+        assert meta["merged"].value is True
+        assert meta["cpu_seconds"].value >= 0 and meta["tables"].value > 50
+        (check,) = [c for c in result.get_asset_check_evaluations() if c.asset_key == TIDY_KEY]
+        assert check.check_name == ROWS_CHECK and check.passed
+    refreshed = {
+        m.asset_key for m in second.get_asset_materialization_events() if m.asset_key != TIDY_KEY
     }
-    result = materialize(
-        [build_warehouse_assets(), tidy],
-        resources={"warehouse": WarehouseResource(data_dir=str(tmp_path))},
-    )
-    assert result.success
-    (mat,) = [m for m in result.get_asset_materialization_events() if m.asset_key == TIDY_KEY]
-    meta = mat.materialization.metadata
-    assert meta["merged"].value is True
-    assert meta["cpu_seconds"].value >= 0 and meta["tables"].value > 50
-    (check,) = [c for c in result.get_asset_check_evaluations() if c.asset_key == TIDY_KEY]
-    assert check.check_name == ROWS_CHECK and check.passed
+    assert 0 < len(refreshed) < len(assets.keys) - 1  # only some models were refreshed
+    assert meta["deleted_rows_stored_before"].value >= 2 * ROW_GROUP
+    assert (
+        _row_groups(tmp_path / "warehouse.duckdb") == 2
+    )  # the step's refresh deferred, its tidy merged
