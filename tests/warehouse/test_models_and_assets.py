@@ -98,6 +98,7 @@ def test_factory_specs_and_materialize(tmp_path: Path) -> None:
     }
     meta = mats[("warehouse", "marts", "occupancy_daily")]
     assert meta["dagster/row_count"].value == 2
+    assert mats.pop(("warehouse_tidy",))["merged"].value is True  # the step's last
     for key, metadata in mats.items():  # every model's materialization explains its columns
         columns = metadata["dagster/column_schema"].value.columns
         assert columns and all(c.description for c in columns), key
