@@ -116,11 +116,12 @@ than it saves says so:
 
 (`core/fct_bill_lines.sql`: sorting 12.7 million bill lines with their texts spilled under the
 build's memory limit and doubled the model's build, 34.6 -> 69.7 CPU s at large, for ~0.15 CPU s
-an hour; docs/benchmarks.md, session 17; `core/fct_journal_entries.sql` and
-`marts/rate_availability_daily.sql`, whose rows a build gives clustered by their key anyway: the
-sort cost ~1-1.6 CPU s each at large and the hour's reads the same, session 22). It orders the
-stored rows, not what they are: the model's version leaves the line out
-(`without_storage_order`), so declaring it, or dropping it, rebuilds nothing. It needs the
+an hour; docs/benchmarks.md, session 17; `core/fct_journal_entries.sql`,
+`marts/rate_availability_daily.sql` and `core/fct_reservations.sql`, whose rows a build gives
+clustered by their key anyway: the sort cost ~0.3-1.6 CPU s each at large and the hour's reads
+the same, sessions 22 and 23). It orders the stored rows, not what they are: the model's version
+leaves the line out (`without_storage_order`), so declaring it, or dropping it, rebuilds
+nothing. It needs the
 `incremental by` form. A model whose readers take it by other columns than its key may be stored
 in their order instead:
 
@@ -128,8 +129,10 @@ in their order instead:
 
 (`core/fct_rate_nights.sql`, keyed by type: `marts.rate_availability_daily` reads it by night x
 type for an hour's nights, which a type order spreads over every row group; its own refresh by
-type comes with a rate's change, a few a day; docs/benchmarks.md, session 18). The same rows,
-the same version.
+type comes with a rate's change, a few a day; docs/benchmarks.md, session 18;
+`core/fct_stay_nights.sql`, keyed by reservation: four marts read it by night x type, and an
+hour's nights are the coming year's, so the past's row groups are skipped; session 23). The
+same rows, the same version.
 """
 
 from __future__ import annotations

@@ -160,8 +160,7 @@ class ByKeys:
         read = self.shared.reader(keys)
         known = self.shared.known(keys, matching) if len(names) == 1 else None
         if not inc.sources:
-            rows = self.shared.rows(keys, matching) if len(names) == 1 else None
-            sql = self._narrowed(model, matching, read, known, rows)
+            sql = self._narrowed(model, matching, read, known)
         elif inc.narrow or inc.narrows:
             swaps: dict[str, str] = {}
             # each declared input read where its columns hold an affected key
@@ -242,7 +241,6 @@ class ByKeys:
         matching: Matching,
         read: Reader,
         known: Known | None = None,
-        rows: Known | None = None,
     ) -> str:
         """The model's SQL with every input that has the key column read for the affected keys
         only. Valid for the `-- incremental by <key>` form, which says that a key's rows depend
@@ -268,9 +266,7 @@ class ByKeys:
         for table in model.lake_tables if len(inc.keys) == 1 else ():
             (key,) = inc.keys
             if key in TABLES[table].all_columns:
-                # its lake rows for these keys already read (`rows`): taken from there
-                held = rows(table, (key,)) if rows is not None else None
-                swaps[f"lake.{table}"] = held or f"(select * from lake.{table} where {match})"
+                swaps[f"lake.{table}"] = f"(select * from lake.{table} where {match})"
                 current = narrowed_current_sql(table, (key,), matching, known)
                 swaps[f"lake_current.{table}"] = f"({current})"
         return swap_relations(model.sql, swaps)

@@ -54,13 +54,11 @@ def shared_reads(models: Iterable[Model]) -> set[Read]:
 @dataclass
 class SharedCurrents:
     """Per (table, column): the keys' table it was computed for and the temp table holding it
-    (`held`), and the temp table of the lake rows it was computed from (`rows_held`); per
-    model table and key among `reads`, the keys' table and the temp table of its rows for them
-    (`tables_held`)."""
+    (`held`); per model table and key among `reads`, the keys' table and the temp table of its
+    rows for them (`tables_held`)."""
 
     con: duckdb.DuckDBPyConnection
     held: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = field(default_factory=dict)
-    rows_held: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = field(default_factory=dict)
     temps: list[str] = field(default_factory=list)
     reads: set[Read] = field(default_factory=set)  # `shared_reads`
     tables_held: dict[Read, tuple[str, str]] = field(default_factory=dict)
@@ -126,13 +124,15 @@ class SharedCurrents:
             found = self.held.get((table, columns))
             if found is not None and self._within(keys, found[0]):
                 return f"(select * from {found[1]} where {matching(columns)})"
-            # its lake rows for the keys first: a model reading the raw rows (every version of
-            # a reservation, `core.fct_reservation_versions`) takes them from there too
+            # its lake rows for the keys first: of a top-level table only each key's latest
+            # batch (`_latest_rows`; a model reading every version, such as
+            # `core.fct_reservation_versions`, reads the lake itself)
             raw = quote_ident(f"_rows_{table}_{len(self.temps)}")
-            self.con.execute(
-                f"create or replace temp table {raw} as select * from lake.{quote_ident(table)} "
-                f"where {matching(columns)}"
-            )
+            where = matching(columns)
+            rows = f"select * from lake.{quote_ident(table)} where {where}"
+            if LAKE_TABLES[table].parent is None:
+                rows = _latest_rows(table, where)
+            self.con.execute(f"create or replace temp table {raw} as {rows}")
             self.temps.append(raw)
             name = quote_ident(f"_current_{table}_{len(self.temps)}")
             sql = narrowed_current_sql(
@@ -140,21 +140,8 @@ class SharedCurrents:
             )
             self.con.execute(f"create or replace temp table {name} as {sql}")
             self.held[(table, columns)] = (keys, name)
-            self.rows_held[(table, columns)] = (keys, raw)
             self.temps.append(name)
             return name
-
-        return lookup
-
-    def rows(self, keys: str, matching: Matching) -> Known:
-        """The relation of a parent's lake rows (every batch) for the affected keys in `keys`
-        when a narrowed current state read them for keys among those, else None."""
-
-        def lookup(table: str, columns: tuple[str, ...]) -> str | None:
-            found = self.rows_held.get((table, columns))
-            if found is None or not self._within(keys, found[0]):
-                return None
-            return f"(select * from {found[1]} where {matching(columns)})"
 
         return lookup
 
@@ -167,3 +154,19 @@ class SharedCurrents:
             f"(select 1 from {held} as h where h.k is not distinct from n.k)"
         ).fetchone() or (0,)
         return outside == 0
+
+
+def _latest_rows(table: str, where: str) -> str:
+    """The lake rows of `table` passing `where` from the batches that are some key's latest
+    among them: a key's current row is in its latest batch (the rule ranks by batch first), so
+    its current state over these rows is that over all its rows. Two reads: the key and batch
+    columns of every file, then every column of those batches' files only (a file holds one
+    batch: the scan skips the others by their statistics). An hour's ~500 reservations, every
+    one in the newest batch, decoded every column of 22 files for ~1,000 rows (docs/
+    benchmarks.md, session 23)."""
+    raw = f"lake.{quote_ident(table)}"
+    key = ", ".join(quote_ident(k) for k in LAKE_TABLES[table].key)
+    return (
+        f"select * from {raw} where {where} and _batch_id in "
+        f"(select max(_batch_id) from {raw} where {where} group by {key})"
+    )

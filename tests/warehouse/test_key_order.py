@@ -3,7 +3,8 @@ order of its key (`warehouse.models.Model.table_sql`): a refresh's reads of an h
 skip the row groups and vectors no affected key is in (docs/benchmarks.md, session 17); all but
 those whose header says `-- incremental stored as built` (their sort costs the build more than
 it saves: `core.fct_bill_lines`); a header's `-- incremental stored by <columns>` orders by those
-(`core.fct_rate_nights`, by night for `marts.rate_availability_daily`: session 18)."""
+(`core.fct_rate_nights`, by night for `marts.rate_availability_daily`: session 18;
+`core.fct_stay_nights`, by night for the marts by night x type: session 23)."""
 
 from __future__ import annotations
 
@@ -82,5 +83,7 @@ def test_a_model_stored_by_other_columns_is_stored_in_their_order(tmp_path: Path
     assert con.execute("select count(*), sum(night) from core.m").fetchone() == (1000, 499500)
     stored_by = {q: m.incremental.stored_by for q, m in discover_models().items() if m.incremental}
     assert {q: by for q, by in stored_by.items() if by} == {
-        "core.fct_rate_nights": ("night_date", "accommodation_type_id", "rate_type_id")
+        "core.fct_rate_nights": ("night_date", "accommodation_type_id", "rate_type_id"),
+        # keyed by reservation, read by night x type by four marts (session 23)
+        "core.fct_stay_nights": ("night_date", "accommodation_type_id"),
     }

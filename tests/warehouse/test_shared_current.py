@@ -48,10 +48,19 @@ def test_a_parents_narrowed_state_is_computed_once_for_keys_among_the_first(lake
     con.close()
 
 
-def test_the_lake_rows_a_shared_state_read_are_taken_for_keys_among_them(lake: Lake) -> None:
-    """The parent's lake rows (every batch: reservation 2's two versions) that its shared state
-    was computed from serve a model reading the raw rows (`core.fct_reservation_versions`) for
-    keys among those; none before the state is computed, nor for keys outside."""
+def _raw(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
+    """The lake rows the newest shared state was computed from (`_rows_reservations_<n>`)."""
+    found = con.execute("select table_name from duckdb_tables() where database_name = 'temp'")
+    names = [n for (n,) in found.fetchall() if n.startswith("_rows_reservations")]
+    newest = max(names, key=lambda n: int(n.rsplit("_", 1)[1]))
+    return sorted(con.execute(f'select reservation_id, _batch_kind from "{newest}"').fetchall())
+
+
+def test_a_top_level_parents_state_is_read_from_each_keys_latest_batch(lake: Lake) -> None:
+    """A reservation's current row is in its latest batch: the shared state reads every
+    column of those batches' rows only (reservation 2's second version, not its first), and
+    gives the rows the whole current state gives; a key whose latest batch is the full one
+    takes that batch's rows (docs/benchmarks.md, session 23)."""
     Batch().reference(units=2).reservation(1, "2025-01-01", "2025-01-04", unit_id=1000).reservation(
         2, "2025-01-02", "2025-01-05", unit_id=1001
     ).flush(lake, kind="full")
@@ -62,14 +71,17 @@ def test_the_lake_rows_a_shared_state_read_are_taken_for_keys_among_them(lake: L
     con.execute("create temp table outside as select unnest([1, 2]) as k")
     shared = SharedCurrents(con)
     key = ("reservation_id",)
-    assert shared.rows("first", _matching("first"))("reservations", key) is None
-    shared.known("first", _matching("first"))("reservations", key)
-    for keys, held in (("first", True), ("outside", False)):
-        found = shared.rows(keys, _matching(keys))("reservations", key)
-        assert (found is not None) == held, keys
-        if found is not None:
-            got = _rows(con, f"select * from {found}")
-            want = f"select * from lake.reservations where {_matching(keys)(key)}"
-            assert got == _rows(con, want)
-            assert len(got) == 2  # both batches' versions of reservation 2
+    for keys, raw in (
+        ("first", [(2, "delta")]),
+        # the full batch is key 1's latest: its rows of both keys are read, and the delta's
+        ("outside", [(1, "full"), (2, "delta"), (2, "full")]),
+    ):
+        match = _matching(keys)
+        got = _rows(
+            con, narrowed_current_sql("reservations", key, match, shared.known(keys, match))
+        )
+        want = f"select * from lake_current.reservations where {match(key)}"
+        assert got == _rows(con, want), keys
+        assert [r[0] for r in got] == sorted({k for k, _ in raw})
+        assert _raw(con) == raw, keys
     con.close()

@@ -6,6 +6,7 @@
 -- incremental by reservation_id from core.dim_locations: unnest(case when (select count(*) <> 2 or count(distinct row(c.company_id)) <> 1 from changed_rows as c where c.location_id = changed.location_id) then (select list(r.reservation_id) from core.fct_reservations as r where r.location_id = changed.location_id) else [] end)
 -- incremental by reservation_id from core.dim_distribution_channels: unnest(case when (select count(*) <> 2 or count(distinct row(c.distribution_channel_code, c.channel_type, c.currency_code)) <> 1 from changed_rows as c where c.distribution_channel_id = changed.distribution_channel_id) then (select list(r.reservation_id) from staging.stg_reservations as r where r.distribution_channel_id = changed.distribution_channel_id) else [] end)
 -- incremental narrows its inputs
+-- incremental stored as built
 -- Reservations, current state: status name, nights, lead time, channel and currency, the
 -- what-counts flags of contracts.md section 2, accommodation type and unit from the
 -- ACCOMMODATIONTYPE reserved resource, and bill totals (a cancelled booking's bill holds its

@@ -1,4 +1,5 @@
 -- incremental by reservation_id
+-- incremental stored by night_date, accommodation_type_id
 -- Reservation x night, for every reservation (flags included; marts filter). Stay nights are
 -- arrival <= night < departure; revenue is allocated from the bill lines themselves in integer
 -- cents per contracts.md section 1 (a line's own period, else its reserved resource's, else the
