@@ -10,9 +10,11 @@ warehouse, lets the world advance one hour and lands it with an incremental run:
 data dir (before its refresh) is `hour`. It then refreshes, advances to the last hour of the day,
 lands and refreshes, advances one hour across midnight and lands it: a copy is `day`.
 `refresh` copies such a state and refreshes the copy in this process (`refresh_warehouse`, in
-place); it prints the CPU seconds of the refresh (user + system, `resource.getrusage`), its wall
-seconds and, per model rebuilt, how (by key, by sums or whole) and its CPU seconds (`--as-of`
-moves the business date, as across midnight). The world is seeded, so the states of two
+place, its row-group merges deferred as Dagster's warehouse asset does); it prints the CPU seconds
+of the refresh (user + system, `resource.getrusage`) and its wall seconds (the marts published),
+then the tidy's after it (`warehouse.tidy`: the merges, where nobody waits) and, per model
+rebuilt, how (by key, by sums or whole) and its CPU seconds (`--as-of` moves the business date,
+as across midnight). The world is seeded, so the states of two
 checkouts compare (run `prepare` in each: the file must be built by the SQL
 that refreshes it, or every changed model is rebuilt whole; `--stamp-from REV` takes a state
 prepared at git REV as built by this checkout for the models whose SQL and macros are the same
@@ -83,6 +85,7 @@ def prepare(scale: str, seed: int, out: Path) -> None:
 def refresh(state: Path, stamp_from: str | None = None, as_of: date | None = None) -> None:
     import warehouse.maintain
     from warehouse.refresh import refresh_warehouse
+    from warehouse.tidy import tidy_warehouse
 
     # each model's seconds in CPU (user + system of every thread) rather than wall: the host is
     # shared, and a model's wall seconds there say more about the load than about the model
@@ -98,9 +101,11 @@ def refresh(state: Path, stamp_from: str | None = None, as_of: date | None = Non
             stamped = stamp_from_rev(work, stamp_from)
             print(f"stamped (built at {stamp_from} as this checkout builds it): {stamped}")
         t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
-        result = refresh_warehouse(work, as_of=as_of)
+        # as Dagster's warehouse asset runs it: the marts published, the merges left to the tidy
+        result = refresh_warehouse(work, as_of=as_of, defer_merges=True)
         r1 = resource.getrusage(resource.RUSAGE_SELF)
         wall = time.perf_counter() - t0
+        tidied = tidy_warehouse(work) if result is not None else None
     if result is None:
         raise SystemExit("nothing to refresh in that state")
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
@@ -109,6 +114,12 @@ def refresh(state: Path, stamp_from: str | None = None, as_of: date | None = Non
         f"refresh: {wall:.2f} s wall, {cpu:.2f} CPU s; {hows.count('keys')} models by key, "
         f"{hows.count('sums')} by sums, {hows.count('whole')} whole"
     )
+    if tidied is not None:  # after the marts are published: nobody waits on it
+        print(
+            f"tidy after it: {tidied.seconds:.2f} s wall, {tidied.cpu_seconds:.2f} CPU s; "
+            f"deleted rows stored {tidied.deleted_rows_before:,} -> {tidied.deleted_rows_after:,}"
+            + ("" if tidied.merged else f" (skipped: {tidied.skipped})")
+        )
     for seconds, q in sorted(((m.seconds, q) for q, m in result.models.items()), reverse=True):
         print(f"  {seconds:7.2f}  {result.refreshed.get(q, ''):6}  {q}")
 

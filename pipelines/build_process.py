@@ -48,27 +48,34 @@ def lake_bytes(data_dir: Path) -> int:
     return total
 
 
-def _refresh(data_dir: str, as_of: date | None) -> Any:
+def _refresh(data_dir: str, as_of: date | None, defer_merges: bool = False) -> Any:
     from warehouse.refresh import refresh_warehouse
 
-    return refresh_warehouse(data_dir, as_of=as_of)
+    return refresh_warehouse(data_dir, as_of=as_of, defer_merges=defer_merges)
 
 
-def refresh_in_child(data_dir: Path | str, *, as_of: date | None = None) -> Any:
-    """`refresh_warehouse(data_dir, as_of=as_of)` run in a spawned child process."""
+def refresh_in_child(
+    data_dir: Path | str, *, as_of: date | None = None, defer_merges: bool = False
+) -> Any:
+    """`refresh_warehouse(data_dir, as_of=as_of, defer_merges=...)` in a spawned child process."""
     context = multiprocessing.get_context("spawn")
     # the child ends with this process however it ends (as the normaliser's workers do)
     with ProcessPoolExecutor(
         max_workers=1, mp_context=context, initializer=follow_parent, initargs=(os.getpid(),)
     ) as pool:
-        return pool.submit(_refresh, str(data_dir), as_of).result()
+        return pool.submit(_refresh, str(data_dir), as_of, defer_merges).result()
 
 
 def refresh(
-    data_dir: Path | str, *, as_of: date | None = None, child_from: int = CHILD_BUILD_LAKE_BYTES
+    data_dir: Path | str,
+    *,
+    as_of: date | None = None,
+    child_from: int = CHILD_BUILD_LAKE_BYTES,
+    defer_merges: bool = False,
 ) -> Any:
     """Refresh the warehouse: in a child process when the lake holds `child_from` bytes or
-    more, else here. Same result and exceptions either way."""
+    more, else here. Same result and exceptions either way. `defer_merges`: see
+    `warehouse.refresh.refresh_warehouse` (the caller runs `warehouse.tidy` after it)."""
     if lake_bytes(Path(data_dir)) >= child_from:
-        return refresh_in_child(data_dir, as_of=as_of)
-    return _refresh(str(data_dir), as_of)
+        return refresh_in_child(data_dir, as_of=as_of, defer_merges=defer_merges)
+    return _refresh(str(data_dir), as_of, defer_merges)

@@ -186,7 +186,7 @@ def summarise(result: dg.ExecuteInProcessResult, mode: str, seconds: float) -> R
                 requests=requests,
                 seconds=float(meta.get("seconds", 0.0) or 0.0),
             )
-        else:
+        elif key[0] == "warehouse":  # a model (not the tidy after them, `warehouse_tidy`)
             summary.models[key[-1]] = rows
     return summary
 

@@ -9,7 +9,8 @@ of `warehouse.checks` are asset checks on their models.
 In every run mode the same asset runs: when the whole warehouse is selected it rebuilds the
 models that read the lake tables landed since the last build (`warehouse.refresh`: everything
 after a full landing or when no file exists yet, only the dependent models after a delta; in a
-child process when the lake is large, `pipelines.build_process`), and
+child process when the lake is large, `pipelines.build_process`; DuckDB's row-group merges left
+to the `warehouse_tidy` spec, run at the end of the step, `pipelines.warehouse_tidy`), and
 evaluates every selected check on the published file, rebuilt or not. A selection of some
 models builds exactly those.
 """
@@ -34,6 +35,7 @@ from pipelines.partitions import (
     run_partition,
     settings_for_partition,
 )
+from pipelines.warehouse_tidy import TIDY_KEY, tidy_check_spec, tidy_results, tidy_spec
 from warehouse.build import BuildResult, build_warehouse, warehouse_path
 from warehouse.catalog import column_docs
 from warehouse.checks import CHECKS, CheckResult, CheckSpec, run_check
@@ -174,17 +176,23 @@ def build_warehouse_assets(
     models = discover_models()
     keys = {q: model_key(m) for q, m in models.items()}
     check_specs = partitioned_checks(
-        lambda: [
-            dg.AssetCheckSpec(
-                name=c.name, asset=keys[c.model], description=c.description, partitions_def=TENANTS
-            )
-            for c in CHECKS.values()
-        ]
+        lambda: (
+            [
+                dg.AssetCheckSpec(
+                    name=c.name,
+                    asset=keys[c.model],
+                    description=c.description,
+                    partitions_def=TENANTS,
+                )
+                for c in CHECKS.values()
+            ]
+            + [tidy_check_spec()]
+        )
     )
 
     @dg.multi_asset(
         name=name,
-        specs=[_spec(m, models) for m in models.values()],
+        specs=[*(_spec(m, models) for m in models.values()), tidy_spec()],
         check_specs=check_specs,
         partitions_def=TENANTS,
         can_subset=True,
@@ -195,12 +203,17 @@ def build_warehouse_assets(
         # annotation object and `from __future__ import annotations` turns it into a string
         res: WarehouseResource = getattr(context.resources, resource_key)
         selected = {q for q, k in keys.items() if k in context.selected_asset_keys}
+        tidy = TIDY_KEY in context.selected_asset_keys
         as_of = date.fromisoformat(res.as_of) if res.as_of else None
-        if selected == set(models):
-            result = refresh(res.data_dir, as_of=as_of)  # a large lake: in a child process
+        if not selected:
+            result = None  # the tidy alone
+        elif selected == set(models):
+            # a large lake: in a child process; DuckDB's row-group merges are left to the tidy
+            # at the end of this step, after the checks (`pipelines.warehouse_tidy`)
+            result = refresh(res.data_dir, as_of=as_of, defer_merges=tidy)
         else:
             result = build_warehouse(Path(res.data_dir), only=selected, as_of=as_of)
-        if result is None:
+        if result is None and selected:
             context.log.info("no lake table changed since the last build: models left as they are")
         published = result.path if result is not None else warehouse_path(Path(res.data_dir))
         # one read-only connection for the refused areas and the checks; none without a file
@@ -210,5 +223,7 @@ def build_warehouse_assets(
         finally:
             if con is not None:
                 con.close()
+        if tidy:  # the marts are published and checked: the merges, where nobody waits
+            yield from tidy_results(context, res.data_dir)
 
     return _warehouse

@@ -11,16 +11,17 @@ generation's memory is given back as before and the served memory is reused.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 
-_log = logging.getLogger(__name__)
+from sandbox.world.allocator import (
+    M_MMAP_THRESHOLD,
+    M_TOP_PAD,
+    M_TRIM_THRESHOLD,
+    glibc,
+    set_options,
+)
 
-# glibc's <malloc.h>
-M_TRIM_THRESHOLD = -1
-M_TOP_PAD = -2
-M_MMAP_THRESHOLD = -3
+_log = logging.getLogger(__name__)
 
 # Blocks under this size come from the heaps (glibc caps the threshold at 32 MiB on 64-bit).
 MMAP_THRESHOLD = 32 * 2**20
@@ -32,20 +33,16 @@ TOP_PAD = 64 * 2**20
 
 def keep_freed_memory() -> bool:
     """Set glibc's malloc to keep freed memory for reuse (True), or leave it (False: not glibc)."""
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
-    except (OSError, AttributeError, TypeError):
-        _log.debug("no mallopt (%s): the allocator is left as it is", name)
+    libc = glibc()
+    if libc is None:
+        _log.debug("no mallopt: the allocator is left as it is")
         return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mallopt.restype = ctypes.c_int
     settings = (
         (M_MMAP_THRESHOLD, MMAP_THRESHOLD),
         (M_TRIM_THRESHOLD, TRIM_THRESHOLD),
         (M_TOP_PAD, TOP_PAD),
     )
-    return all(mallopt(option, value) == 1 for option, value in settings)
+    return set_options(libc, settings)
 
 
 __all__ = ["keep_freed_memory"]

@@ -99,9 +99,15 @@ def _open(target: Path, build_id: str) -> tuple[duckdb.DuckDBPyConnection, Path 
         return duckdb.connect(str(building)), building
 
 
-def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> BuildResult:
+def update_warehouse(
+    data_dir: Path | str, *, as_of: date | None = None, defer_merges: bool = False
+) -> BuildResult:
     """Bring the published warehouse up to the lake in place (a new build if there is none, or
-    if the file records no lake files: built before this existed, or partly by `only=`)."""
+    if the file records no lake files: built before this existed, or partly by `only=`).
+
+    `defer_merges`: the commit leaves DuckDB's row-group merges (its vacuum of deleted rows,
+    ~0.5 CPU s across midnight at large) to `warehouse.tidy.tidy_warehouse`, run after the
+    marts are published; the caller runs it (Dagster's `warehouse_tidy` asset does)."""
     data_dir = Path(data_dir)
     target = warehouse_path(data_dir)
     if not target.exists():
@@ -179,9 +185,13 @@ def update_warehouse(data_dir: Path | str, *, as_of: date | None = None) -> Buil
             if {"marts.occupancy_daily", "marts.revenue_daily"} <= existing | refreshed.keys():
                 con.execute(KPI_WINDOW)
             record_build(con, lake_dir, [models[q] for q in refreshed], recorded)
+            if defer_merges:  # the database's setting, for this commit and checkpoint
+                con.execute("set max_vacuum_tasks = 0")
             con.execute("commit")
             detach_lake(con)
             con.execute("checkpoint")
+            if defer_merges:  # another connection of this process may share the database
+                con.execute("reset max_vacuum_tasks")
             con.close()
             if building is not None:
                 publish(building, target)

@@ -23,6 +23,7 @@ def refresh_warehouse(
     as_of: date | None = None,
     tables: Iterable[str] = (),
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    defer_merges: bool = False,
 ) -> Any:
     """Refresh the models whose inputs changed (pending tables tell whether any did); None if
     nothing changed and the as-of date did not move.
@@ -32,6 +33,8 @@ def refresh_warehouse(
     it has not read yet give the changed rows, and each model is maintained by key, rebuilt, or
     left as it is (`warehouse.maintain`). When the as-of date moved (`as_of`, else the service's
     date the lake's newest run recorded) the models that read it are rebuilt too.
+    `defer_merges`: the in-place refresh leaves DuckDB's row-group merges to a tidy run after it
+    (`warehouse.tidy`), which the caller runs.
     """
     data_dir = Path(data_dir)
     lake = Lake(data_dir / "lake")
@@ -50,6 +53,6 @@ def refresh_warehouse(
         if missing or changed >= set(TABLES):
             result = build_warehouse(data_dir, as_of=as_of)
         else:
-            result = update_warehouse(data_dir, as_of=as_of)
+            result = update_warehouse(data_dir, as_of=as_of, defer_merges=defer_merges)
         lake.write_state(PENDING_STATE, next_batch_id(lake), {"tables": "", "batch_id": ""})
     return result

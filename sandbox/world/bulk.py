@@ -123,8 +123,9 @@ class BulkMixin(
         c_idx = np.arange(n)
         mod = t0.copy()
         vstat = np.zeros(n, dtype=np.int16)
+        win = to_ms(self._event_window)  # the feed keeps the events after it
         postings, events = self._bulk_closed(
-            c_idx, fz, np.where(due, times, INF), pay_arg, st0, mod, cancel, vstat
+            c_idx, fz, np.where(due, times, INF), pay_arg, st0, mod, cancel, vstat, win
         )
         self._bulk_reservation_block(fz, rid, mod, cancel, vstat)
         # customers' reservations, in rid order
@@ -138,10 +139,9 @@ class BulkMixin(
         self.n_created += n
         self._bulk_postings = postings
         # events inside the window, in time order
-        win = to_ms(self._event_window)
         res_ids = np.array([ti.resource_id for ti in self.types], dtype=np.int64)
         ev_t, ev_row, ev_kind = events
-        keep = ev_t > win
+        keep = ev_t > win  # all of them, already
         kinds = (
             ("RESERVATION_EVENT", "CREATE"),
             ("RESERVATION_EVENT", "UPDATE"),

@@ -26,6 +26,7 @@ from sandbox.world.bulk_common import (
 )
 from sandbox.world.seasons import CH_CODES
 
+from .allocator import release
 from .billing import (
     VAT_COMMISSION,
 )
@@ -45,9 +46,11 @@ class BulkStatesMixin(BulkCancelMixin):
         mod_all: np.ndarray,
         cancel_all: np.ndarray,
         vstat_all: np.ndarray,
+        since: int,
     ) -> tuple[dict[str, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Bills, state histories, postings and events of the stays' steps in `times` (INF =
-        not now); returns the postings and the events (time, row, kind) in order."""
+        not now); returns the postings and the events (time, row, kind) later than `since`
+        (ms), in order."""
         m = len(c_idx)
         lines = self._bulk_lines(c_idx, fz)
         tot_c, tax_c, vat_c, tot_o = lines.pop("_bills")
@@ -70,6 +73,8 @@ class BulkStatesMixin(BulkCancelMixin):
         hn = np.ones(m, dtype=np.int64)
         hs[:, 0] = st
         ht[:, 0] = t0
+        hw = hs.shape[1]
+        hs_flat, ht_flat = hs.reshape(-1), ht.reshape(-1)  # views
         post_rows: list[np.ndarray] = []
         post_t: list[np.ndarray] = []
         post_sign: list[np.ndarray] = []
@@ -103,9 +108,9 @@ class BulkStatesMixin(BulkCancelMixin):
             flip = hold[rows] != to_hold
             emit(rows[flip], t[flip], 2)  # the unit is held or released
             hold[rows] = to_hold
-            k = hn[rows]
-            hs[rows, k] = dst
-            ht[rows, k] = t
+            at_ = rows * hw + hn[rows]  # flat positions: cheaper than hs[rows, k]
+            hs_flat[at_] = dst
+            ht_flat[at_] = t
             hn[rows] += 1
             st[rows] = dst
             mod[rows] = t
@@ -154,13 +159,17 @@ class BulkStatesMixin(BulkCancelMixin):
             return ok
 
         order = np.argsort(times, axis=1, kind="stable")
-        ar = np.arange(m)
+        ar = np.arange(m) * N_SLOTS
+        times_flat = np.ascontiguousarray(times).reshape(-1)
         for k in range(N_SLOTS):
             action = order[:, k]
-            tk = times[ar, action]
-            present = tk != INF
+            tk = times_flat.take(ar + action)  # times[rows, action], gathered flat
+            # the rows of each action, in row order: one stable sort (absent steps last)
+            group = np.where(tk != INF, action, N_SLOTS).astype(np.int8)
+            by_action = np.argsort(group, kind="stable")
+            cuts = np.cumsum(np.bincount(group, minlength=N_SLOTS + 1)).tolist()
             for a in range(N_SLOTS):
-                sel = np.flatnonzero(present & (action == a))
+                sel = by_action[(cuts[a - 1] if a else 0) : cuts[a]]
                 if not len(sel):
                     continue
                 t = tk[sel]
@@ -241,12 +250,17 @@ class BulkStatesMixin(BulkCancelMixin):
         self._bulk_compensate(
             lines, c_idx, fz, cancels, [tot_c, tax_c, vat_c, tot_o, vat_o, comm, comm_vat]
         )
-        # summary lines now that payments are known
+        # summary lines now that payments are known (their columns peak the generation's memory)
+        release()
         self._bulk_line_block(
             lines, c_idx, fz, tot_c, tax_c, vat_c, tot_o, comm, comm_vat, paid_c, paid_o
         )
+        # the events after `since`, in order: filtered before the sort (the rest are dropped;
+        # a stable sort of the kept ones gives them in the order the whole one gave them)
         e_t = np.concatenate(ev_t)
-        e_rows = np.concatenate(ev_rows)
-        e_kind = np.concatenate(ev_kind)
-        o = np.lexsort((np.concatenate(ev_seq), e_rows, e_t))
+        keep = np.flatnonzero(e_t > since)
+        e_t = e_t[keep]
+        e_rows = np.concatenate(ev_rows)[keep]
+        e_kind = np.concatenate(ev_kind)[keep]
+        o = np.lexsort((np.concatenate(ev_seq)[keep], e_rows, e_t))
         return postings, (e_t[o], c_idx[e_rows[o]], e_kind[o])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import random
 import threading
 from collections.abc import Sequence
@@ -20,6 +18,7 @@ from sandbox.world.store import Record, Table
 from sandbox.world.views import RecordsView
 
 from .addons import AddonsMixin
+from .allocator import generating
 from .allotments import AllotmentsMixin
 from .billing import BillingMixin
 from .bulk import BulkMixin
@@ -42,25 +41,6 @@ from .truth_cancellations import TruthCancellationsMixin
 
 # First ids per collection: distinct ranges make mix-ups between id kinds visible in tests.
 START_IDS = {"reservations": 100001, "customers": 5001, "reservedresources": 1, "billlines": 1}
-
-
-M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
-MMAP_THRESHOLD = 1024 * 1024
-
-
-def _fix_mmap_threshold() -> None:
-    """Serve allocations of 1 MiB and more (numpy columns) from mmap, so memory freed during
-    generation goes back to the OS at once; glibc otherwise raises the threshold after the
-    first large free and keeps later scratch arrays in a heap it cannot shrink (a large world
-    then peaks ~200 MB higher). Process-wide and harmless elsewhere; nothing on other libcs."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-
-
-def _trim_heap() -> None:
-    """Give the generation's freed scratch memory back to the OS (glibc keeps it otherwise)."""
-    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to do
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 class World(
@@ -149,11 +129,9 @@ class World(
             setattr(self, k, 0)
         self._event_window = self.now - timedelta(days=7)
         self._generating = True
-        _fix_mmap_threshold()
-        with self.lock:
+        with generating(), self.lock:  # the allocator for generation (allocator.py)
             self._generate()
         self._generating = False
-        _trim_heap()
 
     # the protocol ------------------------------------------------------------------------------
     def _table(self, collection: str) -> Table:

@@ -15,6 +15,7 @@ from sandbox.world.seasons import (
 )
 from sandbox.world.timeline import TimelineMixin
 
+from .allocator import release
 from .clock import at, ms
 from .reference import ADDONS
 from .states import HELD
@@ -209,6 +210,7 @@ class GenerateMixin(TimelineMixin):
         now_h = (self.now - datetime.fromordinal(self.ord0)).total_seconds() / 3600
         n_now = int(np.searchsorted(rest, now_h, side="right"))
         self._generate_bulk(n_now)
+        release()  # the bulk history's scratch memory, before the journal and the owners
         self._pool_pos = n_now
         # the last hours: a few shopping carts (INIT) and a couple of customer merges
         py = self.py

@@ -120,10 +120,11 @@ class SpecTable:
         """Stay nights (price row; `stay` = nights, arrival, booked, duration per night;
         weekday) whose `price`/`rate` hold the unconditional winner (-1 / 0 when none): the
         final price and the winning OVERRIDE's rateId. Slot by slot, each bound narrows the
-        nights still in the running, so a rate costs little beyond the nights it fits."""
+        nights still in the running, so a rate costs little beyond the nights it fits. (A slot's
+        column is gathered with `take`: `a[:, j].take(r)` is ~4x cheaper than `a[r, j]`.)"""
         hits: list[tuple[np.ndarray, np.ndarray, int]] = []  # (nights, their rows, slot)
         for j in range(self.valid.shape[1]):
-            idx = np.flatnonzero(self.valid[row, j])
+            idx = np.flatnonzero(self.valid[:, j].take(row))
             r = row[idx]
             for name, (lo, hi) in self.bounds.items():
                 if not len(idx):
@@ -131,10 +132,10 @@ class SpecTable:
                 if not self.used[name][j]:
                     continue
                 v = stay[name][idx]
-                keep = (v >= lo[r, j]) & (v <= hi[r, j])
+                keep = (v >= lo[:, j].take(r)) & (v <= hi[:, j].take(r))
                 idx, r = idx[keep], r[keep]
             if len(idx) and self.used["days"][j]:
-                keep = ((self.days[r, j] >> wd[idx].astype(np.int64)) & 1).astype(bool)
+                keep = ((self.days[:, j].take(r) >> wd[idx].astype(np.int64)) & 1).astype(bool)
                 idx, r = idx[keep], r[keep]
             if len(idx):
                 hits.append((idx, r, j))
@@ -142,19 +143,19 @@ class SpecTable:
         win_prio = rate_prio[rate]
 
         def above(idx: np.ndarray, r: np.ndarray, j: int) -> np.ndarray:
-            p, i = self.prio[r, j], self.rate_id[r, j]
+            p, i = self.prio[:, j].take(r), self.rate_id[:, j].take(r)
             return (p > win_prio[idx]) | ((p == win_prio[idx]) & (i > rate[idx]))
 
         for idx, r, j in hits:  # OVERRIDE: the highest-ranked one wins
-            sel = (self.kind[r, j] == 0) & above(idx, r, j)
+            sel = (self.kind[:, j].take(r) == 0) & above(idx, r, j)
             idx, r = idx[sel], r[sel]
-            price[idx] = self.amount[r, j]
-            rate[idx] = self.rate_id[r, j]
-            win_prio[idx] = self.prio[r, j]
+            price[idx] = self.amount[:, j].take(r)
+            rate[idx] = self.rate_id[:, j].take(r)
+            win_prio[idx] = self.prio[:, j].take(r)
         delta = np.zeros(len(price), dtype=np.int64)
         for idx, r, j in hits:  # ABSOLUTE / RELATIVE ranked above the winner
-            sel = (self.kind[r, j] > 0) & above(idx, r, j) & (price[idx] >= 0)
+            sel = (self.kind[:, j].take(r) > 0) & above(idx, r, j) & (price[idx] >= 0)
             idx, r = idx[sel], r[sel]
-            amount, kind = self.amount[r, j], self.kind[r, j]
+            amount, kind = self.amount[:, j].take(r), self.kind[:, j].take(r)
             delta[idx] += np.where(kind == 1, amount, relative_cents(price[idx], amount))
         return np.where(price >= 0, np.maximum(price + delta, 0), price), rate

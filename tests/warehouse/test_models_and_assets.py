@@ -69,8 +69,9 @@ def test_factory_specs_and_materialize(tmp_path: Path) -> None:
 
     assets = build_warehouse_assets()
     models = discover_models()
-    assert {k.path[0] for k in assets.keys} == {"warehouse"}
-    assert len(assets.keys) == len(models)
+    # the models, and the tidy at the end of their step (`pipelines.warehouse_tidy`)
+    assert {k.path[0] for k in assets.keys} == {"warehouse", "warehouse_tidy"}
+    assert len(assets.keys) == len(models) + 1
     spec = next(s for s in assets.specs if s.key.path == ["warehouse", "marts", "occupancy_daily"])
     assert spec.group_name == "warehouse_marts"
     assert set(spec.kinds) == {"duckdb", "sql"}
@@ -82,7 +83,7 @@ def test_factory_specs_and_materialize(tmp_path: Path) -> None:
     assert dg.AssetKey(["lake", "bill_lines"]) in {d.asset_key for d in fct.deps}
     stg = next(s for s in assets.specs if s.key.path[-1] == "stg_bill_lines")
     assert {d.asset_key for d in stg.deps} == {dg.AssetKey(["warehouse", "core", "fct_bill_lines"])}
-    assert {c.name for c in assets.check_specs} == set(CHECKS)
+    assert {c.name for c in assets.check_specs} == {*CHECKS, "rows_unchanged"}
 
     Batch().reference(units=2).reservation(1, "2025-01-01", "2025-01-03", unit_id=1000).flush(
         Lake(tmp_path), kind="full"
@@ -97,11 +98,12 @@ def test_factory_specs_and_materialize(tmp_path: Path) -> None:
     }
     meta = mats[("warehouse", "marts", "occupancy_daily")]
     assert meta["dagster/row_count"].value == 2
+    assert mats.pop(("warehouse_tidy",))["merged"].value is True  # the step's last
     for key, metadata in mats.items():  # every model's materialization explains its columns
         columns = metadata["dagster/column_schema"].value.columns
         assert columns and all(c.description for c in columns), key
     checks = result.get_asset_check_evaluations()
-    assert {c.check_name for c in checks} == set(CHECKS)
+    assert {c.check_name for c in checks} == {*CHECKS, "rows_unchanged"}
     # no journals in this lake: the bill revenue stays unreconciled, the rest passes
     assert {c.check_name for c in checks if not c.passed} == {"revenue_reconciles_with_journals"}
 
