@@ -21,8 +21,7 @@ from assets.modes import apply_changes
 from assets.settings import IngestSettings
 from lake.state import pending_tables
 from lake.store import Lake
-from tests.incremental.helpers import mart_differences, sandbox_opener
-from warehouse.build import build_warehouse
+from tests.incremental.helpers import reference_build, sandbox_opener, warehouse_differences
 from warehouse.refresh import refresh_warehouse
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -88,10 +87,7 @@ SAME_DAY_SUMMED = (
 
 
 def _differences(a: Path, b: Path) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for schema in SCHEMAS:
-        out.update({f"{schema}.{k}": v for k, v in mart_differences(a, b, schema).items()})
-    return out
+    return warehouse_differences(a, b, SCHEMAS)
 
 
 # what a change of each kind must leave maintained by key (not rebuilt whole), per step below
@@ -213,7 +209,7 @@ def test_in_place_refresh_equals_a_whole_rebuild_on_a_churned_world(
             reference = tmp_path / f"whole-{step.replace(' ', '-')}"
             reference.mkdir()
             (reference / "lake").symlink_to(dir_a / "lake")
-            whole = build_warehouse(reference, as_of=settings.today)
+            whole = reference_build(reference, as_of=settings.today)
             assert _differences(dir_a / "warehouse.duckdb", whole.path) == {}, step
 
         settings = run()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from tests.incremental.helpers import mart_differences
+from tests.incremental.helpers import mart_differences, reference_build
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import GBP_CHANNEL, Batch
 from warehouse.build import build_warehouse
@@ -35,7 +35,7 @@ def _equals_a_whole_rebuild(data_dir: Path, name: str, as_of: date) -> None:
     reference = data_dir.with_name(f"{data_dir.name}-{name}")
     reference.mkdir()
     (reference / "lake").symlink_to(data_dir / "lake")
-    whole = build_warehouse(reference, as_of=as_of)
+    whole = reference_build(reference, as_of=as_of)
     for schema in SCHEMAS:
         assert mart_differences(data_dir / "warehouse.duckdb", whole.path, schema) == {}, (
             name,

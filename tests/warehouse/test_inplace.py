@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 
 import warehouse.inplace
-from tests.incremental.helpers import mart_differences
+from tests.incremental.helpers import mart_differences, reference_build, warehouse_differences
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import TYPE_ID, Batch
 from warehouse.build import build_warehouse
@@ -61,12 +61,8 @@ def _differences_from_a_whole_rebuild(
     reference = data_dir.with_name(f"{data_dir.name}-{name}")
     reference.mkdir()
     (reference / "lake").symlink_to(data_dir / "lake")
-    built = build_warehouse(reference, as_of=as_of)
-    out: dict[str, object] = {}
-    for schema in SCHEMAS:
-        diff = mart_differences(data_dir / "warehouse.duckdb", built.path, schema)
-        out.update({f"{schema}.{k}": v for k, v in diff.items()})
-    return out
+    built = reference_build(reference, as_of=as_of)
+    return warehouse_differences(data_dir / "warehouse.duckdb", built.path, SCHEMAS)
 
 
 def _snapshot(path: Path) -> dict[str, list[tuple[Any, ...]]]:
