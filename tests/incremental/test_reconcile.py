@@ -322,7 +322,8 @@ def test_sweep_job_fails_with_the_guard_rail_message_and_accepts_config(tmp_path
             landed = {
                 e.asset_key.path[-1]
                 for e in ok.get_asset_materialization_events()
-                if e.materialization.metadata["dagster/row_count"].value
+                if e.asset_key.path[0] == "lake"
+                and e.materialization.metadata["dagster/row_count"].value
             }
             assert landed >= {"reservations"}
     finally:
