@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,6 +41,22 @@ def _no_stale_dagster_state_storage() -> Iterator[None]:
     token = _current_storage.set(None)
     yield
     _current_storage.reset(token)
+
+
+@pytest.fixture(autouse=True)
+def _signals_as_found() -> Iterator[None]:
+    """SIGINT's and SIGTERM's handlers as they were before each test.
+
+    A run of Dagster's own `execute_job` gives SIGTERM whatever SIGINT's handler is on its way
+    out (`dagster._utils.interrupts`; `pipelines.runner.execute` guards against it). In a pytest
+    worker whose SIGINT is ignored that left SIGTERM ignored for the tests after it, and every
+    child they started inherited it (tests/test_runner_signals.py failed so on a clean clone).
+    """
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in before.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
 
 
 # Tests write their lakes, DuckDB files and Dagster instances under pytest's temporary folder.

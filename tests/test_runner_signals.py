@@ -43,7 +43,11 @@ SCRIPT = textwrap.dedent(
 
 
 def _ignore_sigint() -> None:
+    # as a shell starts a background command: SIGINT ignored, SIGTERM the default. Set both: a
+    # child inherits ignored signals, and a pytest worker may have come out of a run of Dagster's
+    # own `execute_job` with SIGTERM ignored (the very behaviour tested here)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def test_sigterm_still_stops_a_process_started_with_sigint_ignored(tmp_path: Path) -> None:
