@@ -11,18 +11,12 @@ import textwrap
 
 import pytest
 
+from tests.sandbox.mallinfo import PREAMBLE
+
 # mallinfo2's counters: bytes in mmapped blocks (hblkhd) and in the main heap (arena)
-_PROBE = textwrap.dedent(
+_PROBE = PREAMBLE + textwrap.dedent(
     """
-    import ctypes, sys
-
-    class MallInfo2(ctypes.Structure):
-        _fields_ = [(name, ctypes.c_size_t) for name in (
-            "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
-            "uordblks", "fordblks", "keepcost")]
-
-    libc = ctypes.CDLL(None)
-    libc.mallinfo2.restype = MallInfo2
+    import sys
     if sys.argv[1] == "keep":
         from sandbox.heap import keep_freed_memory
         assert keep_freed_memory()

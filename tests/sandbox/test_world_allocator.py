@@ -13,18 +13,13 @@ import textwrap
 
 import pytest
 
-_PROBE = textwrap.dedent(
+from tests.sandbox.mallinfo import PREAMBLE
+
+_PROBE = PREAMBLE + textwrap.dedent(
     """
-    import ctypes, json
+    import json
     import numpy as np
 
-    class MallInfo2(ctypes.Structure):
-        _fields_ = [(name, ctypes.c_size_t) for name in (
-            "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
-            "uordblks", "fordblks", "keepcost")]
-
-    libc = ctypes.CDLL(None)
-    libc.mallinfo2.restype = MallInfo2
     switch = np._core.multiarray._set_madvise_hugepage
 
     def huge():
