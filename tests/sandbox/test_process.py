@@ -185,7 +185,16 @@ def _reservoir_run(tmp_path: Path) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_from_a_terminal,
     )
+
+
+def _as_from_a_terminal() -> None:
+    """SIGINT and SIGTERM the defaults, as a terminal starts a command: a child inherits an
+    ignored signal, and a pytest worker was once seen with SIGINT ignored (the run then finished
+    through its Ctrl-C, docs/benchmarks.md session 23)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @pytest.mark.slow
