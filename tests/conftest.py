@@ -43,20 +43,31 @@ def _no_stale_dagster_state_storage() -> Iterator[None]:
     _current_storage.reset(token)
 
 
+# SIGINT's and SIGTERM's handlers as the worker started with them (Python's KeyboardInterrupt, the
+# default): every test starts with them and a child it starts inherits them.
+_SIGNALS_AT_START = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
 @pytest.fixture(autouse=True)
 def _signals_as_found() -> Iterator[None]:
-    """SIGINT's and SIGTERM's handlers as they were before each test.
+    """SIGINT's and SIGTERM's handlers as the worker started, before and after each test.
 
     A run of Dagster's own `execute_job` gives SIGTERM whatever SIGINT's handler is on its way
-    out (`dagster._utils.interrupts`; `pipelines.runner.execute` guards against it). In a pytest
-    worker whose SIGINT is ignored that left SIGTERM ignored for the tests after it, and every
-    child they started inherited it (tests/test_runner_signals.py failed so on a clean clone).
+    out (`dagster._utils.interrupts`; `pipelines.runner.execute` guards against it), and a
+    worker was seen with SIGINT ignored by code wider than a test (a module's fixture): every
+    child started then inherited the ignored signals (tests/test_runner_signals.py and the Ctrl-C
+    tests of tests/sandbox/test_process.py failed so on clean clones, docs/benchmarks.md
+    session 23). Reset before each test, so fixtures set up ahead of it cannot leak in either.
     """
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def reset() -> None:
+        for sig, handler in _SIGNALS_AT_START.items():
+            if handler is not None and signal.getsignal(sig) is not handler:
+                signal.signal(sig, handler)
+
+    reset()
     yield
-    for sig, handler in before.items():
-        if handler is not None and signal.getsignal(sig) is not handler:
-            signal.signal(sig, handler)
+    reset()
 
 
 # Tests write their lakes, DuckDB files and Dagster instances under pytest's temporary folder.

@@ -114,14 +114,15 @@ PARENT = textwrap.dedent(
 
 
 def _parent_with_child(tmp: Path, stderr: Path) -> tuple[subprocess.Popen[str], int]:
-    parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=stderr.open("w"),
-        text=True,
-        env={**os.environ, "TMPDIR": str(tmp)},
-    )
+    with stderr.open("w") as err:  # the child writes to its own copy
+        parent = subprocess.Popen(
+            [sys.executable, "-c", PARENT],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env={**os.environ, "TMPDIR": str(tmp)},
+        )
     assert parent.stdout is not None
     line = parent.stdout.readline()
     assert line.strip().isdigit(), f"the parent printed {line!r}"
