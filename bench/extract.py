@@ -202,12 +202,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=0,
         help="the sandbox's encode workers (sandbox/server/encode_pool.py)",
     )
-    parser.add_argument(
-        "--idle-read-ahead",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="the sandbox reads keyset scans ahead while idle (default: the sandbox's own)",
-    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-dlt", action="store_true")
     args = parser.parse_args(argv)
@@ -220,7 +214,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         warm=args.warm_cache,
         encode_cache_mb=args.encode_cache_mb,
         encode_workers=args.encode_workers,
-        idle_read_ahead=args.idle_read_ahead,
     ) as sandbox:
         startup = time.perf_counter() - started
         runs: list[dict[str, Any]] = []
@@ -260,7 +253,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "warm_cache": args.warm_cache,
         "encode_cache_mb": args.encode_cache_mb,
         "encode_workers": args.encode_workers,
-        "idle_read_ahead": args.idle_read_ahead,
         "cap": CAP,
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),

@@ -117,10 +117,9 @@ def start_sandbox(
     warm: bool = False,
     encode_cache_mb: float | None = None,
     encode_workers: int = 0,
-    idle_read_ahead: bool | None = None,
 ) -> Iterator[Sandbox]:
-    """Serve a generated world from a child process for the block; `encode_cache_mb` and
-    `idle_read_ahead` None: the sandbox's own default."""
+    """Serve a generated world from a child process for the block; `encode_cache_mb` None: the
+    sandbox's own default cache."""
     settings = SandboxSettings(
         seed=seed,
         scale=scale,
@@ -130,7 +129,5 @@ def start_sandbox(
     )
     if encode_cache_mb is not None:
         settings.encode_cache_bytes = int(encode_cache_mb * 2**20)
-    if idle_read_ahead is not None:
-        settings.idle_read_ahead = idle_read_ahead
     with run_sandbox_process(settings) as served:
         yield Sandbox(served)

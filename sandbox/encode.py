@@ -137,17 +137,6 @@ class RecordCache:
                 out[i] = data
         return out
 
-    def keep_ahead(self, variant: str, keys: Sequence[Any], fresh: Sequence[bytes]) -> None:
-        """Cache records encoded ahead of any page (sandbox/readahead.py), as one batch."""
-        entries = self.entries.get(variant)
-        if entries is None:
-            entries = {}
-        self.misses += len(fresh)
-        self.read_ahead_records += len(fresh)
-        self._keep(variant, entries, list(keys), fresh)
-        if entries:
-            self.entries[variant] = entries
-
     def _keep(
         self, variant: str, entries: dict[Any, bytes], keys: list[Any], fresh: Sequence[bytes]
     ) -> Sequence[bytes]:

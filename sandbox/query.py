@@ -345,18 +345,6 @@ class LazyPage(Sequence[Record]):
         positions = _slice(ranges, end, end + n)
         return LazyPage(self.source, positions, _keys_at(keys, positions))
 
-    def key_after(self, n: int) -> Any:
-        """The key of the record `n` places after this page in its scan (0: the first of the
-        next page), or of the scan's last record when the scan ends before; None when nothing
-        follows the page or it is not one of a scan."""
-        if self.scan is None:
-            return None
-        keys, ranges, end = self.scan
-        at = min(end + n, sum(map(len, ranges)) - 1)
-        if at < end:
-            return None
-        return keys[_slice(ranges, at, at + 1)[0]]
-
     def joined(self, other: LazyPage) -> LazyPage:
         """This page's records, then `other`'s (of the same source)."""
         if other.source is not self.source:

@@ -39,8 +39,6 @@ class SandboxSettings:
     concern_id: int = 1
     encode_cache_bytes: int = DEFAULT_CACHE_BYTES  # encoded records kept per world generation
     encode_from_columns: bool = True  # False: render every record and encode it with orjson
-    # encode the next records of the keyset scans being read while no page waits (readahead.py)
-    idle_read_ahead: bool = True
     warm_cache: bool = False  # encode the pipeline's lists before serving (slower start)
     # Processes forked after generation that encode cold pages of the generated world, until it
     # first changes (sandbox/server/encode_pool.py); 0: all encoding in the server's process.

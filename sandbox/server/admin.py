@@ -31,7 +31,6 @@ class AdminHandlers(ServiceBase):
             pool = self.encode_pool
             return {
                 **self.cache.describe(),
-                "idleReadAhead": self.idle_ahead.describe(),
                 "pool": pool.describe() if pool is not None else None,
             }
 

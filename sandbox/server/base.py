@@ -17,7 +17,6 @@ from sandbox.faults import NO_FAULTS, FaultDecision, Faults, malform
 from sandbox.filters import INT, UNKNOWN, infer_types
 from sandbox.openapi import Endpoint, template
 from sandbox.protocol import COLLECTIONS, Record, World
-from sandbox.readahead import IdleReadAhead
 from sandbox.server.common import PAYER_TYPES, TEMPLATE_CACHE_SIZE, ApiError
 from sandbox.server.encode_pool import EncodePool
 from sandbox.server.encoding import View, plain_view
@@ -74,11 +73,6 @@ class ServiceBase:
         # growing (and page-faulting in) a heap per pool thread, which cost ~1 s of kernel time
         # per medium full read.
         self._pages = ThreadPoolExecutor(1, thread_name_prefix="sandbox-pages")
-        # the next records of the scans being read, encoded while no page waits (readahead.py)
-        self.idle_ahead = IdleReadAhead(self.cache)
-        self.idle_read_ahead = getattr(settings, "idle_read_ahead", True)
-        self._waiting = 0  # pages handed to the page thread and not answered yet
-        self._idle_busy = False  # an idle read-ahead is queued or running in the page thread
         self.encode_pool: EncodePool | None = None  # see start_encode_pool
         # encode frozen records from the world's columns (same bytes as rendering them)
         self.from_columns = getattr(settings, "encode_from_columns", True)

@@ -51,38 +51,13 @@ class PageHandlers(ServiceBase):
                 source=source,
                 no_content=no_content,
             )
-            self._waiting += 1
-            try:
-                body = await asyncio.get_running_loop().run_in_executor(self._pages, call)
-            finally:
-                self._waiting -= 1
-            self._after_page()
+            body = await asyncio.get_running_loop().run_in_executor(self._pages, call)
             if body is None:
                 return Response(status_code=204)
             return Response(body, media_type=_JSON)
 
         handler.__name__ = f"page_{collection}"
         return handler
-
-    def _after_page(self) -> None:
-        """When no page waits, let the page thread read ahead for the scans being read."""
-        if self._waiting or self._idle_busy or not self.idle_read_ahead:
-            return
-        if self.encode_pool is not None or not self.idle_ahead.pending():
-            return
-        self._idle_busy = True
-        self._pages.submit(self._read_ahead_idle)
-
-    def _read_ahead_idle(self) -> None:
-        """In the page thread: chunks of read-ahead (`IdleReadAhead.step`) until a page waits
-        or none is left to do; a page handed over meanwhile waits for one chunk at most."""
-        try:
-            while not self._waiting:
-                with self.world.lock:
-                    if not self.idle_ahead.step():
-                        break
-        finally:
-            self._idle_busy = False
 
     def _page_body(
         self,
@@ -178,8 +153,6 @@ class PageHandlers(ServiceBase):
                 )
             except StalePage:  # the world moved while a worker encoded: the pool is retired
                 parts = None
-            if enabled and offload is None and self.idle_read_ahead:
-                self.idle_ahead.note(served.variant, content, served.encode_many)
         if parts is None:  # select again from the world as it is now, encoded here
             return self._page_body(
                 request,
