@@ -10,6 +10,7 @@ the maintainer holds. `Outcome` is what maintaining one model did, in every form
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
@@ -178,7 +179,9 @@ class ByKeys:
                 if source.startswith("lake.") and (
                     len(columns) == 1 or set(columns) <= set(LAKE_TABLES[lake_table].key)
                 ):
-                    current = narrowed_current_sql(lake_table, columns, matching, known)
+                    current = narrowed_current_sql(
+                        lake_table, columns, matching, known, self._child_rows(known)
+                    )
                     swaps[f"lake_current.{lake_table}"] = f"({current})"
             # an input read by the condition its `incremental narrows` line gives
             # `affected_keys`: one column `k`, or one per key column, named as the key columns
@@ -238,6 +241,11 @@ class ByKeys:
         self.shared.hold(q, inc.keys, keys, quote_ident(f"_new_{base}"))
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 
+    def _child_rows(self, known: Known | None) -> Callable[[str], str | None] | None:
+        """A child's lake rows from only the files its parent's batches may be in
+        (`SharedCurrents.child_rows`), when the parent's narrowed state is shared."""
+        return self.shared.child_rows if known is not None and self.shared is not None else None
+
     def _narrowed(
         self,
         model: Model,
@@ -270,6 +278,8 @@ class ByKeys:
             (key,) = inc.keys
             if key in TABLES[table].all_columns:
                 swaps[f"lake.{table}"] = f"(select * from lake.{table} where {match})"
-                current = narrowed_current_sql(table, (key,), matching, known)
+                current = narrowed_current_sql(
+                    table, (key,), matching, known, self._child_rows(known)
+                )
                 swaps[f"lake_current.{table}"] = f"({current})"
         return swap_relations(model.sql, swaps)
