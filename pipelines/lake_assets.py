@@ -44,10 +44,12 @@ from pipelines.lake_metadata import (
     UNIQUE_KEYS,
     column_schema,
     lake_key,
+    reported_requests,
     results,
 )
 from pipelines.partitions import TENANTS, partitioned_checks
 from pipelines.resources import LakeResource, ReservationServiceResource
+from pipelines.run_requests import REQUESTS_TAG
 from pipelines.settings import SettingsError, quarantine_limits
 from service.errors import RequestBudgetExceeded, ServiceError
 from service.streams import leaf_error
@@ -360,6 +362,9 @@ def build_lake_assets() -> dg.AssetsDefinition:
         )
         for refusal in report.refused.values():
             context.log.warning(f"refused area {refusal.line()}")
+        # what `reservoir status` counts, on the run's record (`pipelines.run_requests`)
+        requests = reported_requests(report, selected)
+        context.instance.add_run_tags(context.run.run_id, {REQUESTS_TAG: str(requests)})
         yield from results(context, report, lake, selected)
 
     return _lake
