@@ -18,17 +18,12 @@ from assets.run_report import RunReport
 from lake.column_docs import lake_column_docs
 from lake.schema import Table
 from lake.store import connect
+from pipelines.asset_keys import QUARANTINE_RATE, UNIQUE_KEYS, lake_key
 from pipelines.resources import LakeResource
 
 KINDS = {"python", "parquet"}
-UNIQUE_KEYS = "unique_keys"
-QUARANTINE_RATE = "quarantine_rate"
 PREVIEW_ROWS = 5
 PREVIEW_COLUMNS = 8
-
-
-def lake_key(table: str) -> dg.AssetKey:
-    return dg.AssetKey(["lake", table])
 
 
 def column_schema(table: Table, include_pii: bool = False) -> dg.TableSchema:

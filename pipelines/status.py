@@ -130,13 +130,10 @@ def _latest_checks(settings: Settings, instance: Any) -> list[tuple[str, str, st
     # Dagster exports no public name for the filter of a check's partition.
     from dagster._core.event_api import PartitionKeyFilter
 
-    from pipelines.definitions import defs
+    from pipelines.asset_keys import defined_check_keys
     from pipelines.partitions import DEFAULT_TENANT
 
-    keys = sorted(
-        (k for a in defs.get_repository_def().asset_graph.assets_defs for k in a.check_keys),
-        key=lambda k: (k.asset_key.to_user_string(), k.name),
-    )
+    keys = sorted(defined_check_keys(), key=lambda k: (k.asset_key.to_user_string(), k.name))
     latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(
         keys, partition_filter=PartitionKeyFilter(key=settings.tenant or DEFAULT_TENANT)
     )
