@@ -38,15 +38,8 @@ from assets.settings import (
     IngestSettings,
 )
 from lake.state import SourceMismatch, check_source
-from pipelines.lake_metadata import (
-    KINDS,
-    QUARANTINE_RATE,
-    UNIQUE_KEYS,
-    column_schema,
-    lake_key,
-    reported_requests,
-    results,
-)
+from pipelines.asset_keys import QUARANTINE_RATE, UNIQUE_KEYS, lake_key
+from pipelines.lake_metadata import KINDS, column_schema, reported_requests, results
 from pipelines.partitions import TENANTS, partitioned_checks
 from pipelines.resources import LakeResource, ReservationServiceResource
 from pipelines.run_requests import REQUESTS_TAG
