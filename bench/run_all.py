@@ -195,6 +195,11 @@ def summarise_models(data: dict[str, Any], _: str) -> list[Row]:
             "<= 3 s at large",
         ),
         (
+            "tidy after the refresh (the merges, where nobody waits), wall s (CPU s)",
+            f"{_num(refresh.get('tidy_seconds'))} ({_num(refresh.get('tidy_cpu_seconds'))})",
+            "",
+        ),
+        (
             "refresh in place: models by key or sums / rebuilt whole",
             f"{by_key} / {len(refreshed) - by_key}",
             "",
@@ -334,8 +339,9 @@ What each figure means, and its target (from the issues):
   which count the target means is an open question on issue #5.
 - **Models** (`bench/models.py`): the full DuckDB warehouse build (all models, published
   atomically) and the warehouse refresh after one hour of changes (an incremental run lands
-  them; the refresh works in place, by key where models declare it), next to the refresh as it
-  was before (a copy of the file and the models of the changed tables rebuilt); wall and CPU
+  them; the refresh works in place, by key where models declare it, its row-group merges left
+  to the tidy after it, timed apart, as Dagster's warehouse asset runs it), next to the refresh
+  as it was before (a copy of the file and the models of the changed tables rebuilt); wall and CPU
   seconds, peak RSS of the building process (`/usr/bin/time -v`). Targets (issue #22), at large
   scale: full build <= 30 s and <= 3 GB, refresh after an hour <= 3 s.
 - **Incremental** (`bench/incremental.py`): requests of an incremental run after an hour of

@@ -25,7 +25,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 STATE_BATCH = "_state_batch_id"  # the batch id of a state row (the local file's name)
@@ -75,6 +74,7 @@ class DeltaRemote:
     def commit_batch(self, rel: str, files: list[Path], batch_id: str, schema: pa.Schema) -> None:
         """One commit holding these part files as batch `batch_id`, replacing any rows of that
         batch an earlier attempt committed."""
+        import pyarrow.dataset as ds  # here: with pandas ~0.35 s, for every importer of the lake
         from deltalake import write_deltalake
 
         # Streamed part by part: a large batch (13 M bill lines at large scale) never sits in

@@ -38,16 +38,11 @@ from assets.settings import (
     IngestSettings,
 )
 from lake.state import SourceMismatch, check_source
-from pipelines.lake_metadata import (
-    KINDS,
-    QUARANTINE_RATE,
-    UNIQUE_KEYS,
-    column_schema,
-    lake_key,
-    results,
-)
+from pipelines.asset_keys import QUARANTINE_RATE, UNIQUE_KEYS, lake_key
+from pipelines.lake_metadata import KINDS, column_schema, reported_requests, results
 from pipelines.partitions import TENANTS, partitioned_checks
 from pipelines.resources import LakeResource, ReservationServiceResource
+from pipelines.run_requests import REQUESTS_TAG
 from pipelines.settings import SettingsError, quarantine_limits
 from service.errors import RequestBudgetExceeded, ServiceError
 from service.streams import leaf_error
@@ -360,6 +355,9 @@ def build_lake_assets() -> dg.AssetsDefinition:
         )
         for refusal in report.refused.values():
             context.log.warning(f"refused area {refusal.line()}")
+        # what `reservoir status` counts, on the run's record (`pipelines.run_requests`)
+        requests = reported_requests(report, selected)
+        context.instance.add_run_tags(context.run.run_id, {REQUESTS_TAG: str(requests)})
         yield from results(context, report, lake, selected)
 
     return _lake

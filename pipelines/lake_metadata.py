@@ -1,8 +1,9 @@
 """What the lake asset records for each table: its materialization's metadata (rows landed,
 quarantine, requests, a preview of what was written) and its checks (unique keys in the current
-state, the quarantine rate); and the run's requests counted back from that metadata."""
+state, the quarantine rate); and the requests those materializations report, for the run's tag
+(`pipelines.run_requests`)."""
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +18,12 @@ from assets.run_report import RunReport
 from lake.column_docs import lake_column_docs
 from lake.schema import Table
 from lake.store import connect
+from pipelines.asset_keys import QUARANTINE_RATE, UNIQUE_KEYS, lake_key
 from pipelines.resources import LakeResource
 
 KINDS = {"python", "parquet"}
-UNIQUE_KEYS = "unique_keys"
-QUARANTINE_RATE = "quarantine_rate"
 PREVIEW_ROWS = 5
 PREVIEW_COLUMNS = 8
-
-
-def lake_key(table: str) -> dg.AssetKey:
-    return dg.AssetKey(["lake", table])
 
 
 def column_schema(table: Table, include_pii: bool = False) -> dg.TableSchema:
@@ -128,6 +124,16 @@ def results(
         yield from _results(context, report, lake, selected, con)
 
 
+def reported_requests(report: RunReport, selected: set[str]) -> int:
+    """The requests the lake materializations of `selected` tables report: each stream with a
+    selected table its own, plus the rest of the run's once (`requests_in` of their metadata)."""
+    streams = [s.name for s in SPECS if any(t.name in selected for t in s.tables)]
+    if not streams:
+        return 0
+    rest = report.requests - sum(r.requests for r in report.landed.values())
+    return rest + sum(report.landed[s].requests for s in streams if s in report.landed)
+
+
 def _results(
     context: dg.AssetExecutionContext,
     report: RunReport,
@@ -200,15 +206,3 @@ def _report_metadata(report: RunReport) -> dict[str, Any]:
             {name: r.as_dict() for name, r in report.refused.items()}
         ),
     }
-
-
-def requests_in(metadata: Iterable[Mapping[str, Any]]) -> int:
-    """The requests of a run, from its lake materializations' metadata (plain values): each
-    stream's `requests_used` once, plus the `run_requests` not made by one stream."""
-    streams: dict[str, int] = {}
-    extra = 0
-    for meta in metadata:
-        stream = str(meta.get("stream", ""))
-        streams.setdefault(stream, int(meta.get("requests_used", 0) or 0))
-        extra += int(meta.get("run_requests", 0) or 0)
-    return sum(streams.values()) + extra

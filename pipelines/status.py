@@ -8,14 +8,16 @@ create it. "Requests used today" counts this machine's UTC day: the request quot
 
 from __future__ import annotations
 
+import contextlib
 import os
-from datetime import UTC, datetime
+from collections.abc import Iterator
+from datetime import UTC, datetime, time
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from pipelines.lake_metadata import requests_in
+from pipelines.run_requests import REQUESTS_TAG, requests_in
 from pipelines.settings import Settings
 
 DAILY_FREE_REQUESTS = 25_000
@@ -52,38 +54,61 @@ def _refused(settings: Settings) -> list[str]:
     ]
 
 
-def _runs(settings: Settings) -> tuple[list[Any], int]:
-    """Last runs and the requests they used today (UTC), from the instance's event log."""
+@contextlib.contextmanager
+def open_instance(settings: Settings, instance: Any = None) -> Iterator[Any]:
+    """The Dagster instance under the data directory (None when no run made one), opened once
+    for all a command reads of it (each opening costs ~0.25 s), or `instance` when given."""
+    if instance is not None:
+        yield instance
+        return
     home = settings.dagster_home.resolve()
     if not (home / "dagster.yaml").exists():
-        return [], 0
+        yield None
+        return
     import dagster as dg
 
     os.environ["DAGSTER_HOME"] = str(home)
-    instance = dg.DagsterInstance.get()
-    from pipelines.partitions import PARTITION_TAG
+    with dg.DagsterInstance.get() as opened:
+        yield opened
 
-    # A tenant's runs only (the tenants share the instance): those of its partition, launched
-    # by the CLI, a sensor, the schedule or the UI (pipelines/partitions.py).
-    only = dg.RunsFilter(tags={PARTITION_TAG: settings.tenant}) if settings.tenant else None
-    records = instance.get_run_records(filters=only, limit=50)
-    today = datetime.now(UTC).date()
-    used = 0
-    for record in records:
-        if datetime.fromtimestamp(record.create_timestamp.timestamp(), UTC).date() != today:
+
+def _runs(settings: Settings, instance: Any = None) -> tuple[list[Any], int]:
+    """Last runs and the requests every run created today (UTC) used, from their records."""
+    with open_instance(settings, instance) as opened:
+        if opened is None:
+            return [], 0
+        import dagster as dg
+
+        from pipelines.partitions import PARTITION_TAG
+
+        # A tenant's runs only (the tenants share the instance): those of its partition,
+        # launched by the CLI, a sensor, the schedule or the UI (pipelines/partitions.py).
+        tags = {PARTITION_TAG: settings.tenant} if settings.tenant else {}
+        shown = opened.get_run_records(filters=dg.RunsFilter(tags=tags), limit=RUNS_SHOWN)
+        midnight = datetime.combine(datetime.now(UTC).date(), time.min, UTC)
+        today = opened.get_run_records(filters=dg.RunsFilter(tags=tags, created_after=midnight))
+        return shown, sum(_requests(opened, record.dagster_run) for record in today)
+
+
+def _requests(instance: Any, run: Any) -> int:
+    """The requests a run sent: its tag, written by its lake step; 0 for a run without the lake;
+    else (a run recorded before the tag, or one whose lake step failed) from its lake
+    materializations."""
+    tagged = run.tags.get(REQUESTS_TAG)
+    if tagged is not None:
+        return int(tagged)
+    selection = run.asset_selection
+    if selection and not any(key.path[0] == "lake" for key in selection):  # empty: the job
+        return 0
+    import dagster as dg
+
+    metadata = []
+    for entry in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION):
+        materialization = entry.asset_materialization
+        if materialization is None or materialization.asset_key.path[0] != "lake":
             continue
-        metadata = []
-        for entry in instance.all_logs(
-            record.dagster_run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
-        ):
-            materialization = entry.asset_materialization
-            if materialization is None or materialization.asset_key.path[0] != "lake":
-                continue
-            metadata.append(
-                {k: getattr(v, "value", v) for k, v in materialization.metadata.items()}
-            )
-        used += requests_in(metadata)
-    return records[:RUNS_SHOWN], used
+        metadata.append({k: getattr(v, "value", v) for k, v in materialization.metadata.items()})
+    return requests_in(metadata)
 
 
 def requests_used_today(settings: Settings) -> int:
@@ -91,27 +116,24 @@ def requests_used_today(settings: Settings) -> int:
     return _runs(settings)[1]
 
 
-def _checks(settings: Settings) -> list[tuple[str, str, str, str]]:
+def _checks(settings: Settings, instance: Any = None) -> list[tuple[str, str, str, str]]:
     """(asset, check, outcome, run) of the latest evaluation of every check the code location
     defines for this tenant's partition (`default` for the single tenant); outcome `not run
     yet` for a check never evaluated there."""
-    home = settings.dagster_home.resolve()
-    if not (home / "dagster.yaml").exists():
-        return []
+    with open_instance(settings, instance) as opened:
+        return [] if opened is None else _latest_checks(settings, opened)
+
+
+def _latest_checks(settings: Settings, instance: Any) -> list[tuple[str, str, str, str]]:
     import dagster as dg
 
     # Dagster exports no public name for the filter of a check's partition.
     from dagster._core.event_api import PartitionKeyFilter
 
-    from pipelines.definitions import defs
+    from pipelines.asset_keys import defined_check_keys
     from pipelines.partitions import DEFAULT_TENANT
 
-    os.environ["DAGSTER_HOME"] = str(home)
-    instance = dg.DagsterInstance.get()
-    keys = sorted(
-        (k for a in defs.get_repository_def().asset_graph.assets_defs for k in a.check_keys),
-        key=lambda k: (k.asset_key.to_user_string(), k.name),
-    )
+    keys = sorted(defined_check_keys(), key=lambda k: (k.asset_key.to_user_string(), k.name))
     latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(
         keys, partition_filter=PartitionKeyFilter(key=settings.tenant or DEFAULT_TENANT)
     )
@@ -176,10 +198,16 @@ def _inbox_line(settings: Settings) -> str:
     return line
 
 
-def print_status(settings: Settings, console: Console | None = None) -> None:
+def print_status(settings: Settings, console: Console | None = None, instance: Any = None) -> None:
+    """What `reservoir status` prints; `instance` the Dagster instance when the caller opened it
+    (the tenants of one instance), else it is opened once here."""
+    with open_instance(settings, instance) as opened:
+        _print_status(settings, console or Console(), opened)
+
+
+def _print_status(settings: Settings, console: Console, instance: Any) -> None:
     from warehouse.asof import current_as_of
 
-    console = console or Console()
     as_of = current_as_of(settings.warehouse_path, settings.lake_dir)
     console.print(f"as of: {as_of}" if as_of else "as of: no run yet (the service's date then)")
     cursor = _cursor(settings)
@@ -191,7 +219,7 @@ def print_status(settings: Settings, console: Console | None = None) -> None:
         console.print("event cursor: none yet (the first `reservoir run` takes a full snapshot)")
     for line in _refused(settings):
         console.print(line, soft_wrap=True)
-    records, used = _runs(settings)
+    records, used = _runs(settings, instance) if instance is not None else ([], 0)
     if records:
         runs = Table(title="last runs")
         for col in ("run", "job", "status", "started (UTC)", "mode"):
@@ -208,7 +236,7 @@ def print_status(settings: Settings, console: Console | None = None) -> None:
         console.print(runs)
     else:
         console.print("runs: none recorded yet (`reservoir run` or `make dev`)")
-    checks = _checks(settings)
+    checks = _latest_checks(settings, instance) if instance is not None else []
     if checks:
         counts_by = {o: sum(1 for c in checks if c[2] == o) for o in ("passed", "warned", "failed")}
         console.print(

@@ -4,7 +4,10 @@ runs one after another, and the exit that names each tenant that failed with its
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -82,10 +85,17 @@ def run_command(
 
 
 def status_command(settings: Settings, tenants: list[Tenant]) -> None:
-    """`reservoir status` of each tenant, under its name."""
-    from pipelines.status import print_status
+    """`reservoir status` of each tenant, under its name (a Dagster instance opened once for the
+    tenants that share it)."""
+    from pipelines.status import open_instance, print_status
 
     console = Console()
-    for tenant in tenants:
-        console.rule(f"tenant {tenant.name}")
-        print_status(tenant_settings(settings, tenant), console)
+    with contextlib.ExitStack() as stack:
+        instances: dict[Path, Any] = {}
+        for tenant in tenants:
+            own = tenant_settings(settings, tenant)
+            home = own.dagster_home.resolve()
+            if home not in instances:
+                instances[home] = stack.enter_context(open_instance(own))
+            console.rule(f"tenant {tenant.name}")
+            print_status(own, console, instances[home])

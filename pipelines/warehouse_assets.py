@@ -26,8 +26,8 @@ from typing import Any, Self
 import dagster as dg
 import duckdb
 
+from pipelines.asset_keys import WAREHOUSE_PREFIX, lake_key, model_key
 from pipelines.build_process import refresh
-from pipelines.lake_metadata import lake_key
 from pipelines.partitions import (
     TENANTS,
     check_bound,
@@ -43,7 +43,6 @@ from warehouse.models import Model, discover_models
 from warehouse.probe import model_columns, model_schemas
 from warehouse.refused import refused_by_model
 
-KEY_PREFIX = "warehouse"
 DEFAULT_RESOURCE_KEY = "warehouse"
 KINDS = {"duckdb", "sql"}
 
@@ -68,10 +67,6 @@ class WarehouseResource(dg.ConfigurableResource):
         return self if key is None else self.for_tenant(key)
 
 
-def model_key(model: Model) -> dg.AssetKey:
-    return dg.AssetKey([KEY_PREFIX, model.layer, model.name])
-
-
 def column_schema(
     qualified: str, columns: tuple[tuple[str, str], ...], known: dict[str, list[str]]
 ) -> dg.TableSchema:
@@ -90,7 +85,7 @@ def _spec(model: Model, models: dict[str, Model]) -> dg.AssetSpec:
     return dg.AssetSpec(
         key=model_key(model),
         deps=deps,
-        group_name=f"{KEY_PREFIX}_{model.layer}",
+        group_name=f"{WAREHOUSE_PREFIX}_{model.layer}",
         kinds=KINDS,
         description=model.description,
         skippable=True,

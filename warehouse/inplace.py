@@ -59,6 +59,7 @@ from warehouse.changes import (
     record_build,
     recorded_columns,
 )
+from warehouse.columns import table_columns
 from warehouse.lake import CurrentOnDemand, detach_lake, lake_snapshot
 from warehouse.macros import KPI_WINDOW
 from warehouse.maintain import Maintainer
@@ -178,8 +179,11 @@ def update_warehouse(
                     seconds[q] = outcome.seconds
             # the walk's ~240 temp tables and views are left to the connection's close: a
             # statement each to drop them cost ~0.04 CPU s more (docs/benchmarks.md, session 20)
-            results = describe_models(con, models, seconds)
-            apply_comments(con, [models[q] for q, how in refreshed.items() if how == "whole"])
+            # the file's columns once, for the results and the comments
+            columns = table_columns(con)
+            results = describe_models(con, models, seconds, columns)
+            whole = [models[q] for q, how in refreshed.items() if how == "whole"]
+            apply_comments(con, whole, columns)
             # what the file holds now: what it held, and what the walk built (a model it
             # could not build raised); a catalog query less (~0.008 CPU s at large)
             if {"marts.occupancy_daily", "marts.revenue_daily"} <= existing | refreshed.keys():

@@ -10,6 +10,7 @@ the maintainer holds. `Outcome` is what maintaining one model did, in every form
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
@@ -113,15 +114,18 @@ class ByKeys:
             selects.append(
                 f"select * from ({rows} select {value} from changed_rows as changed) as q({listed})"
             )
-        self.con.execute(
+        (count,) = self.con.execute(
             f"create or replace temp table {keys} as select distinct {listed} from "
             f"({' union all '.join(selects)})"
-        )
+        ).fetchone() or (0,)
         self.temps += [keys, delta, removed, added]
-        null_keys = "count(*) filter (where k is null)" if len(names) == 1 else "0"
-        (count, found) = self.con.execute(
-            f"select count(*), {null_keys} from {keys}"
-        ).fetchone() or (0, 0)
+        # the table's creation gives its count; one key column asks for its null key too (a
+        # statement's own cost is ~1 ms: several key columns need no null check, `matching`)
+        found = 0
+        if len(names) == 1 and count:
+            (found,) = self.con.execute(
+                f"select count(*) filter (where k is null) from {keys}"
+            ).fetchone() or (0,)
         if count == 0:
             return Outcome("keys", None)
         nulls = bool(found)
@@ -175,7 +179,9 @@ class ByKeys:
                 if source.startswith("lake.") and (
                     len(columns) == 1 or set(columns) <= set(LAKE_TABLES[lake_table].key)
                 ):
-                    current = narrowed_current_sql(lake_table, columns, matching, known)
+                    current = narrowed_current_sql(
+                        lake_table, columns, matching, known, self._child_rows(known)
+                    )
                     swaps[f"lake_current.{lake_table}"] = f"({current})"
             # an input read by the condition its `incremental narrows` line gives
             # `affected_keys`: one column `k`, or one per key column, named as the key columns
@@ -235,6 +241,11 @@ class ByKeys:
         self.shared.hold(q, inc.keys, keys, quote_ident(f"_new_{base}"))
         return Outcome("keys", f"_changed_{base}" if moved else None, keys=int(count), parts=parts)
 
+    def _child_rows(self, known: Known | None) -> Callable[[str], str | None] | None:
+        """A child's lake rows from only the files its parent's batches may be in
+        (`SharedCurrents.child_rows`), when the parent's narrowed state is shared."""
+        return self.shared.child_rows if known is not None and self.shared is not None else None
+
     def _narrowed(
         self,
         model: Model,
@@ -267,6 +278,8 @@ class ByKeys:
             (key,) = inc.keys
             if key in TABLES[table].all_columns:
                 swaps[f"lake.{table}"] = f"(select * from lake.{table} where {match})"
-                current = narrowed_current_sql(table, (key,), matching, known)
+                current = narrowed_current_sql(
+                    table, (key,), matching, known, self._child_rows(known)
+                )
                 swaps[f"lake_current.{table}"] = f"({current})"
         return swap_relations(model.sql, swaps)

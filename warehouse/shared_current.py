@@ -19,7 +19,7 @@ import duckdb
 
 from lake.sql import quote_ident
 from lake.tables import TABLES as LAKE_TABLES
-from warehouse.lake import narrowed_current_sql
+from warehouse.lake import narrowed_current_sql, rows_since
 from warehouse.models import Model
 
 # the tables some lake table's current state follows
@@ -62,6 +62,8 @@ class SharedCurrents:
     temps: list[str] = field(default_factory=list)
     reads: set[Read] = field(default_factory=set)  # `shared_reads`
     tables_held: dict[Read, tuple[str, str]] = field(default_factory=dict)
+    # the parent `known` last gave: its table and the relation of its narrowed current state
+    last_parent: tuple[str, str] | None = None
 
     def reader(self, keys: str) -> Reader:
         """A model table's rows for the affected keys in `keys` whose key columns pass a filter:
@@ -119,11 +121,14 @@ class SharedCurrents:
         for the affected keys in `keys` (one column `k`), which `matching` filters on."""
 
         def lookup(table: str, columns: tuple[str, ...]) -> str | None:
+            self.last_parent = None  # a child's `child_rows` asks of this lookup's parent only
             if table not in PARENTS or len(columns) != 1:
                 return None
             found = self.held.get((table, columns))
             if found is not None and self._within(keys, found[0]):
-                return f"(select * from {found[1]} where {matching(columns)})"
+                relation = f"(select * from {found[1]} where {matching(columns)})"
+                self.last_parent = (table, relation)
+                return relation
             # its lake rows for the keys first: of a top-level table only each key's latest
             # batch (`_latest_rows`; a model reading every version, such as
             # `core.fct_reservation_versions`, reads the lake itself)
@@ -141,9 +146,23 @@ class SharedCurrents:
             self.con.execute(f"create or replace temp table {name} as {sql}")
             self.held[(table, columns)] = (keys, name)
             self.temps.append(name)
+            self.last_parent = (table, name)
             return name
 
         return lookup
+
+    def child_rows(self, name: str) -> str | None:
+        """For `lake.sql.narrowed_current_sql`'s `narrowed_rows`: a child's lake rows in only
+        the files that may hold its narrowed parent's batches (`warehouse.lake.rows_since` from
+        the least of them; the child's read keeps to those batches), else None. Asked after
+        `known` gave the parent, which the child's read names first."""
+        parent = LAKE_TABLES[name].parent
+        if parent is None or self.last_parent is None or self.last_parent[0] != parent:
+            return None
+        (least,) = self.con.execute(
+            f"select min(_batch_id) from {self.last_parent[1]}"
+        ).fetchone() or (None,)
+        return rows_since(name, least)
 
     def _within(self, keys: str, held: str) -> bool:
         """Whether every key of `keys` is in `held` (nulls equal)."""

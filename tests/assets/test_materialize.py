@@ -15,6 +15,7 @@ from lake.tables import TABLES
 from pipelines.jobs import compact_job
 from pipelines.lake_assets import lake_assets, spec_keys
 from pipelines.resources import LakeResource
+from pipelines.run_requests import REQUESTS_TAG, requests_in
 from tests.assets.fake_service import FakeServiceResource, default_fixture, register, reservation
 from tests.partitioned import materialize
 
@@ -48,10 +49,18 @@ LANDED = pytest.mark.xdist_group("materialize_landed")
 
 
 @pytest.fixture(scope="module")
-def landed(tmp_path_factory: pytest.TempPathFactory) -> tuple[dg.ExecuteInProcessResult, Lake]:
+def landed_in(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[dg.ExecuteInProcessResult, Lake, dg.DagsterInstance]:
     resource = _lake_resource(tmp_path_factory.mktemp("lake"))
-    result = _materialize(ALL, resource)
-    return result, resource.lake()
+    instance = dg.DagsterInstance.ephemeral()
+    result = _materialize(ALL, resource, instance=instance)
+    return result, resource.lake(), instance
+
+
+@pytest.fixture(scope="module")
+def landed(landed_in) -> tuple[dg.ExecuteInProcessResult, Lake]:
+    return landed_in[:2]
 
 
 @LANDED
@@ -144,6 +153,18 @@ def test_metadata_and_checks(landed) -> None:
     assert all(c.passed for c in checks)
 
 
+@LANDED
+def test_the_run_is_tagged_with_the_requests_its_materializations_report(landed_in) -> None:
+    """`reservoir status` counts the day's requests from this tag alone (`pipelines.status`)."""
+    result, _, instance = landed_in
+    metadata = [
+        {k: getattr(v, "value", v) for k, v in e.materialization.metadata.items()}
+        for e in result.get_asset_materialization_events()
+    ]
+    run = instance.get_run_by_id(result.run_id)
+    assert run is not None and int(run.tags[REQUESTS_TAG]) == requests_in(metadata) > 0
+
+
 def _bad_fixture(name: str) -> str:
     data = default_fixture()
     data["reservation_details"][1] = reservation(2, status=77)
@@ -170,8 +191,18 @@ def test_quarantine_rate_over_threshold_fails_with_a_clear_message(tmp_path: Pat
 
 def test_below_threshold_run_goes_on_and_lands_the_rest_as_delta(tmp_path: Path) -> None:
     resource = _lake_resource(tmp_path, quarantine_threshold=0.5)
-    result = _materialize(spec_keys("reservations", "units"), resource, _bad_fixture("bad2"))
+    instance = dg.DagsterInstance.ephemeral()
+    result = _materialize(
+        spec_keys("reservations", "units"), resource, _bad_fixture("bad2"), instance=instance
+    )
     assert result.success
+    # a selection's tag: the requests of its own streams and the run's rest, as its metadata
+    metadata = [
+        {k: getattr(v, "value", v) for k, v in e.materialization.metadata.items()}
+        for e in result.get_asset_materialization_events()
+    ]
+    run = instance.get_run_by_id(result.run_id)
+    assert run is not None and int(run.tags[REQUESTS_TAG]) == requests_in(metadata) > 0
     lake = resource.lake()
     (q,) = pq.read_table(lake.quarantine_files("reservations")[0]).to_pylist()
     assert q["reason"] == "reservations.status: unknown code (77)" and '"status":77' in q["record"]

@@ -25,6 +25,7 @@ from rich.console import Console
 
 from pipelines.definitions import defs
 from pipelines.instance import prepare_instance
+from pipelines.run_requests import REQUESTS_TAG, requests_in
 from pipelines.runner import RunError, ServiceTarget, run_pipeline
 from pipelines.settings import Settings
 from pipelines.status import print_status
@@ -115,6 +116,24 @@ def test_auto_runs_evaluate_every_check_and_a_broken_one_fails_the_run(
     text = out.getvalue()
     assert f"checks (latest evaluation): {len(expected) - 1} passed, 0 warned, 1 failed" in text
     assert "lake/companies" in text and "unique_keys" in text and "failed" in text
+    # the day's requests, from each run's tag: what its lake materializations report (a run
+    # refused before its lake step, e.g. by the source check, has neither)
+    instance = prepare_instance(settings)
+    used, tagged = 0, 0
+    for record in instance.get_run_records():
+        run = record.dagster_run
+        lake = [
+            {k: getattr(v, "value", v) for k, v in e.asset_materialization.metadata.items()}
+            for e in instance.all_logs(
+                run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
+            )
+            if e.asset_materialization and e.asset_materialization.asset_key.path[0] == "lake"
+        ]
+        tagged += REQUESTS_TAG in run.tags
+        assert int(run.tags.get(REQUESTS_TAG, 0)) == requests_in(lake), run.run_id
+        used += requests_in(lake)
+    assert tagged >= 3 and used > 0  # the bootstrap, the feed and the broken run
+    assert f"requests today: {used:,} of" in text
 
 
 @pytest.mark.xdist_group("readme_run")

@@ -191,6 +191,34 @@ def test_a_new_business_date_shifts_the_cells_and_adds_what_the_move_changes(
         _assert_equals_a_whole_rebuild(tmp_path, moved)
 
 
+def test_a_move_of_more_than_two_years_and_back_equals_a_whole_rebuild(
+    lake: Lake, tmp_path: Path
+) -> None:
+    """The move lists the dates it reaches for each weekly snapshot, however far the date
+    moved: 800 days on, a snapshot's old and new dates are more than the snapshots' 742 days
+    apart, and the bounds between them (a booking and a cancellation in the weeks after the
+    old date) still add their difference; then back to the day after the first date."""
+    first = Batch().reference(units=6)
+    _booked(
+        first,
+        1,
+        "2025-03-01",
+        "2025-03-03",
+        status=-12,
+        booked="2024-12-03T09:00:00",
+        cancelled="2025-02-14T10:00:00",
+        modified="2025-02-14T10:00:00",
+    )
+    _booked(first, 2, "2025-06-10", "2025-06-12", booked="2025-02-01T09:00:00")
+    first.flush(lake, kind="full")
+    build_warehouse(tmp_path, as_of=AS_OF)
+    for moved in (date(2027, 3, 31), date(2025, 1, 21)):
+        result = update_warehouse(tmp_path, as_of=moved)
+        assert result.refreshed.get(CELLS) == "sums", result.refreshed
+        shutil.rmtree(tmp_path.with_name(f"{tmp_path.name}-whole"), ignore_errors=True)
+        _assert_equals_a_whole_rebuild(tmp_path, moved)
+
+
 def test_the_sums_form_is_parsed_and_declared_by_the_cells() -> None:
     models = discover_models()
     cells: Model = models[CELLS]

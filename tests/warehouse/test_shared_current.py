@@ -4,11 +4,13 @@ for keys among those, computed again for keys outside; the same rows as reading 
 
 from __future__ import annotations
 
+import re
+
 import duckdb
 
 from tests.warehouse.lakefixture import Lake
 from tests.warehouse.scenarios import Batch, two_batches
-from warehouse.lake import attach_lake, narrowed_current_sql
+from warehouse.lake import attach_lake, lake_snapshot, narrowed_current_sql
 from warehouse.shared_current import Matching, SharedCurrents
 
 
@@ -84,4 +86,39 @@ def test_a_top_level_parents_state_is_read_from_each_keys_latest_batch(lake: Lak
         assert got == _rows(con, want), keys
         assert [r[0] for r in got] == sorted({k for k, _ in raw})
         assert _raw(con) == raw, keys
+    con.close()
+
+
+def test_a_childs_read_opens_only_the_files_its_parents_batches_may_be_in(lake: Lake) -> None:
+    """Reservation 2's current row is in the second batch: its bill lines are read from that
+    batch's file and from a compaction's file named later (which may hold any older batch's
+    rows: here a copy of the full batch's, as a crash mid-compaction leaves them), not from the
+    full batch's file (which the scan would open only to skip by its statistics); the same rows
+    as the whole current state. Keys whose current rows reach the full batch read every file
+    (docs/benchmarks.md, session 24)."""
+    Batch().reference(units=2).reservation(1, "2025-01-01", "2025-01-04", unit_id=1000).reservation(
+        2, "2025-01-02", "2025-01-05", unit_id=1001
+    ).flush(lake, kind="full")
+    Batch().reservation(2, "2025-01-02", "2025-01-06", unit_id=1001, nightly="90.00").flush(lake)
+    full, second = sorted((lake.root / "bill_lines").glob("*.parquet"))
+    compacted = lake.root / "bill_lines" / f"{lake.new_batch_id()}-00000.parquet"
+    compacted.write_bytes(full.read_bytes())
+    con = duckdb.connect()
+    with lake_snapshot():
+        attach_lake(con, lake.root)
+        shared = SharedCurrents(con)
+        key = ("reservation_id",)
+        for keys, opened in (("[2]", [second.name, compacted.name]), ("[1, 2]", [])):
+            name = f"k{len(keys)}"
+            con.execute(f"create temp table {name} as select unnest({keys}) as k")
+            match = _matching(name)
+            sql = narrowed_current_sql(
+                "bill_lines", key, match, shared.known(name, match), shared.child_rows
+            )
+            want = f"select * from lake_current.bill_lines where {match(key)}"
+            assert _rows(con, sql) == _rows(con, want), keys
+            assert _rows(con, sql), keys
+            named = re.findall(r"[0-9T]+Z-[0-9a-f]{8}-\d{5}\.parquet", sql)
+            assert sorted(set(named)) == opened, keys
+            assert ('lake."bill_lines"' in sql) == (not opened), keys  # else the whole view
     con.close()

@@ -2,19 +2,16 @@
 -- incremental shifts as_of_date with the as-of date
 -- incremental when meta.build_settings changed whole: with moved as (select n.as_of as new_as_of, b.as_of as old_as_of, least(n.as_of, b.as_of) as lo, greatest(n.as_of, b.as_of) as hi
 -- incremental when meta.build_settings changed whole: from meta.build_settings as n cross join build_settings_before as b),
--- incremental when meta.build_settings changed whole: near as (select g.*, m.* from core.fct_pace_span_groups as g cross join moved as m
--- incremental when meta.build_settings changed whole: where (g.first_counted_date <= m.hi and g.first_counted_date > m.lo - 742 and (m.hi - m.lo >= 7 or (m.hi - g.first_counted_date) % 7 < m.hi - m.lo))
--- incremental when meta.build_settings changed whole: or (g.last_counted_date + 1 <= m.hi and g.last_counted_date + 1 > m.lo - 742 and (m.hi - m.lo >= 7 or (m.hi - (g.last_counted_date + 1)) % 7 < m.hi - m.lo))
--- incremental when meta.build_settings changed whole: or (g.before_history_until <= m.hi and g.before_history_until > m.lo - 742 and (m.hi - m.lo >= 7 or (m.hi - g.before_history_until) % 7 < m.hi - m.lo))),
--- incremental when meta.build_settings changed whole: bounded as (select *, case when lo < b1 then 0 else (lo - b1) // 7 + 1 end as s1, least(105, (hi - b1) // 7) as e1,
--- incremental when meta.build_settings changed whole: case when lo < b2 then 0 else (lo - b2) // 7 + 1 end as s2, least(105, (hi - b2) // 7) as e2,
--- incremental when meta.build_settings changed whole: case when lo < b3 then 0 else (lo - b3) // 7 + 1 end as s3, least(105, (hi - b3) // 7) as e3
--- incremental when meta.build_settings changed whole: from (select *, first_counted_date as b1, cast(last_counted_date + 1 as date) as b2, before_history_until as b3 from near)),
--- incremental when meta.build_settings changed whole: weeks as (select * exclude (b1, b2, b3, s1, e1, s2, e2, s3, e3) from (select *, unnest(range(s1, e1 + 1)) as weeks_back from bounded where b1 <= hi
--- incremental when meta.build_settings changed whole: union all select * from (select *, unnest(range(s2, e2 + 1)) as weeks_back from bounded where b2 <= hi) where not (b1 <= hi and weeks_back between s1 and e1)
--- incremental when meta.build_settings changed whole: union all select * from (select *, unnest(range(s3, e3 + 1)) as weeks_back from bounded where b3 <= hi)
--- incremental when meta.build_settings changed whole: where not (coalesce(b1 <= hi and weeks_back between s1 and e1, false) or coalesce(b2 <= hi and weeks_back between s2 and e2, false)))),
--- incremental when meta.build_settings changed whole: sides as (select *, cast(new_as_of - cast(7 * weeks_back as integer) as date) as new_day, cast(old_as_of - cast(7 * weeks_back as integer) as date) as old_day from weeks),
+-- incremental when meta.build_settings changed whole: days as (select cast(hi - cast(7 * k + i as integer) as date) as day, cast(k as integer) as weeks_back
+-- incremental when meta.build_settings changed whole: from (select m.hi, w.k, unnest(range(0, m.hi - m.lo)) as i from moved as m cross join range(0, 106) as w(k))),
+-- incremental when meta.build_settings changed whole: weeks as (select g.*, d.weeks_back from core.fct_pace_span_groups as g inner join days as d on g.first_counted_date = d.day
+-- incremental when meta.build_settings changed whole: union all select g.*, d.weeks_back from core.fct_pace_span_groups as g inner join days as d on cast(g.last_counted_date + 1 as date) = d.day cross join moved as m
+-- incremental when meta.build_settings changed whole: where not (g.first_counted_date > m.lo - 7 * d.weeks_back and g.first_counted_date <= m.hi - 7 * d.weeks_back)
+-- incremental when meta.build_settings changed whole: union all select g.*, d.weeks_back from core.fct_pace_span_groups as g inner join days as d on g.before_history_until = d.day cross join moved as m
+-- incremental when meta.build_settings changed whole: where not (g.first_counted_date > m.lo - 7 * d.weeks_back and g.first_counted_date <= m.hi - 7 * d.weeks_back)
+-- incremental when meta.build_settings changed whole: and not (g.last_counted_date + 1 > m.lo - 7 * d.weeks_back and g.last_counted_date + 1 <= m.hi - 7 * d.weeks_back)),
+-- incremental when meta.build_settings changed whole: sides as (select w.*, cast(m.new_as_of - cast(7 * w.weeks_back as integer) as date) as new_day, cast(m.old_as_of - cast(7 * w.weeks_back as integer) as date) as old_day
+-- incremental when meta.build_settings changed whole: from weeks as w cross join moved as m),
 -- incremental when meta.build_settings changed whole: moves as (select new_day as as_of_date, night_date as stay_date, currency_code, is_from_history, nights, room_revenue,
 -- incremental when meta.build_settings changed whole: cast(new_day between first_counted_date and last_counted_date as integer) - cast(old_day between first_counted_date and last_counted_date as integer) as counted,
 -- incremental when meta.build_settings changed whole: cast(new_day between first_counted_date and last_counted_date and new_day < before_history_until as integer) - cast(old_day between first_counted_date and last_counted_date and old_day < before_history_until as integer) as before from sides)
@@ -39,11 +36,12 @@
 -- date moving N days moves the stored snapshots N days with it (`as_of_date` + N) and adds what
 -- the move changes at each: the query above takes the groups with a bound (first or last
 -- counted date, or the end of the history's "before") between a snapshot's old and new date
--- (a quarter of them a day on, each at one week: `near` keeps them, by one test per bound
--- rather than a list of the three; `weeks` lists those weeks, each bound's weeks but those an
--- earlier bound lists too, rather than a list of lists made distinct per group)
--- and sums, per week, their nights counted at the new date less those counted at the old,
--- rather than spreading every group over its weeks again.
+-- (a quarter of them a day on, each at one week) and sums, per week, their nights counted at
+-- the new date less those counted at the old, rather than spreading every group over its
+-- weeks again. `days` lists the dates a move reaches, each with its week (106 a day on), and
+-- each bound finds its groups by an equal join on them (rather than a test of every group's
+-- three bounds and a list of weeks per group: 0.26 -> 0.19 CPU s a day on at large, session
+-- 24); a group listed by an earlier bound at the same week is left out of a later one's.
 
 with settings as (
     select * from meta.build_settings

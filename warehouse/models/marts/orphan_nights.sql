@@ -27,7 +27,7 @@ dates as (
     select * from core.dim_dates
 ),
 
-unit_nights as (
+unit_nights as not materialized (
     select * from core.fct_unit_nights
 ),
 
@@ -62,31 +62,26 @@ horizon as (
     group by settings.as_of
 ),
 
-horizon_nights as (
-    select
-        unit_nights.unit_id,
-        unit_nights.accommodation_type_id,
-        unit_nights.night_date,
-        unit_nights.is_available
-        and not unit_nights.is_out_of_order
-        and not unit_nights.is_sold
-        and not unit_nights.is_owner_hold as is_free,
+-- the nights that end a free run: each unit's taken nights within the horizon, and the nights
+-- just outside it (a unit's free runs of its type are the gaps between them: these few rather
+-- than a numbering of every free night). The free nights are left at the scan: no step reads
+-- them (a table of the horizon's 2.2 million unit nights at large, kept for this and the
+-- bounds, cost ~0.04 CPU s; `unit_nights` is read twice, each time by its own filter)
+blocked as (
+    select unit_nights.unit_id, unit_nights.accommodation_type_id, unit_nights.night_date,
     from unit_nights
     cross join horizon
     where unit_nights.night_date >= horizon.first_night
         and unit_nights.night_date < horizon.end_night
-),
-
--- the nights that end a free run: each unit's taken nights within the horizon, and the nights
--- just outside it (a unit's free runs of its type are the gaps between them: a window over
--- these few rather than a numbering of every free night)
-blocked as (
-    select unit_id, accommodation_type_id, night_date,
-    from horizon_nights
-    where not is_free
+        and not (
+            unit_nights.is_available
+            and not unit_nights.is_out_of_order
+            and not unit_nights.is_sold
+            and not unit_nights.is_owner_hold
+        )
     union all
     select units.unit_id, units.accommodation_type_id, bound.night_date,
-    from horizon_nights as units
+    from unit_nights as units
     cross join horizon
     cross join lateral (
         select cast(horizon.first_night - 1 as date) as night_date
@@ -97,21 +92,26 @@ blocked as (
     where units.night_date = horizon.first_night
 ),
 
+-- a unit's blocked nights in order, each with the next: a gap between them is a free run (a
+-- list per unit rather than a window over every blocked night: ~0.03 CPU s less at large)
 runs as (
     select
         unit_id,
         accommodation_type_id,
-        cast(previous_blocked + 1 as date) as run_start,
-        night_date as run_end,
+        cast(gap[1] + 1 as date) as run_start,
+        gap[2] as run_end,
     from (
         select
-            *,
-            lag(night_date) over (
-                partition by unit_id, accommodation_type_id order by night_date
-            ) as previous_blocked,
-        from blocked
+            unit_id,
+            accommodation_type_id,
+            unnest(list_zip(nights[:-2], nights[2:])) as gap,
+        from (
+            select unit_id, accommodation_type_id, list(night_date order by night_date) as nights,
+            from blocked
+            group by all
+        )
     )
-    where night_date - previous_blocked > 1
+    where gap[2] - gap[1] > 1
 ),
 
 -- the arrival dates a free night can be: the horizon's (a config's rule over every date of the
