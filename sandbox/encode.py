@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from typing import Any
 
 import orjson
@@ -164,15 +165,15 @@ class RecordCache:
     def _make_room(self, size: int) -> None:
         """Drop the oldest batches until `size` more bytes fit."""
         while self.batches and self.nbytes + size > self.max_bytes:
-            variant, keys, _ = self.batches.popleft()
+            variant, keys, dropped = self.batches.popleft()
             entries = self.entries.get(variant)
             if entries is None:
                 continue
-            for key in keys:
-                data = entries.pop(key, None)
-                if data is not None:
-                    self.nbytes -= len(data)
-                    self.evicted += 1
+            # a batch's keys are in the cache until the batch goes (a batch only adds keys
+            # that are not there, and only `sync` empties the cache, batches and all)
+            deque(map(entries.pop, keys, repeat(None)), 0)
+            self.nbytes -= dropped
+            self.evicted += len(keys)
             if not entries:
                 del self.entries[variant]
 

@@ -95,6 +95,22 @@ def test_a_full_cache_drops_its_oldest_batches() -> None:
     assert "d" not in cache.entries and set(cache.entries["c"]) == set(range(52, 60))
 
 
+def test_a_large_batch_drops_as_many_small_ones_as_it_needs() -> None:
+    cache = RecordCache(max_bytes=200)
+    assert cache.sync(_Gen())
+    small = [{"id": i, "v": "x"} for i in range(8)]  # 16 bytes each, a batch of 2 a page
+    for start in range(0, 8, 2):
+        cache.encode_all("c", small[start : start + 2], "id", orjson.dumps, enabled=True)
+    held = cache.nbytes
+    assert len(cache.batches) == 4 and held == 128
+    big = [{"id": 100, "v": "y" * 133}]  # 150 bytes: the oldest batches go until it fits
+    cache.encode_all("c", big, "id", orjson.dumps, enabled=True)
+    assert cache.nbytes == 32 + 150
+    assert cache.nbytes == sum(map(len, cache.entries["c"].values()))
+    assert sorted(cache.entries["c"]) == [6, 7, 100]
+    assert cache.describe()["evicted"] == 6
+
+
 def test_keyset_unions_match_a_scan() -> None:
     rng = random.Random(3)
     keys = sorted(rng.sample(range(1, 5000), 700))
