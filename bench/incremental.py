@@ -85,11 +85,23 @@ def incremental(sb: Sandbox, data_dir: Path) -> dict[str, Any]:
     }
 
 
-def from_state(sb: Sandbox, state: Path, data_dir: Path, hours: float) -> dict[str, Any]:
+def from_state(
+    sb: Sandbox, state: Path, data_dir: Path, hours: float, stamp_from: str | None = None
+) -> dict[str, Any]:
     """A copy of a prepared state as the data dir, the sandbox moved to its hour, the copy's
-    warehouse refreshed; stops when the state's cursor is not the sandbox's newest event."""
+    warehouse refreshed; stops when the state's cursor is not the sandbox's newest event.
+    `stamp_from`: the git revision whose code built the state; the copy's model versions are
+    re-recorded as this checkout's where the SQL is the same (`bench.stamp_versions`), so the
+    first refresh maintains them instead of rebuilding them whole. Stamp the copy, never the
+    prepared state: a state stamped in place refreshed 0.6 s slower in wall (docs/benchmarks.md,
+    session 24)."""
     print(f"copying {state} and advancing the sandbox {hours} h ...", file=sys.stderr)
     shutil.copytree(state, data_dir, symlinks=True)
+    if stamp_from is not None:
+        from bench.stamp_versions import stamp_from_rev
+
+        stamped = stamp_from_rev(data_dir, stamp_from)
+        print(f"stamped {len(stamped)} models as built at {stamp_from}", file=sys.stderr)
     sb.admin("POST", "/advance", hours=hours)
     cursor = read_cursor(Lake(data_dir / "lake"))
     newest = poll_high_water(sb.resource())
@@ -126,6 +138,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="bootstrap from a copy of this prepared state (`bench.refresh_hour prepare`'s "
         "`hour`, same seed and scale, `--hours` after the world's start): freshness only",
     )
+    parser.add_argument(
+        "--stamp-from",
+        metavar="REV",
+        help="with --from-state: the git revision whose code built the state (its copy's model "
+        "versions re-recorded as this checkout's where the SQL is the same)",
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -145,7 +163,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         dir_b.mkdir()
         if args.from_state is not None:
             dir_a.rmdir()
-            result["from_state"] = from_state(sb, args.from_state, dir_a, args.hours)
+            result["from_state"] = from_state(
+                sb, args.from_state, dir_a, args.hours, args.stamp_from
+            )
         else:
             print("full refresh (bootstrap) into A ...", file=sys.stderr)
             result["full_initial"] = full_refresh(sb, dir_a)
