@@ -13,11 +13,12 @@ from warehouse.build import build_warehouse
 STAY = "2025-03-07"
 JAN_5, JAN_10, FEB_1 = "2025-01-05T09:00:00", "2025-01-10T09:00:00", "2025-02-01T12:00:00"
 # how a refresh within the day maintains booking pace: its nights by reservation, the cells by
-# adding what changed, the mart (the cells on the grid, small) whole
+# adding what changed, the mart by as-of date x stay date (a changed cell keys its own row, the
+# row a week later and the row 364 days later in both dates)
 PACE_CHAIN = {
     "core.fct_pace_night_spans": "keys",
     "core.fct_pace_on_the_books": "sums",
-    "marts.booking_pace": "whole",
+    "marts.booking_pace": "keys",
 }
 
 
