@@ -71,6 +71,32 @@ def _assert_equals_a_whole_rebuild(data_dir: Path, as_of: date = AS_OF) -> None:
         assert mart_differences(data_dir / "warehouse.duckdb", whole.path, schema) == {}, schema
 
 
+def _assert_a_currency_come_or_gone_keys_the_whole_grid(path: Path) -> None:
+    """Booking pace's keys from the currencies' changed rows (old and new versions, as a reader
+    gets them): a count's move (both versions of EUR) keys nothing; a currency gone or come (one
+    version alone) keys every as-of date x stay date of the grid."""
+    expr = discover_models()["marts.booking_pace"].incremental.expression(CURRENCIES)
+    assert expr is not None
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        grid = con.execute(
+            "select distinct as_of_date, stay_date from marts.booking_pace order by all"
+        ).fetchall()
+        assert grid
+        for rows, want in (
+            ("values ('EUR', 3), ('EUR', 5)", []),
+            ("values ('EUR', 3), ('EUR', 5), ('GBP', 2)", grid),
+            ("values ('USD', 1)", grid),
+        ):
+            got = con.execute(
+                f"with changed_rows as (select * from ({rows}) as c(currency_code, night_spans)) "
+                f"select distinct * from ({expr}) order by all"
+            ).fetchall()
+            assert got == want, rows
+    finally:
+        con.close()
+
+
 def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
     lake: Lake, tmp_path: Path
 ) -> None:
@@ -133,6 +159,7 @@ def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
     # GBP's spans all gone, its row is gone; EUR's count moves with the spans
     assert result.refreshed.get(CURRENCIES) == "sums", result.refreshed
     assert [c for c, _ in _currencies(tmp_path / "warehouse.duckdb")] == ["EUR"]
+    _assert_a_currency_come_or_gone_keys_the_whole_grid(tmp_path / "warehouse.duckdb")
 
     # the cell 1 held alone as of Jan 20 is gone; as of Jan 6 and 13 its old version still
     # counts (with today's allocation of its revenue: none on a night it no longer holds)
