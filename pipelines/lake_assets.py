@@ -39,6 +39,7 @@ from assets.settings import (
 )
 from lake.state import SourceMismatch, check_source
 from pipelines.asset_keys import QUARANTINE_RATE, UNIQUE_KEYS, lake_key
+from pipelines.lake_key_counts import KeyCounts
 from pipelines.lake_metadata import KINDS, column_schema, reported_requests, results
 from pipelines.partitions import TENANTS, partitioned_checks
 from pipelines.resources import LakeResource, ReservationServiceResource
@@ -344,21 +345,29 @@ def build_lake_assets() -> dg.AssetsDefinition:
             context.run.run_id, {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
         )
         selected = {k.path[-1] for k in context.selected_asset_keys}
-        unsubscribe = progress.subscribe(_lock_waits_logged(context))
-        try:
-            report = land(context, config, service, lake, selected)
-        finally:
-            unsubscribe()
-        context.log.info(
-            f"{report.mode} batch {report.batch_id}: {len(report.tables)} tables landed, "
-            f"{report.requests} requests"
-        )
-        for refusal in report.refused.values():
-            context.log.warning(f"refused area {refusal.line()}")
-        # what `reservoir status` counts, on the run's record (`pipelines.run_requests`)
-        requests = reported_requests(report, selected)
-        context.instance.add_run_tags(context.run.run_id, {REQUESTS_TAG: str(requests)})
-        yield from results(context, report, lake, selected)
+        checked = {
+            t
+            for t in selected
+            if dg.AssetCheckKey(lake_key(t), UNIQUE_KEYS) in context.selected_asset_check_keys
+        }
+        # each table's unique-keys check counted as soon as its stream has committed
+        with KeyCounts(lake.lake(), checked) as counts:
+            unsubscribe = progress.subscribe(_lock_waits_logged(context))
+            try:
+                report = land(context, config, service, lake, selected)
+            finally:
+                unsubscribe()
+                counts.stop()
+            context.log.info(
+                f"{report.mode} batch {report.batch_id}: {len(report.tables)} tables landed, "
+                f"{report.requests} requests"
+            )
+            for refusal in report.refused.values():
+                context.log.warning(f"refused area {refusal.line()}")
+            # what `reservoir status` counts, on the run's record (`pipelines.run_requests`)
+            requests = reported_requests(report, selected)
+            context.instance.add_run_tags(context.run.run_id, {REQUESTS_TAG: str(requests)})
+            yield from results(context, report, lake, selected, counts)
 
     return _lake
 

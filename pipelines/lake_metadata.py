@@ -19,6 +19,7 @@ from lake.column_docs import lake_column_docs
 from lake.schema import Table
 from lake.store import connect
 from pipelines.asset_keys import QUARANTINE_RATE, UNIQUE_KEYS, lake_key
+from pipelines.lake_key_counts import KeyCounts
 from pipelines.resources import LakeResource
 
 KINDS = {"python", "parquet"}
@@ -117,11 +118,17 @@ def _table_metadata(
 
 
 def results(
-    context: dg.AssetExecutionContext, report: RunReport, lake: LakeResource, selected: set[str]
+    context: dg.AssetExecutionContext,
+    report: RunReport,
+    lake: LakeResource,
+    selected: set[str],
+    counts: KeyCounts | None = None,
 ) -> Iterator[dg.MaterializeResult]:
+    """Each selected table's materialization and checks; `counts` holds the duplicate keys
+    counted as the streams committed (`pipelines.lake_key_counts`), else they are counted here."""
     # One DuckDB connection counts every table's duplicate keys (one per table cost ~40 a run).
     with connect() as con:
-        yield from _results(context, report, lake, selected, con)
+        yield from _results(context, report, lake, selected, con, counts)
 
 
 def reported_requests(report: RunReport, selected: set[str]) -> int:
@@ -140,6 +147,7 @@ def _results(
     lake: LakeResource,
     selected: set[str],
     con: duckdb.DuckDBPyConnection,
+    counts: KeyCounts | None,
 ) -> Iterator[dg.MaterializeResult]:
     store = lake.lake()
     # Each stream's own requests (every mode), and the rest of the run's (event reads, the
@@ -155,7 +163,11 @@ def _results(
             key = lake_key(table.name)
             checks = []
             if dg.AssetCheckKey(key, UNIQUE_KEYS) in wanted_checks:
-                dupes = store.duplicate_keys(table.name, con)
+                dupes = (
+                    counts.get(table.name, con)
+                    if counts is not None
+                    else store.duplicate_keys(table.name, con)
+                )
                 checks.append(
                     dg.AssetCheckResult(
                         check_name=UNIQUE_KEYS,

@@ -122,3 +122,18 @@ def test_remembered_schema_answers_are_dagsters_and_follow_a_wipe(
     again = dg.materialize([_pair], instance=instance, partition_key="default")
     latest = instance.get_latest_materialization_event(dg.AssetKey("downstream"))
     assert latest is not None and latest.run_id == again.run_id
+
+
+def test_the_event_log_commits_without_an_fsync_each(instance: dg.DagsterInstance) -> None:
+    """Every file of the event log (the index and a run's own, whose first connection
+    predates its WAL mode) is in WAL mode with `synchronous=NORMAL` (1; SQLite's default, 2,
+    syncs at every commit)."""
+    ensure_partitions(instance, ["default"])
+    result = dg.materialize([_pair], instance=instance, partition_key="default")
+    assert result.success
+    storage = instance.event_log_storage
+    assert isinstance(storage, PooledSqliteEventLogStorage)
+    for shard in ("index", result.run_id):
+        with storage._connect(shard) as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
