@@ -18,7 +18,8 @@ versions of the rows it touched, kept apart too.
 A model of sums over snapshots that move with the as-of date (`-- incremental shifts`,
 `warehouse.headers`) is moved rather than rebuilt when the date moves (`shift_sums`): its
 stored column moves by the days moved, then its header's query adds, per key, what the move
-changes (booking pace's cells: only the groups with a bound between a snapshot's two dates).
+changes (booking pace's cells: only the groups with a bound between a snapshot's two dates);
+that query sums by the key, one row per key, and is added as it comes.
 """
 
 from __future__ import annotations
@@ -47,12 +48,19 @@ def _same(keys: list[str], a: str, b: str) -> str:
 
 
 def add_sums(
-    con: duckdb.DuckDBPyConnection, model: Model, old_sql: str, new_sql: str, *, rows: bool = True
+    con: duckdb.DuckDBPyConnection,
+    model: Model,
+    old_sql: str | None,
+    new_sql: str,
+    *,
+    rows: bool = True,
 ) -> Added | None:
     """Apply the model's SQL over its input's old rows (`old_sql`) and new rows (`new_sql`) to
     its table as a difference, in the caller's transaction. None, with the table untouched,
     when a sum over either side is null: the caller rebuilds the model whole. Without `rows`
-    it keeps no view of the rows it touched (its readers see it changed whole).
+    it keeps no view of the rows it touched (its readers see it changed whole). Without
+    `old_sql`, `new_sql` is the difference itself, one row per key (a date's move: its query
+    sums by the key already, so its rows are not summed again: ~0.02 CPU s a day at large).
 
     With `rows` the table is read twice: the touched keys' rows copied out (their sums before),
     and the delete of those keys; their new rows are computed from the copy and the difference,
@@ -80,12 +88,20 @@ def add_sums(
     summed = ", ".join(f"sum({m}) as {m}" for m in measures)
     moved = " or ".join(f"sum({m}) <> 0" for m in measures)
     null = "bool_or(" + " or ".join(f"{m} is null" for m in measures) + ")"
-    con.execute(
-        f"create or replace temp table {delta} as select {listed}, {summed}, {null} as _null "
-        f"from (select {listed}, {plus} from ({new_sql}) "
-        f"union all select {listed}, {minus} from ({old_sql})) "
-        f"group by all having {null} or {moved}"
-    )
+    if old_sql is None:
+        each = "(" + " or ".join(f"{m} is null" for m in measures) + ")"
+        differs = " or ".join(f"{m} <> 0" for m in measures)
+        con.execute(
+            f"create or replace temp table {delta} as select {listed}, {plus}, {each} as _null "
+            f"from ({new_sql}) where {each} or {differs}"
+        )
+    else:
+        con.execute(
+            f"create or replace temp table {delta} as select {listed}, {summed}, {null} as _null "
+            f"from (select {listed}, {plus} from ({new_sql}) "
+            f"union all select {listed}, {minus} from ({old_sql})) "
+            f"group by all having {null} or {moved}"
+        )
     (count, nulls) = con.execute(
         f"select count(*), count(*) filter (where _null) from {delta}"
     ).fetchone() or (0, 0)
@@ -103,23 +119,24 @@ def add_sums(
             f"create or replace temp table {removed} as select * from {table} as t where {touched}"
         )
     # their new rows, in the table's columns and types: the stored sums plus the difference,
-    # a new key its difference alone; a key whose sums all come to 0 is no row (a null sum is
-    # none of them)
+    # a new key (no stored row: `_stored` null) its difference alone; a key whose sums all come
+    # to 0 is no row (a null sum is none of them). One left join from the difference (a join
+    # and an anti join before: ~0.013 CPU s less for a day's move at large)
     key_names = set(model.sums.keys)
     both = ", ".join(
-        f"t.{q}" if c in key_names else f"t.{q} + d.{q} as {q}"
+        f"d.{q}"
+        if c in key_names
+        else f"case when t._stored then t.{q} + d.{q} else d.{q} end as {q}"
         for c, q in ((c, quote_ident(c)) for c in columns)
     )
-    fresh = ", ".join(f"d.{quote_ident(c)}" for c in columns)
     cast = ", ".join(
         f"cast({quote_ident(c)} as {kind}) as {quote_ident(c)}" for c, kind in described
     )
     zero = " and ".join(f"{m} = 0" for m in measures)
     con.execute(
         f"create or replace temp table {added} as select {cast} from ("
-        f"select {both} from {stored} as t join {delta} as d on {_same(keys, 'd', 't')} "
-        f"union all select {fresh} from {delta} as d "
-        f"where not exists (select 1 from {stored} as t where {_same(keys, 'd', 't')})) "
+        f"select {both} from {delta} as d "
+        f"left join (select *, true as _stored from {stored}) as t on {_same(keys, 'd', 't')}) "
         f"where not coalesce({zero}, false)"
     )
     # the touched keys' rows deleted and inserted anew, not updated: an update makes the
@@ -161,4 +178,4 @@ def shift_sums(con: duckdb.DuckDBPyConnection, model: Model, days: int) -> Added
         column = quote_ident(model.sums.shifts)
         con.execute(f"update {table} set {column} = {column} + cast($1 as integer)", [days])
     query = model.sums.moved
-    return add_sums(con, model, f"select * from ({query}) limit 0", query, rows=False)
+    return add_sums(con, model, None, query, rows=False)

@@ -1,7 +1,8 @@
 """The descriptions of the core models that hold a mart's cells: what each reservation or stay
 adds to a mart (maintained by reservation) and its sums per cell (maintained by adding what
-changed), for `marts.ancillary_revenue_monthly`, `marts.cancellations_monthly` and
-`marts.channel_mix_monthly`; `warehouse.dictionary_core` adds them to the core dictionary."""
+changed), for `marts.ancillary_revenue_monthly`, `marts.cancellations_monthly`,
+`marts.channel_mix_monthly` and `marts.forecast_daily` (the night sales);
+`warehouse.dictionary_core` adds them to the core dictionary."""
 
 from __future__ import annotations
 
@@ -92,5 +93,11 @@ CELLS: dict[str, dict[str, str]] = {
         "total_revenue_net": f"The same, VAT excluded, {_MONEY38}.",
         "commission_gross": f"The channel's commission on them, VAT included, {_MONEY38}.",
         "commission_net": f"The same, VAT excluded, {_MONEY38}.",
+    },
+    "core.fct_night_sales": {
+        "date_day": "Night of the sold nights (reporting range).",
+        "sold_nights": "Sold nights of on-the-books guest stays (stay nights or not).",
+        "nights_sold": "Of those, the stay nights (marts.sales_daily's nights_sold summed).",
+        "room_revenue_gross": f"Their room revenue, VAT included, {_MONEY38}.",
     },
 }

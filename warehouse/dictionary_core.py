@@ -50,6 +50,8 @@ CORE: dict[str, dict[str, str]] = {
         "currency_code": "A currency of marts.booking_pace's grid: of a guest stay night on the "
         "books or cancelled, or of a reservation whose history holds an on-the-books guest "
         "version with nights (a currency of core.fct_pace_night_spans).",
+        "night_spans": "How many rows of core.fct_pace_night_spans are in the currency (at "
+        "least one: a currency without any is no row).",
     },
     "core.fct_guest_stays": {
         "month_start": "Arrival month of the stay.",

@@ -106,7 +106,8 @@ A model of sums over snapshots that move with the as-of date says so, with the q
 difference a move makes per key (a long query, as a guard, continues on lines with the same
 prefix): `-- incremental shifts as_of_date with the as-of date` and `-- incremental when
 meta.build_settings changed whole: select ...`; a new date then moves the rows (brought up to
-the input at the old date) and adds the query's rows (`warehouse.additive.shift_sums`).
+the input at the old date) and adds the query's rows (`warehouse.additive.shift_sums`), which
+are one per key (its sums grouped by the key: they are added as they come).
 
 A model maintained by key is stored ordered by its key when it is built whole (`Model.table_sql`),
 so that a refresh's reads of a few keys skip most of the table; one whose sort costs the build more

@@ -83,6 +83,7 @@ SAME_DAY_SUMMED = (
     "core.fct_ancillary_cells",
     "core.fct_cancellation_cells",
     "core.fct_channel_months",
+    "core.fct_night_sales",
 )
 
 

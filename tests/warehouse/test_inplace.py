@@ -115,9 +115,13 @@ def test_changed_reservations_are_maintained_by_key(
     # so the unit nights, maintained by key, hand their reader nothing
     assert "marts.orphan_nights" not in result.refreshed, result.refreshed
     # booking pace: the changed reservations' nights added to its cells and their old ones
-    # subtracted; the mart, the cells on its grid, rebuilt whole (small)
+    # subtracted; the mart, the cells on its grid, by the as-of date x stay date they reach
     assert result.refreshed.get("core.fct_pace_on_the_books") == "sums", result.refreshed
-    assert result.refreshed.get("marts.booking_pace") == "whole", result.refreshed
+    assert result.refreshed.get("marts.booking_pace") == "keys", result.refreshed
+    # the forecast's last year: the stay nights' sums per night x currency, added to; the
+    # forecast itself (one as-of date's grid, small) rebuilt whole from them
+    assert result.refreshed.get("core.fct_night_sales") == "sums", result.refreshed
+    assert result.refreshed.get("marts.forecast_daily") == "whole", result.refreshed
     assert "core.dim_units" not in result.refreshed  # nothing it reads changed
     assert "staging.stg_bill_lines" not in result.refreshed  # a view: nothing to maintain
     assert _differences_from_a_whole_rebuild(data_dir, "reference") == {}

@@ -95,24 +95,29 @@ def test_a_read_model_writes_only_the_rows_that_differ(
 def test_a_model_whose_readers_take_no_rows_by_key_copies_none(
     first_state: tuple[Path, int], lake: Lake, tmp_path: Path, monkeypatch: Any
 ) -> None:
-    """marts.sales_daily is maintained by key, but its one reader, marts.forecast_daily, is
+    """marts.booking_pace is maintained by key, but its one reader, marts.forecast_daily, is
     rebuilt whole whenever it changes: its old rows are not copied out (the copy reads the
-    whole table) and it hands its reader a change whole. fct_stay_nights, whose readers map
-    its rows to their keys, keeps them. Equal to a whole rebuild."""
+    whole table) and it hands its reader a change whole; marts.sales_daily, which no model
+    reads, copies none either. fct_stay_nights, whose readers map its rows to their keys, keeps
+    them. Equal to a whole rebuild."""
     models = discover_models()
     keyed = keyed_sources(models)
-    assert "marts.sales_daily" not in keyed and "core.fct_stay_nights" in keyed
-    assert [q for q, m in models.items() if "marts.sales_daily" in m.deps] == [
+    assert "marts.booking_pace" not in keyed and "marts.sales_daily" not in keyed
+    assert "core.fct_stay_nights" in keyed
+    assert [q for q, m in models.items() if "marts.booking_pace" in m.deps] == [
         "marts.forecast_daily"
     ]
+    assert not [q for q, m in models.items() if "marts.sales_daily" in m.deps]
     _first_state_copy(first_state, lake, tmp_path)
     Batch().reservation(4, "2025-01-03", "2025-01-04", unit_id=4, nightly="80.00").flush(lake)
     _, temps = _record(monkeypatch)
     result = update_warehouse(tmp_path, as_of=AS_OF)
     assert result.refreshed["marts.sales_daily"] == "keys", result.refreshed
+    assert result.refreshed["marts.booking_pace"] == "keys", result.refreshed
     assert result.refreshed["marts.forecast_daily"] == "whole", result.refreshed
-    assert "_old_marts_sales_daily" not in temps, sorted(temps)
-    assert "_changed_marts_sales_daily" not in temps, sorted(temps)
+    for base in ("marts_sales_daily", "marts_booking_pace"):
+        assert f"_old_{base}" not in temps, sorted(temps)
+        assert f"_changed_{base}" not in temps, sorted(temps)
     assert temps.get("_old_core_fct_stay_nights") == "table", temps
     assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
 

@@ -25,6 +25,7 @@ from warehouse.models import Model, discover_models
 AS_OF = date(2025, 1, 20)
 CELLS = "core.fct_pace_on_the_books"
 GROUPS = "core.fct_pace_span_groups"
+CURRENCIES = "core.dim_pace_currencies"
 
 
 def _booked(batch: Batch, rid: int, arrival: str, departure: str, **kw: Any) -> Batch:
@@ -46,6 +47,20 @@ def _cells(path: Path, where: str) -> list[tuple[Any, ...]]:
         con.close()
 
 
+def _currencies(path: Path) -> list[tuple[Any, ...]]:
+    """The grid's currencies with their spans' count, checked against the spans themselves."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        got = con.execute(f"select * from {CURRENCIES} order by all").fetchall()
+        spans = con.execute(
+            "select currency_code, count(*) from core.fct_pace_night_spans group by all order by all"
+        ).fetchall()
+    finally:
+        con.close()
+    assert got == spans
+    return got
+
+
 def _assert_equals_a_whole_rebuild(data_dir: Path, as_of: date = AS_OF) -> None:
     """The refreshed file's core and marts, table by table, against a new build of its lake."""
     reference = data_dir.with_name(f"{data_dir.name}-whole")
@@ -54,6 +69,32 @@ def _assert_equals_a_whole_rebuild(data_dir: Path, as_of: date = AS_OF) -> None:
     whole = reference_build(reference, as_of=as_of)
     for schema in ("core", "marts"):
         assert mart_differences(data_dir / "warehouse.duckdb", whole.path, schema) == {}, schema
+
+
+def _assert_a_currency_come_or_gone_keys_the_whole_grid(path: Path) -> None:
+    """Booking pace's keys from the currencies' changed rows (old and new versions, as a reader
+    gets them): a count's move (both versions of EUR) keys nothing; a currency gone or come (one
+    version alone) keys every as-of date x stay date of the grid."""
+    expr = discover_models()["marts.booking_pace"].incremental.expression(CURRENCIES)
+    assert expr is not None
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        grid = con.execute(
+            "select distinct as_of_date, stay_date from marts.booking_pace order by all"
+        ).fetchall()
+        assert grid
+        for rows, want in (
+            ("values ('EUR', 3), ('EUR', 5)", []),
+            ("values ('EUR', 3), ('EUR', 5), ('GBP', 2)", grid),
+            ("values ('USD', 1)", grid),
+        ):
+            got = con.execute(
+                f"with changed_rows as (select * from ({rows}) as c(currency_code, night_spans)) "
+                f"select distinct * from ({expr}) order by all"
+            ).fetchall()
+            assert got == want, rows
+    finally:
+        con.close()
 
 
 def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
@@ -71,6 +112,7 @@ def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
         (date(2025, 1, 20), date(2025, 1, 25), "EUR", 1, 1, 100)
     ]
     assert _cells(built, "currency_code = 'GBP'") != []
+    assert [c for c, _ in _currencies(built)] == ["EUR", "GBP"]
 
     second = Batch()
     # 1 moved to February on Jan 19; 2 cancelled on Jan 19; 5 booked on Jan 19; 3 now in EUR
@@ -113,6 +155,11 @@ def test_the_cells_follow_stays_moved_cancelled_added_and_in_another_currency(
     result = update_warehouse(tmp_path, as_of=AS_OF)
     how = {q: result.refreshed.get(q) for q in ("core.fct_pace_night_spans", GROUPS, CELLS)}
     assert how == {"core.fct_pace_night_spans": "keys", GROUPS: "sums", CELLS: "sums"}, how
+    # the grid's currencies add the changed spans too (not the 8.8 million at large read again):
+    # GBP's spans all gone, its row is gone; EUR's count moves with the spans
+    assert result.refreshed.get(CURRENCIES) == "sums", result.refreshed
+    assert [c for c, _ in _currencies(tmp_path / "warehouse.duckdb")] == ["EUR"]
+    _assert_a_currency_come_or_gone_keys_the_whole_grid(tmp_path / "warehouse.duckdb")
 
     # the cell 1 held alone as of Jan 20 is gone; as of Jan 6 and 13 its old version still
     # counts (with today's allocation of its revenue: none on a night it no longer holds)

@@ -13,11 +13,12 @@ from warehouse.build import build_warehouse
 STAY = "2025-03-07"
 JAN_5, JAN_10, FEB_1 = "2025-01-05T09:00:00", "2025-01-10T09:00:00", "2025-02-01T12:00:00"
 # how a refresh within the day maintains booking pace: its nights by reservation, the cells by
-# adding what changed, the mart (the cells on the grid, small) whole
+# adding what changed, the mart by as-of date x stay date (a changed cell keys its own row, the
+# row a week later and the row 364 days later in both dates)
 PACE_CHAIN = {
     "core.fct_pace_night_spans": "keys",
     "core.fct_pace_on_the_books": "sums",
-    "marts.booking_pace": "whole",
+    "marts.booking_pace": "keys",
 }
 
 
@@ -232,3 +233,51 @@ def test_a_cancelled_night_without_a_cancellation_date_never_counts(
         "2025-02-15": (1, 1, 0, 1),
         "2025-02-22": (1, 1, 0, 1),
     }
+
+
+def test_a_refresh_keys_the_pickup_of_the_snapshot_a_week_after_a_changed_cell(
+    lake, query, tmp_path: Path
+) -> None:
+    """A booking date corrected from Jan 10 to Jan 20 (one version, so today's status decides
+    before it): the cells of the snapshots Jan 11 and Jan 18 lose the night, that of Jan 25
+    keeps it, but its pickup over Jan 18 moves from 0 to 1. The mart is maintained by as-of date
+    x stay date, so the changed cells must key the row a week later too; equal to a whole
+    rebuild."""
+    from tests.incremental.helpers import mart_differences, reference_build
+    from warehouse.inplace import update_warehouse
+
+    as_of = date(2025, 3, 1)
+    first = Batch().reference(units=5)
+    _version(first, 1, "2025-03-09", status=12, booked=JAN_10, modified=FEB_1)
+    # another stay booked before both dates: the calendar's first day stays where it is
+    _version(first, 2, "2025-03-16", status=12, booked=JAN_5, modified=JAN_5, arrival="2025-03-14")
+    first.flush(lake, kind="full")
+    build_warehouse(tmp_path, as_of=as_of)
+
+    def pace(as_of_date: str) -> list[tuple[int, ...]]:
+        return query(
+            "select otb_nights, pickup_nights from marts.booking_pace "
+            "where stay_date = cast($1 as date) and as_of_date = cast($2 as date)",
+            [STAY, as_of_date],
+        )
+
+    assert [pace(a) for a in ("2025-01-11", "2025-01-18", "2025-01-25")] == [
+        [(1, 1)],
+        [(1, 0)],
+        [(1, 0)],
+    ]
+    second = Batch()
+    _version(second, 1, "2025-03-09", status=12, booked="2025-01-20T09:00:00", modified=FEB_1)
+    second.flush(lake, kind="delta")
+    result = update_warehouse(tmp_path, as_of=as_of)
+    assert result.refreshed.get("marts.booking_pace") == "keys", result.refreshed
+    assert [pace(a) for a in ("2025-01-11", "2025-01-18", "2025-01-25")] == [
+        [(0, 0)],
+        [(0, 0)],
+        [(1, 1)],
+    ]
+    reference = tmp_path.with_name(f"{tmp_path.name}-whole")
+    reference.mkdir()
+    (reference / "lake").symlink_to(tmp_path / "lake")
+    whole = reference_build(reference, as_of=as_of)
+    assert mart_differences(tmp_path / "warehouse.duckdb", whole.path, "marts") == {}

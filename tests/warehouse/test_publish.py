@@ -103,6 +103,7 @@ def test_only_rebuilds_the_models_of_changed_tables(lake, tmp_path: Path) -> Non
         "core.fct_ancillary_cells",
         "core.fct_unit_night_months",
         "core.fct_channel_months",  # reads core.dim_dates (the range)
+        "core.fct_night_sales",  # reads core.dim_dates (the range)
         "core.fct_allotment_pickup_weeks",  # reads core.dim_dates (the range)
         "marts.cash_clearance_daily",
         "marts.occupancy_daily",

@@ -1,3 +1,9 @@
+-- incremental by as_of_date, stay_date from core.fct_pace_on_the_books: select c.as_of_date, c.stay_date from changed_rows as c union select cast(c.as_of_date + 7 as date), c.stay_date from changed_rows as c union select cast(c.as_of_date + 364 as date), cast(c.stay_date + 364 as date) from changed_rows as c
+-- incremental by as_of_date, stay_date from core.dim_pace_currencies: select s.as_of_date, d.date_day from (select cast(b.as_of - cast(7 * w.k as integer) as date) as as_of_date from meta.build_settings as b cross join range(0, 53) as w(k)) as s inner join core.dim_dates as d on d.date_day between s.as_of_date and s.as_of_date + 365 where d.is_in_reporting_range and exists (select 1 from changed_rows as c group by c.currency_code having count(*) <> 2)
+-- incremental narrows core.fct_pace_on_the_books: select c.* from core.fct_pace_on_the_books as c semi join (select k.as_of_date, k.stay_date from affected_keys as k union all select cast(k.as_of_date - 7 as date), k.stay_date from affected_keys as k union all select cast(k.as_of_date - 364 as date), cast(k.stay_date - 364 as date) from affected_keys as k) as n on n.as_of_date = c.as_of_date and n.stay_date = c.stay_date
+-- incremental narrows core.dim_dates: date_day in (select stay_date from affected_keys)
+-- incremental narrows grid: exists (select 1 from affected_keys as k where k.as_of_date = grid.as_of_date and k.stay_date = grid.stay_date)
+-- incremental stored as built
 -- Booking pace per stay date x as-of date x currency: on-the-books nights and room revenue of
 -- guest stays as of weekly snapshots (the build's as_of and the 52 weeks before it) for stay
 -- dates from the snapshot to 365 days after it within the reporting range; pickup vs the
@@ -13,6 +19,13 @@
 -- figure that uses today's status for every A (otb_nights_by_current_status). The counts and
 -- sums per snapshot, stay date and currency are core.fct_pace_on_the_books (maintained by adding
 -- the changed reservations' nights); this mart lays them on its grid, three times.
+--
+-- Maintained by as-of date x stay date: a changed cell keys its own grid row, the row a week
+-- later (its pickup) and the row 364 days later in both dates (same time last year); an hour
+-- changes ~200 of ~39,000. The currencies' span counts (core.dim_pace_currencies) move every
+-- hour and key nothing; a currency that appears or goes (its old or its new row alone among the
+-- changed rows) keys every row of the grid. A move of the as-of date moves the whole grid: rebuilt whole then,
+-- stored as built (the table is one row group at large: an order by the key would skip nothing).
 
 with settings as (
     select * from meta.build_settings

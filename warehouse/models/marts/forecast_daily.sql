@@ -1,10 +1,10 @@
 -- Forecast per future stay date x currency, by additive pickup (docs/forecast.md): the nights
 -- and room revenue on the books at the build's as-of date (booking_pace) plus what the same stay
 -- date last year (stay date - 364 days: the same weekday) picked up from the same number of days
--- before arrival to its final figure (sales_daily at that night less booking_pace's
--- same-time-last-year figure). Negative pickup counts as none; the nights picked up are capped
--- by the night's free supply (currencies in code order). Room revenue is VAT included, as billed
--- (the basis of booking_pace).
+-- before arrival to its final figure (sales_daily at that night, summed over its other columns
+-- in core.fct_night_sales, less booking_pace's same-time-last-year figure). Negative pickup
+-- counts as none; the nights picked up are capped by the night's free supply (currencies in code
+-- order). Room revenue is VAT included, as billed (the basis of booking_pace).
 
 with settings as (
     select * from meta.build_settings
@@ -14,8 +14,9 @@ pace as (
     select * from marts.booking_pace
 ),
 
-sales as (
-    select * from marts.sales_daily
+-- marts.sales_daily's nights and room revenue per night x currency, kept by adding
+night_sales as (
+    select * from core.fct_night_sales
 ),
 
 occupancy as (
@@ -35,7 +36,7 @@ last_year as (
         currency_code,
         sum(nights_sold) as nights_sold,
         sum(room_revenue_gross) as room_revenue_gross,
-    from sales
+    from night_sales
     group by all
 ),
 
@@ -44,6 +45,8 @@ supply as (
         date_day,
         sum(nights_available) as nights_available,
     from occupancy
+    -- the forecast's stay dates alone (a third of the nights the mart holds)
+    where occupancy.date_day in (select current_pace.stay_date from current_pace)
     group by all
 ),
 
