@@ -263,26 +263,39 @@ def _code_mask(sql: str) -> str:
     return "".join(out)
 
 
-def narrow_cte(sql: str, name: str, condition: str) -> str:
-    """`sql` with its common table expression `name` read where `condition` holds: the CTE's
-    query becomes `select * from (<query>) as <name> where <condition>` (the condition names its
-    columns as `<name>.column`), or, when `condition` is a query (`select ...`), that query."""
+def _cte_span(sql: str, name: str) -> tuple[int, int]:
+    """Where the query of `sql`'s common table expression `name` starts and ends (the
+    positions just inside its parentheses); ValueError if there is none."""
     code = _code_mask(sql)
     found = re.search(rf"(?<![a-z0-9_.]){re.escape(name)}\s+as\s+(?:materialized\s+)?\(", code)
     if found is None:
-        raise ValueError(f"no common table expression {name!r} to narrow")
-    start = depth = found.end()
+        raise ValueError(f"no common table expression {name!r} in the query")
+    start = end = found.end()
     depth = 1
-    end = start
     while depth:
         if end >= len(code):
             raise ValueError(f"the common table expression {name!r} is not closed")
         depth += {"(": 1, ")": -1}.get(code[end], 0)
         end += 1
-    body = sql[start : end - 1]
+    return start, end - 1
+
+
+def narrow_cte(sql: str, name: str, condition: str) -> str:
+    """`sql` with its common table expression `name` read where `condition` holds: the CTE's
+    query becomes `select * from (<query>) as <name> where <condition>` (the condition names its
+    columns as `<name>.column`), or, when `condition` is a query (`select ...`), that query."""
+    start, end = _cte_span(sql, name)
+    body = sql[start:end]
     narrowed = (
         condition
         if re.match(r"\s*select\s", condition, re.IGNORECASE)
         else f"select * from ({body}\n) as {name} where {condition}"
     )
-    return f"{sql[:start]}{narrowed}{sql[end - 1 :]}"
+    return f"{sql[:start]}{narrowed}{sql[end:]}"
+
+
+def order_cte(sql: str, name: str, columns: str) -> str:
+    """`sql` with the rows of its common table expression `name` ordered by `columns` (SQL, comma
+    separated): its query becomes `select * from (<query>) order by <columns>`."""
+    start, end = _cte_span(sql, name)
+    return f"{sql[:start]}select * from ({sql[start:end]}\n) order by {columns}{sql[end:]}"

@@ -133,7 +133,14 @@ type for an hour's nights, which a type order spreads over every row group; its 
 type comes with a rate's change, a few a day; docs/benchmarks.md, session 18;
 `core/fct_stay_nights.sql`, keyed by reservation: four marts read it by night x type, and an
 hour's nights are the coming year's, so the past's row groups are skipped; session 23). The
-same rows, the same version.
+same rows, the same version. Either order may be given to one of the model's common table expressions
+instead of its result, when the steps after it keep its rows' order (projections, filters,
+`unnest`: DuckDB keeps an `order by`'s order through them into the table) and it holds fewer rows:
+
+    -- incremental stored by reservation_id in allocatable
+
+(`core/fct_bill_line_nights.sql`: its 4.2 million bill lines sorted before each is spread over
+its nights, not the 19.2 million nights after, -2 CPU s at large; docs/benchmarks.md, session 25).
 """
 
 from __future__ import annotations
@@ -161,8 +168,8 @@ _VIEW = re.compile(r"^--\s*materialized as a view\s*$")
 _STORED = re.compile(r"^--\s*incremental stored\b")  # a line of the form below, or a slip of it
 _STORED_AS_BUILT = re.compile(r"^--[ \t]*incremental stored as built[ \t]*(?:\n|$)", re.MULTILINE)
 _STORED_BY = re.compile(
-    r"^--[ \t]*incremental stored by ([a-z_][a-z0-9_]*(?:[ \t]*,[ \t]*[a-z_][a-z0-9_]*)*)[ \t]*"
-    r"(?:\n|$)",
+    r"^--[ \t]*incremental stored by ([a-z_][a-z0-9_]*(?:[ \t]*,[ \t]*[a-z_][a-z0-9_]*)*)"
+    r"(?:[ \t]+in[ \t]+([a-z_][a-z0-9_]*))?[ \t]*(?:\n|$)",
     re.MULTILINE,
 )
 _EVERY_KEY = re.compile(
@@ -196,6 +203,7 @@ class Incremental:
     stored_as_built: bool = False
     stored_by: tuple[str, ...] = ()  # `-- incremental stored by <columns>`: not the key's order
     every_key_changes: bool = False  # `-- incremental changes every affected key`
+    stored_in: str | None = None  # `-- incremental stored by <columns> in <cte>`: sorted there
 
     @property
     def storage_order(self) -> tuple[str, ...]:
@@ -296,11 +304,11 @@ def incremental(sql: str, where: Path) -> Incremental | None:
             f"{where}: one `-- incremental stored as built` (or `stored by <columns>`) line, with "
             f"an `incremental by` key (not {stored})"
         )
-    stored_by = (
-        tuple(c.strip() for c in by.group(1).split(","))
-        if stored and (by := _STORED_BY.match(stored[0]))
-        else ()
-    )
+    by = _STORED_BY.match(stored[0]) if stored else None
+    stored_by = tuple(c.strip() for c in by.group(1).split(",")) if by else ()
+    stored_in = by.group(2) if by else None
+    if stored_in and not re.search(rf"(?<![a-z0-9_.]){stored_in}\s+as\s+\(", sql):
+        raise ValueError(f"{where}: `incremental stored by ... in {stored_in}`: no such CTE")
     if every_key and (not keys or every_key > 1):
         raise ValueError(
             f"{where}: one `-- incremental changes every affected key` line, with an "
@@ -338,6 +346,7 @@ def incremental(sql: str, where: Path) -> Incremental | None:
         bool(stored) and not stored_by,
         stored_by,
         bool(every_key),
+        stored_in,
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from lake.sql import quote_ident
+from lake.sql import order_cte, quote_ident
 from warehouse import headers
 from warehouse.headers import Incremental, Sums
 
@@ -57,11 +57,15 @@ class Model:
         refresh's reads of a few keys skip most of the table (DuckDB's min/max per row group,
         and the other columns of the vectors no affected key is in: docs/benchmarks.md,
         session 17), unless its header says `-- incremental stored as built` or `-- incremental
-        stored by <columns>` (`warehouse.headers`). The rows a refresh inserts land at the end."""
+        stored by <columns>` (`warehouse.headers`); `stored by <columns> in <cte>` orders that
+        common table expression's rows, which the query keeps. The rows a refresh inserts land at
+        the end."""
         order = () if self.incremental is None else self.incremental.storage_order
         if not order:
             return self.sql
         columns = ", ".join(quote_ident(k) for k in order)
+        if self.incremental is not None and self.incremental.stored_in:
+            return order_cte(self.sql, self.incremental.stored_in, columns)
         return f"select * from (\n{self.sql}\n) order by {columns}"
 
 

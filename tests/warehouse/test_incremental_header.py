@@ -181,6 +181,33 @@ def test_a_model_by_key_stored_by_other_columns_orders_by_them_and_keeps_its_ver
     assert model_version(by_other) == model_version(by_key)
 
 
+def test_a_model_stored_by_columns_in_a_cte_orders_that_cte_and_keeps_its_version(
+    tmp_path: Path,
+) -> None:
+    """`-- incremental stored by <columns> in <cte>`: a whole build orders the rows of that
+    common table expression (the query keeps their order), not the query's result; the version
+    leaves the line out; a name that is no CTE of the model is refused."""
+    body = "with lines as (\n    select 1 as a, 2 as b\n)\nselect * from lines"
+    (tmp_path / "marts").mkdir()
+    plain = tmp_path / "marts" / "plain.sql"
+    plain.write_text(f"-- incremental by a\n-- The description.\n{body}\n")
+    inside = tmp_path / "marts" / "m.sql"
+    inside.write_text(
+        f"-- incremental by a\n-- incremental stored by b, a in lines\n-- The description.\n{body}\n"
+    )
+    by_key, in_cte = parse_model(plain), parse_model(inside)
+    assert in_cte.incremental is not None and in_cte.incremental.stored_in == "lines"
+    assert in_cte.incremental.storage_order == ("b", "a")
+    assert by_key.incremental is not None and by_key.incremental.stored_in is None
+    assert in_cte.table_sql.endswith("select * from lines")
+    assert 'select 1 as a, 2 as b\n\n) order by "b", "a")\nselect * from lines' in in_cte.table_sql
+    assert in_cte.description == by_key.description == "The description."
+    assert model_version(in_cte) == model_version(by_key)
+    inside.write_text(f"-- incremental by a\n-- incremental stored by a in nowhere\n{body}\n")
+    with pytest.raises(ValueError, match="no such CTE"):
+        parse_model(inside)
+
+
 @pytest.mark.parametrize(
     "header",
     [

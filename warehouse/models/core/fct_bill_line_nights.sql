@@ -1,5 +1,6 @@
 -- incremental by reservation_id
 -- incremental changes every affected key
+-- incremental stored by reservation_id in allocatable
 -- Bill line x night: every item and commission line's money allocated to nights in integer cents
 -- per contracts.md section 1 (a line's own period, else its reserved resource's, else the
 -- accommodation's; a period of zero or negative length puts the whole line on its first night),
