@@ -116,8 +116,15 @@ class ReservationsMixin(BookingMixin, LifecycleMixin, ScriptedMixin):
             booked = self.now.toordinal()
             # every (type, rate type)'s stay prices in one pass: [pair, arrival, duration]
             pairs = [(ti.idx, rt) for ti in types for rt in rts]
-            totals = self.stay_totals_of(pairs, a0, n_arr, durs, booked).tolist() if pairs else []
-            currency = [self.rate_types[rt][1] for rt in rts]
+            totals = (
+                self.stay_totals_of(pairs, a0, n_arr, durs, booked)
+                .reshape(len(types), len(rts), n_arr, len(durs))
+                .transpose(0, 2, 3, 1)  # [type, arrival, duration, rate type]
+                .tolist()
+                if pairs
+                else []
+            )
+            rt_cur = [(rt, self.rate_types[rt][1]) for rt in rts]
             dates = [dstr(a0 + k) for k in range(span)]
             unit_ids = np.asarray(self.unit_ids, dtype=np.int64)
             first = np.arange(n_arr)[:, None]  # [arrival, 1]
@@ -139,19 +146,15 @@ class ReservationsMixin(BookingMixin, LifecycleMixin, ScriptedMixin):
                 _, _, u = np.nonzero(free)
                 ids_flat = unit_ids[units[u]].tolist()
                 ends = np.cumsum(free.sum(axis=2).ravel()).tolist()
-                tot = totals[t * len(rts) : (t + 1) * len(rts)]
+                tot = totals[t] if rts else [[[]] * len(durs)] * n_arr
                 for i in range(n_arr):
                     for j, d in enumerate(durs):
                         k = i * len(durs) + j
                         ids = ids_flat[ends[k - 1] if k else 0 : ends[k]]
                         prices = [
-                            {
-                                "rateTypeId": rt,
-                                "currencyCode": currency[r],
-                                "price": tot[r][i][j] / 100,
-                            }
-                            for r, rt in enumerate(rts)
-                            if tot[r][i][j] >= 0
+                            {"rateTypeId": rt, "currencyCode": cur, "price": v / 100}
+                            for (rt, cur), v in zip(rt_cur, tot[i][j], strict=True)
+                            if v >= 0
                         ]
                         out.append(
                             {
