@@ -304,25 +304,44 @@ class PricingMixin:
     ) -> np.ndarray:
         """Price (cents; -1 = unpriced or outside the horizon) of the stays arriving a0 ..
         a0 + n_arr - 1 for each of `durs` nights, booked on day `booked`: [arrival, duration]."""
+        return self.stay_totals_of([(type_idx, rt)], a0, n_arr, durs, booked)[0]
+
+    def stay_totals_of(
+        self, pairs: list[tuple[int, int]], a0: int, n_arr: int, durs: list[int], booked: int
+    ) -> np.ndarray:
+        """`stay_totals` of many (type index, rate type) pairs at once, priced in one pass
+        (each stay night is priced on its own, so the batch gives each pair's exact figures):
+        [pair, arrival, duration]."""
         n = self.ord_end - self.ord0
+        n_stays = n_arr * len(durs)
         arr_i = np.repeat(np.arange(n_arr), len(durs))
         dur = np.tile(np.asarray(durs, dtype=np.int64), n_arr)
-        rows = np.repeat(np.arange(len(arr_i)), dur)
+        rows = np.repeat(np.arange(n_stays), dur)
         offs = np.arange(len(rows)) - np.repeat(np.cumsum(dur) - dur, dur)
         day = a0 - self.ord0 + arr_i[rows] + offs
         inside = (day >= 0) & (day < n)
-        k = np.full(len(rows), self._price_row(type_idx, rt), dtype=np.int64)
-        price, _rate = self.stay_prices(
-            k,
-            np.clip(day, 0, n - 1),
-            a0 + arr_i[rows],
-            dur[rows],
-            np.full(len(rows), booked, dtype=np.int64),
-        )
-        bad = np.bincount(rows, weights=(~inside | (price < 0)), minlength=len(arr_i)) > 0
-        total = np.bincount(rows, weights=np.where(price > 0, price, 0), minlength=len(arr_i))
-        out = np.where(bad, -1, total.astype(np.int64))
-        return out.reshape(n_arr, len(durs))
+        all_keys = np.asarray([self._price_row(ti, rt) for ti, rt in pairs], dtype=np.int64)
+        m = len(rows)
+        step = max(1, SPECIAL_CHUNK // max(m, 1))  # pairs per pass: memory stays bounded
+        out = np.empty((len(all_keys), n_stays), dtype=np.int64)
+        for lo in range(0, len(all_keys), step):
+            keys = all_keys[lo : lo + step]
+            price, _rate = self.stay_prices(
+                np.repeat(keys, m),
+                np.tile(np.clip(day, 0, n - 1), len(keys)),
+                np.tile(a0 + arr_i[rows], len(keys)),
+                np.tile(dur[rows], len(keys)),
+                np.full(m * len(keys), booked, dtype=np.int64),
+            )
+            stay = (np.arange(len(keys), dtype=np.int64)[:, None] * n_stays + rows).ravel()
+            bad_w = (~np.tile(inside, len(keys))) | (price < 0)
+            size = n_stays * len(keys)
+            bad = np.bincount(stay, weights=bad_w, minlength=size) > 0
+            total = np.bincount(stay, weights=np.where(price > 0, price, 0), minlength=size)
+            out[lo : lo + len(keys)] = np.where(bad, -1, total.astype(np.int64)).reshape(
+                len(keys), n_stays
+            )
+        return out.reshape(len(all_keys), n_arr, len(durs))
 
     def _change_rate(self, ti, rt: int, first: int, nights: int, factor: float, t_ord: int) -> dict:
         """A promotion: a new higher-priority rate over a future window of nights, for bookings

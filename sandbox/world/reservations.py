@@ -113,30 +113,48 @@ class ReservationsMixin(BookingMixin, LifecycleMixin, ScriptedMixin):
             n_arr = a1 - a0 + 1
             span = n_arr + maxd
             lo = a0 - self.ord0
-            for ti in types:
+            booked = self.now.toordinal()
+            # every (type, rate type)'s stay prices in one pass: [pair, arrival, duration]
+            pairs = [(ti.idx, rt) for ti in types for rt in rts]
+            totals = (
+                self.stay_totals_of(pairs, a0, n_arr, durs, booked)
+                .reshape(len(types), len(rts), n_arr, len(durs))
+                .transpose(0, 2, 3, 1)  # [type, arrival, duration, rate type]
+                .tolist()
+                if pairs
+                else []
+            )
+            rt_cur = [(rt, self.rate_types[rt][1]) for rt in rts]
+            dates = [dstr(a0 + k) for k in range(span)]
+            unit_ids = np.asarray(self.unit_ids, dtype=np.int64)
+            first = np.arange(n_arr)[:, None]  # [arrival, 1]
+            last = first + np.asarray(durs, dtype=np.int64)[None, :]  # [arrival, duration]
+            arrival = a0 + first
+            for t, ti in enumerate(types):
                 units = self.units_of_type[ti.idx]
                 busy = np.ones((len(units), span), dtype=np.int64)
                 s0, s1 = max(lo, 0), min(lo + span, self.ord_end - self.ord0)
                 if s1 > s0 and len(units):
                     busy[:, s0 - lo : s1 - lo] = self.occ[units, s0:s1] != 0
                 cs = np.concatenate([np.zeros((len(units), 1), np.int64), busy.cumsum(axis=1)], 1)
-                setup = self.unit_setup[units]
-                arch = self.unit_arch[units]
-                booked = self.now.toordinal()
-                totals = {rt: self.stay_totals(ti.idx, rt, a0, n_arr, durs, booked) for rt in rts}
+                setup = self.unit_setup[units][:, None, None]
+                arch = self.unit_arch[units][:, None, None]
+                # [arrival, duration, unit]: no night busy, set up by arrival, kept to departure
+                free = (
+                    (cs[:, last] - cs[:, first] == 0) & (setup <= arrival) & (arch >= a0 + last)
+                ).transpose(1, 2, 0)
+                _, _, u = np.nonzero(free)
+                ids_flat = unit_ids[units[u]].tolist()
+                ends = np.cumsum(free.sum(axis=2).ravel()).tolist()
+                tot = totals[t] if rts else [[[]] * len(durs)] * n_arr
                 for i in range(n_arr):
-                    arr = a0 + i
                     for j, d in enumerate(durs):
-                        free = (cs[:, i + d] - cs[:, i] == 0) & (setup <= arr) & (arch >= arr + d)
-                        ids = [self.unit_ids[int(u)] for u in units[free]]
+                        k = i * len(durs) + j
+                        ids = ids_flat[ends[k - 1] if k else 0 : ends[k]]
                         prices = [
-                            {
-                                "rateTypeId": rt,
-                                "currencyCode": self.rate_types[rt][1],
-                                "price": int(totals[rt][i, j]) / 100,
-                            }
-                            for rt in rts
-                            if totals[rt][i, j] >= 0
+                            {"rateTypeId": rt, "currencyCode": cur, "price": v / 100}
+                            for (rt, cur), v in zip(rt_cur, tot[i][j], strict=True)
+                            if v >= 0
                         ]
                         out.append(
                             {
@@ -144,8 +162,8 @@ class ReservationsMixin(BookingMixin, LifecycleMixin, ScriptedMixin):
                                 "accommodationKindId": ti.kind_id,
                                 "locationId": ti.location_id,
                                 "locationCode": ti.location_code,
-                                "arrivalDate": dstr(arr),
-                                "departureDate": dstr(arr + d),
+                                "arrivalDate": dates[i],
+                                "departureDate": dates[i + d],
                                 "duration": d,
                                 "availableUnits": len(ids) if prices else 0,
                                 "units": ids if prices else [],

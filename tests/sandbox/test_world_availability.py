@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import date, timedelta
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from sandbox.world import World, WorldError, truth_rates
+from sandbox.world import World, WorldError, pricing, truth_rates
 from sandbox.world.clock import cents
 from sandbox.world.states import HOLDING, NAMES
 
@@ -114,3 +115,26 @@ def test_filters_and_limits(world: World) -> None:
         world.availability(arrival_from=d, arrival_to=d + timedelta(days=31))
     with pytest.raises(WorldError):
         world.availability(arrival_from=d, arrival_to=d, distribution_channel_code="NOPE")
+
+
+@pytest.mark.parametrize("chunk", [None, 2_000])
+def test_pairs_priced_together_as_alone(
+    world: World, chunk: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The availability prices every (type, rate type) of a window in one pass (or a few, to
+    bound memory: `chunk`): each pair's stays cost what they cost priced alone, whatever else
+    is in the batch, at the horizon's edges too (-1: a night outside it or unpriced)."""
+    if chunk is not None:
+        monkeypatch.setattr(pricing, "SPECIAL_CHUNK", chunk)
+    pairs = [(ti.idx, rt) for ti in world.types for rt in world.rate_types]
+    booked = world.now.date().toordinal()
+    durs = [1, 3, 7, 20]
+    seen = set()
+    for a0 in (booked - 5, booked + 60, world.ord_end - 10):
+        together = world.stay_totals_of(pairs, a0, 31, durs, booked)
+        assert together.shape == (len(pairs), 31, len(durs))
+        for p, pair in enumerate(pairs):
+            alone = world.stay_totals_of([pair], a0, 31, durs, booked)[0]
+            assert (together[p] == alone).all(), (a0, pair)
+        seen.update(np.unique(together >= 0).tolist())
+    assert seen == {True, False}  # priced stays and unpriced ones were compared
