@@ -280,6 +280,15 @@ def _cte_span(sql: str, name: str) -> tuple[int, int]:
     return start, end - 1
 
 
+def has_cte(sql: str, name: str) -> bool:
+    """Whether `sql` has a common table expression `name` (outside its comments and strings)."""
+    try:
+        _cte_span(sql, name)
+    except ValueError:
+        return False
+    return True
+
+
 def narrow_cte(sql: str, name: str, condition: str) -> str:
     """`sql` with its common table expression `name` read where `condition` holds: the CTE's
     query becomes `select * from (<query>) as <name> where <condition>` (the condition names its

@@ -149,6 +149,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lake.sql import has_cte
+
 _INCREMENTAL = re.compile(
     r"^--\s*incremental by ([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*)"
     r"(?:\s+from\s+([a-z_][a-z0-9_.]*)\s*:\s*(.+))?$"
@@ -307,7 +309,7 @@ def incremental(sql: str, where: Path) -> Incremental | None:
     by = _STORED_BY.match(stored[0]) if stored else None
     stored_by = tuple(c.strip() for c in by.group(1).split(",")) if by else ()
     stored_in = by.group(2) if by else None
-    if stored_in and not re.search(rf"(?<![a-z0-9_.]){stored_in}\s+as\s+\(", sql):
+    if stored_in and not has_cte(sql, stored_in):
         raise ValueError(f"{where}: `incremental stored by ... in {stored_in}`: no such CTE")
     if every_key and (not keys or every_key > 1):
         raise ValueError(
