@@ -12,6 +12,7 @@ import pytest
 from assets.catalogue import CATALOGUE
 from lake.store import Lake
 from lake.tables import TABLES
+from pipelines.asset_keys import lake_key
 from pipelines.jobs import compact_job
 from pipelines.lake_assets import lake_assets, spec_keys
 from pipelines.resources import LakeResource
@@ -137,12 +138,15 @@ def test_metadata_and_checks(landed) -> None:
         for e in result.get_asset_materialization_events()
     }
     assert set(events) == set(TABLES)
+    specs = {s.key.path[-1]: s for s in lake_assets.specs}
     for name, md in events.items():
         assert md["dagster/row_count"].value > 0, name
         assert md["requests_used"].value > 0, name
         assert md["bytes_written"].value > 0, name
         assert "unknown_fields" in md and "quarantined_records" in md
-        cols = [c.name for c in md["dagster/column_schema"].schema.columns]
+        # the asset's definition explains the columns; the materialization repeats none
+        assert "dagster/column_schema" not in md, name
+        cols = [c.name for c in specs[name].metadata["dagster/column_schema"].columns]
         assert cols == TABLES[name].arrow_schema().names
         preview = md["preview"].value.splitlines()
         assert preview[0].startswith("| ") and cols[0] in preview[0], name
@@ -246,3 +250,20 @@ def test_compaction_job_preserves_current_state(tmp_path: Path) -> None:
     assert len(lake.files("reservations")) == 1 and len(lake.files("bill_lines")) == 1
     for t, expected in before.items():
         assert lake.current(t).sort_by(TABLES[t].key[0]).equals(expected), t
+
+
+def test_a_lake_that_lands_personal_data_says_so_in_its_column_schema(tmp_path: Path) -> None:
+    """The definition's column schema leaves personal columns out; a materialization that landed
+    them carries its own schema, with them, so the UI shows what the files hold."""
+    resource = _lake_resource(tmp_path, include_customer_pii=True)
+    result = _materialize([lake_key("customers")], resource)
+    assert result.success
+    (event,) = [
+        e for e in result.get_asset_materialization_events() if e.asset_key.path[-1] == "customers"
+    ]
+    landed = [
+        c.name for c in event.materialization.metadata["dagster/column_schema"].schema.columns
+    ]
+    assert landed == TABLES["customers"].arrow_schema(True).names
+    assert {"first_name", "email"} <= set(landed)
+    assert set(landed) - set(TABLES["customers"].arrow_schema().names)
