@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 import warehouse.inplace
 from tests.incremental.helpers import mart_differences, reference_build, warehouse_differences
@@ -271,16 +272,27 @@ def test_a_refresh_killed_mid_transaction_leaves_the_previous_version(
     path = _first_state_copy(first_state, lake, tmp_path)
     before = _snapshot(path)
     Batch().reservation(2, "2025-01-02", "2025-01-09", unit_id=2).flush(lake)
-    child = subprocess.Popen(
-        [sys.executable, "-c", KILLED_CHILD, str(tmp_path), AS_OF.isoformat()],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    # The child's stderr goes to a file, read when it ends without its line: this test failed
+    # once on a host at load ~14 with the child's reason lost.
+    errors = tmp_path / "child.err"
+    with errors.open("w") as err:
+        child = subprocess.Popen(
+            [sys.executable, "-c", KILLED_CHILD, str(tmp_path), AS_OF.isoformat()],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
     try:
         assert child.stdout is not None
-        assert child.stdout.readline().strip() == "mid-refresh"
+        line = child.stdout.readline().strip()
+        if line != "mid-refresh":
+            child.wait(timeout=60)
+            pytest.fail(
+                f"the child refresh ended ({child.returncode}) before fct_stay_nights, "
+                f"printing {line!r}; its stderr:\n{errors.read_text()[-4000:]}"
+            )
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.kill()
