@@ -19,6 +19,20 @@ EUR_CHANNEL = 1
 GBP_CHANNEL = 2
 
 
+def accommodation_type(**fields: Any) -> dict[str, Any]:
+    """The scenarios' one accommodation type (`TYPE_ID` in park `LOCATION_ID`), with `fields`
+    changed: a test lands it again to move, rename or re-park it."""
+    return {
+        "resource_id": TYPE_ID,
+        "code": "BUNG4",
+        "location_id": LOCATION_ID,
+        "kind_code": "BUNGALOW",
+        "type": "ACCOMMODATIONTYPE",
+        "name": "Bungalow 4",
+        **fields,
+    }
+
+
 @dataclass
 class Batch:
     """Rows of one extraction run, across tables; `flush` writes them under one batch id."""
@@ -36,16 +50,7 @@ class Batch:
         t["locations"].append(
             {"location_id": LOCATION_ID, "code": "PARK", "name": "Park", "company_id": COMPANY_ID}
         )
-        t["accommodation_types"].append(
-            {
-                "resource_id": TYPE_ID,
-                "code": "BUNG4",
-                "location_id": LOCATION_ID,
-                "kind_code": "BUNGALOW",
-                "type": "ACCOMMODATIONTYPE",
-                "name": "Bungalow 4",
-            }
-        )
+        t["accommodation_types"].append(accommodation_type())
         for i in range(units):
             t["units"].append(
                 {

@@ -13,7 +13,13 @@ from typing import Any
 import duckdb
 
 from tests.warehouse.lakefixture import Lake
-from tests.warehouse.scenarios import COMPANY_ID, EUR_CHANNEL, LOCATION_ID, TYPE_ID, Batch
+from tests.warehouse.scenarios import (
+    COMPANY_ID,
+    EUR_CHANNEL,
+    LOCATION_ID,
+    Batch,
+    accommodation_type,
+)
 from tests.warehouse.test_inplace import AS_OF, _differences_from_a_whole_rebuild, _first_state_copy
 from warehouse.inplace import update_warehouse
 
@@ -31,18 +37,6 @@ def _keyed(data_dir: Path) -> list[tuple[Any, ...]]:
         con.close()
 
 
-def _type(**fields: Any) -> dict[str, Any]:
-    return {
-        "resource_id": TYPE_ID,
-        "code": "BUNG4",
-        "location_id": LOCATION_ID,
-        "kind_code": "BUNGALOW",
-        "type": "ACCOMMODATIONTYPE",
-        "name": "Bungalow 4",
-        **fields,
-    }
-
-
 def test_a_type_moved_to_another_park_keys_its_reservations(
     first_state: tuple[Path, int], lake: Lake, tmp_path: Path
 ) -> None:
@@ -51,7 +45,7 @@ def test_a_type_moved_to_another_park_keys_its_reservations(
     batch.tables["locations"].append(
         {"location_id": 2, "code": "PARK2", "name": "Park 2", "company_id": COMPANY_ID}
     )
-    batch.tables["accommodation_types"].append(_type(location_id=2))
+    batch.tables["accommodation_types"].append(accommodation_type(location_id=2))
     batch.flush(lake)
     result = update_warehouse(tmp_path, as_of=AS_OF)
     assert result.refreshed.get(RESERVATIONS) == "keys", result.refreshed
@@ -67,7 +61,7 @@ def test_a_type_renamed_keys_no_reservation(
     _first_state_copy(first_state, lake, tmp_path)
     before = _keyed(tmp_path)
     batch = Batch()
-    batch.tables["accommodation_types"].append(_type(name="Bungalow for four"))
+    batch.tables["accommodation_types"].append(accommodation_type(name="Bungalow for four"))
     batch.flush(lake)
     result = update_warehouse(tmp_path, as_of=AS_OF)
     assert result.refreshed.get("core.dim_accommodation_types") == "whole", result.refreshed
