@@ -87,10 +87,10 @@ def _table_metadata(
         "run_requests": run_requests,
         "seconds": round(landed.seconds, 3) if landed and root else 0.0,
     }
-    if lake.include_customer_pii:
-        # The definition's schema leaves personal columns out; one that lands them says so here.
-        # Otherwise the materialization carries none: the asset's definition has the same one
-        # (two thirds of each event's bytes, serialised, stored and read back every run).
+    if lake.include_customer_pii and any(c.pii for c in table.columns):
+        # The definition's schema leaves personal columns out; a table that lands them says so
+        # here. Otherwise the materialization carries none: the asset's definition has the same
+        # one (two thirds of each event's bytes, serialised, stored and read back every run).
         meta["dagster/column_schema"] = column_schema(table, include_pii=True)
     if (refusal := report.refused.get(spec.name)) is not None:  # an optional area refused
         meta.update(
