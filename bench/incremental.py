@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -97,6 +98,10 @@ def from_state(
     session 24)."""
     print(f"copying {state} and advancing the sandbox {hours} h ...", file=sys.stderr)
     shutil.copytree(state, data_dir, symlinks=True)
+    # the copy's pages written to disk before the clock starts: a published file's were
+    # written back long before its next refresh (the kernel's 30 s expiry), while a fresh
+    # copy's ~2 GB of dirty pages would be flushed by the refresh's first fsync
+    os.sync()
     if stamp_from is not None:
         from bench.stamp_versions import stamp_from_rev
 

@@ -24,6 +24,7 @@ but for comments, such as their `-- incremental` headers: `bench.stamp_versions`
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import tempfile
@@ -102,6 +103,10 @@ def refresh(state: Path, stamp_from: str | None = None, as_of: date | None = Non
     with tempfile.TemporaryDirectory(prefix="bench-refresh-") as tmp:
         work = Path(tmp) / "data"
         shutil.copytree(state, work, symlinks=True)
+        # the copy's pages written to disk before the clock starts: a published file's were
+        # written back long before its next refresh (the kernel's 30 s expiry), while a fresh
+        # copy's ~2 GB of dirty pages would be flushed by the refresh's first fsync
+        os.sync()
         if stamp_from is not None:
             from bench.stamp_versions import stamp_from_rev
 

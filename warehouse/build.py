@@ -106,7 +106,7 @@ def build_warehouse(
     models = discover_models()
     incremental = only is not None and target.exists()
     if incremental:
-        shutil.copyfile(target, building)
+        copy_published(target, building)
 
     results: dict[str, ModelResult] = {}
     # Compaction deletes lake files that the views below name: it waits while this build reads.
@@ -342,17 +342,32 @@ def apply_comments(
         con.execute(";\n".join(statements))
 
 
+def wal_path(path: Path) -> Path:
+    """DuckDB's write-ahead log of the database file `path`."""
+    return path.with_name(path.name + ".wal")
+
+
+def copy_published(target: Path, building: Path) -> None:
+    """Copy the published file to build on, with the log beside it: a writer that crashed
+    after its commit, before its checkpoint, left its committed rows there (DuckDB replays the
+    log when the copy is opened)."""
+    shutil.copyfile(target, building)
+    if wal_path(target).exists():
+        shutil.copyfile(wal_path(target), wal_path(building))
+
+
 def publish(building: Path, target: Path) -> None:
-    """Swap the finished file in; a WAL left by a crashed writer must not be replayed on it."""
-    stale_wal = target.with_name(target.name + ".wal")
+    """Swap the finished file in; the old file's log (a crashed writer's, which the copy built
+    on holds: `copy_published`) must not be replayed on it: DuckDB refuses it ("the WAL
+    checkpoint iteration does not match")."""
     with contextlib.suppress(FileNotFoundError):
-        stale_wal.unlink()
+        wal_path(target).unlink()
     os.replace(building, target)
 
 
 def discard(building: Path) -> None:
     """Remove an unfinished file and its WAL: the published one stays as it was."""
-    for leftover in (building, building.with_name(building.name + ".wal")):
+    for leftover in (building, wal_path(building)):
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()
 

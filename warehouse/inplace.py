@@ -14,7 +14,6 @@ the end, as builds do, so that reader keeps its consistent old version.
 
 from __future__ import annotations
 
-import shutil
 import time
 from datetime import date
 from pathlib import Path
@@ -36,6 +35,7 @@ from warehouse.build import (
     apply_comments,
     build_warehouse,
     configure,
+    copy_published,
     create_view,
     describe_models,
     discard,
@@ -96,7 +96,7 @@ def _open(target: Path, build_id: str) -> tuple[duckdb.DuckDBPyConnection, Path 
     # another process reads it ("Could not set lock on file"), or this one, read-only
     except (duckdb.IOException, duckdb.ConnectionException):
         building = target.with_name(f"{WAREHOUSE_FILE}.building-{build_id}")
-        shutil.copyfile(target, building)
+        copy_published(target, building)
         return duckdb.connect(str(building)), building
 
 

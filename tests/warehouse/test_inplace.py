@@ -1,6 +1,7 @@
 """In-place refresh (`warehouse.inplace`): changed reservations are maintained by key, the result
 equals a whole rebuild of the same lake, a refresh killed with SIGKILL mid-transaction leaves the
-previous version, and a reader holding the file keeps its version."""
+previous version, one killed after its commit keeps it on every path, and a reader holding the
+file keeps its version."""
 
 from __future__ import annotations
 
@@ -301,6 +302,71 @@ def test_a_refresh_killed_mid_transaction_leaves_the_previous_version(
     assert _snapshot(path) == before  # the previous version, whole
     result = update_warehouse(tmp_path, as_of=AS_OF)  # the next refresh completes it
     assert result.refreshed["core.fct_stay_nights"] == "keys"
+    assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
+
+
+CRASHED_AFTER_COMMIT = textwrap.dedent(
+    """
+    import os, signal, sys
+    from datetime import date
+    from pathlib import Path
+    import warehouse.inplace as inplace
+
+    class Connection:  # the refresh's connection, killed when it would checkpoint
+        def __init__(self, con):
+            self._con = con
+
+        def __getattr__(self, name):
+            return getattr(self._con, name)
+
+        def execute(self, sql, *args):
+            if sql.strip().lower() == "checkpoint":  # committed, its log fsynced
+                os.kill(os.getpid(), signal.SIGKILL)
+            return self._con.execute(sql, *args)
+
+    opened = inplace._open
+    inplace._open = lambda *a: (lambda con, building: (Connection(con), building))(*opened(*a))
+    inplace.update_warehouse(Path(sys.argv[1]), as_of=date.fromisoformat(sys.argv[2]))
+    """
+)
+
+
+def _crash_after_commit(data_dir: Path) -> None:
+    """A refresh of `data_dir` killed after its commit, before its checkpoint: its committed
+    rows are in DuckDB's log beside the file only."""
+    child = subprocess.run(
+        [sys.executable, "-c", CRASHED_AFTER_COMMIT, str(data_dir), AS_OF.isoformat()],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr[-4000:]
+    assert (data_dir / "warehouse.duckdb.wal").stat().st_size > 0
+
+
+@pytest.mark.parametrize("how", ["refresh on a copy", "partial build"])
+def test_a_copy_to_build_on_keeps_what_a_crashed_refresh_committed(
+    first_state: tuple[Path, int], lake: Lake, tmp_path: Path, how: str
+) -> None:
+    """What a refresh committed before it was killed is in the log beside the file; a build on a
+    copy of the file (a reader holds it, or a build of some models) copies the log too, so the
+    copy holds it: the refresh finds nothing left to do, and the models a partial build keeps
+    are the committed ones. The published file then has no log: the copy's was checkpointed."""
+    path = _first_state_copy(first_state, lake, tmp_path)
+    Batch().reservation(4, "2025-01-03", "2025-01-05", unit_id=4).flush(lake)
+    _crash_after_commit(tmp_path)
+    reader = duckdb.connect(str(path), read_only=True)  # replays the log: the committed version
+    try:
+        assert reader.execute("select count(*) from core.fct_reservations").fetchone() == (4,)
+        if how == "refresh on a copy":
+            result = update_warehouse(tmp_path, as_of=AS_OF)  # the reader holds the file
+            assert result.refreshed == {}  # the copy holds what the crashed refresh committed
+        else:
+            build_warehouse(tmp_path, only={"marts.revenue_daily"}, as_of=AS_OF)
+    finally:
+        reader.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lake", "warehouse.duckdb"]
     assert _differences_from_a_whole_rebuild(tmp_path, "reference") == {}
 
 
