@@ -26,6 +26,7 @@ from sandbox.server.common import (
     json_response,
 )
 from sandbox.server.params import _date, _int, _int_list
+from sandbox.world.allocator import release
 
 AUTH_ERROR_MESSAGE = "Error occurred while processing"  # real-service-notes section 1
 
@@ -179,7 +180,11 @@ class ResourceHandlers(ServiceBase):
 
         def call() -> bytes:
             with self.world.lock:
-                return orjson.dumps(self.world.availability(**kwargs))
+                body = orjson.dumps(self.world.availability(**kwargs))
+            # the records' Python objects (~300 MB for 31 arrival dates at large) are freed:
+            # give them back, which the serving's allocator (`sandbox.heap`) would keep
+            release()
+            return body
 
         return Response(await run_in_threadpool(call), media_type=_JSON)
 

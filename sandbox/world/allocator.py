@@ -28,6 +28,7 @@ import numpy as np
 M_TRIM_THRESHOLD = -1
 M_TOP_PAD = -2
 M_MMAP_THRESHOLD = -3
+M_ARENA_MAX = -8
 
 MIB = 2**20
 # while generating: blocks under 16 MiB from the heap, whose free top is kept up to 1 GiB
