@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
 import sys
 import tempfile
 import time
@@ -42,6 +40,7 @@ from typing import Any
 from assets.modes import apply_changes
 from assets.settings import IngestSettings
 from bench.incremental_freshness import freshness
+from bench.proc import copy_state
 from bench.sandbox_process import Sandbox, start_sandbox
 from lake.state import read_cursor
 from lake.store import Lake
@@ -97,11 +96,7 @@ def from_state(
     prepared state: a state stamped in place refreshed 0.6 s slower in wall (docs/benchmarks.md,
     session 24)."""
     print(f"copying {state} and advancing the sandbox {hours} h ...", file=sys.stderr)
-    shutil.copytree(state, data_dir, symlinks=True)
-    # the copy's pages written to disk before the clock starts: a published file's were
-    # written back long before its next refresh (the kernel's 30 s expiry), while a fresh
-    # copy's ~2 GB of dirty pages would be flushed by the refresh's first fsync
-    os.sync()
+    copy_state(state, data_dir)
     if stamp_from is not None:
         from bench.stamp_versions import stamp_from_rev
 

@@ -1,10 +1,21 @@
 """A process's CPU time and peak memory, read from Linux's /proc: the one reading the benchmarks
-share (a process gone raises OSError, which each caller handles as its figure needs)."""
+share (a process gone raises OSError, which each caller handles as its figure needs); and the copy
+of a prepared state that a benchmark times its work on."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
+
+
+def copy_state(state: Path, data_dir: Path) -> None:
+    """Copy a prepared data dir and write the copy to disk before the clock starts: a published
+    file's pages were written back long before its next refresh (the kernel's 30 s expiry), while
+    a fresh copy's ~2 GB of dirty pages would be flushed by the refresh's first fsync
+    (docs/benchmarks.md, session 27)."""
+    shutil.copytree(state, data_dir, symlinks=True)
+    os.sync()
 
 
 def cpu_seconds(pid: int, *, reaped: bool = False) -> float:

@@ -24,7 +24,6 @@ but for comments, such as their `-- incremental` headers: `bench.stamp_versions`
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import shutil
 import tempfile
@@ -35,6 +34,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from bench.models import HORIZON_DAYS, _today, build_in_child, load_lake
+from bench.proc import copy_state
 
 
 def _advance(sb: Any, hours: float) -> datetime:
@@ -102,11 +102,7 @@ def refresh(state: Path, stamp_from: str | None = None, as_of: date | None = Non
 
     with tempfile.TemporaryDirectory(prefix="bench-refresh-") as tmp:
         work = Path(tmp) / "data"
-        shutil.copytree(state, work, symlinks=True)
-        # the copy's pages written to disk before the clock starts: a published file's were
-        # written back long before its next refresh (the kernel's 30 s expiry), while a fresh
-        # copy's ~2 GB of dirty pages would be flushed by the refresh's first fsync
-        os.sync()
+        copy_state(state, work)
         if stamp_from is not None:
             from bench.stamp_versions import stamp_from_rev
 
