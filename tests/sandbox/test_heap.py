@@ -31,11 +31,17 @@ _PROBE = PREAMBLE + textwrap.dedent(
 )
 
 
-def _probe(mode: str) -> tuple[int, int]:
+def _child(script: str, mode: str) -> list[int]:
+    """The integers `script` prints, run in a child interpreter with `mode` as its argument."""
     out = subprocess.run(
-        [sys.executable, "-c", _PROBE, mode], check=True, capture_output=True, text=True
-    ).stdout.split()
-    return int(out[0]), int(out[1])
+        [sys.executable, "-c", script, mode], check=True, capture_output=True, text=True
+    )
+    return [int(x) for x in out.stdout.split()]
+
+
+def _probe(mode: str) -> tuple[int, int]:
+    mapped, kept = _child(_PROBE, mode)
+    return mapped, kept
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
@@ -80,10 +86,8 @@ _THREADS = PREAMBLE + textwrap.dedent(
 
 
 def _heaps(mode: str) -> int:
-    out = subprocess.run(
-        [sys.executable, "-c", _THREADS, mode], check=True, capture_output=True, text=True
-    )
-    return int(out.stdout)
+    (heaps,) = _child(_THREADS, mode)
+    return heaps
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
@@ -140,10 +144,8 @@ _AVAILABILITY = textwrap.dedent(
 
 
 def _availability_growth(mode: str) -> tuple[int, int]:
-    out = subprocess.run(
-        [sys.executable, "-c", _AVAILABILITY, mode], check=True, capture_output=True, text=True
-    ).stdout.split()
-    return int(out[0]), int(out[1])
+    grown, size = _child(_AVAILABILITY, mode)
+    return grown, size
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
