@@ -26,6 +26,7 @@ from typing import Any
 
 import duckdb
 
+from lake.sql import quote_ident, quote_literal
 from warehouse.build import configure, warehouse_path
 from warehouse.models import LAYERS
 
@@ -63,17 +64,16 @@ def copy_tables(source: Path, target: Path) -> tuple[list[TableCopy], TableCopy]
     con = duckdb.connect(str(target))
     try:
         configure(con, target.parent)
-        con.execute(f"attach '{source}' as published (read_only)")
+        con.execute(f"attach {quote_literal(str(source))} as published (read_only)")
         copies: list[TableCopy] = []
         for schema in LAYERS:
-            con.execute(f'create schema if not exists "{schema}"')
+            con.execute(f"create schema if not exists {quote_ident(schema)}")
         for schema, name, columns in stored_tables(con, "published"):
+            table = f"{quote_ident(schema)}.{quote_ident(name)}"
             started, cpu = time.perf_counter(), _cpu()
-            con.execute(
-                f'create table "{schema}"."{name}" as select * from published."{schema}"."{name}"'
-            )
+            con.execute(f"create table {table} as select * from published.{table}")
             wall, spent = time.perf_counter() - started, _cpu() - cpu
-            (rows,) = con.execute(f'select count(*) from "{schema}"."{name}"').fetchone() or (0,)
+            (rows,) = con.execute(f"select count(*) from {table}").fetchone() or (0,)
             copies.append(TableCopy(f"{schema}.{name}", rows, columns, spent, wall))
         con.execute("detach published")
         started, cpu = time.perf_counter(), _cpu()

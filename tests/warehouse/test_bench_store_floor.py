@@ -51,7 +51,7 @@ def test_the_copy_is_every_stored_table_and_no_view(
 def test_the_command_writes_its_figures_and_leaves_no_copy(
     first_state: tuple[Path, int], tmp_path: Path
 ) -> None:
-    data_dir = tmp_path / "data"
+    data_dir = tmp_path / "the owner's data"  # a quote in the path
     data_dir.mkdir()
     shutil.copy(first_state[0] / "warehouse.duckdb", data_dir / "warehouse.duckdb")
     out = tmp_path / "floor.json"
