@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -42,11 +41,6 @@ class TableCopy:
     wall_seconds: float
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def stored_tables(con: duckdb.DuckDBPyConnection, catalog: str) -> list[tuple[str, str, int]]:
     """The models' stored tables of `catalog` (schema, name, columns), the largest first."""
     rows = con.execute(
@@ -70,15 +64,17 @@ def copy_tables(source: Path, target: Path) -> tuple[list[TableCopy], TableCopy]
             con.execute(f"create schema if not exists {quote_ident(schema)}")
         for schema, name, columns in stored_tables(con, "published"):
             table = f"{quote_ident(schema)}.{quote_ident(name)}"
-            started, cpu = time.perf_counter(), _cpu()
+            started, cpu = time.perf_counter(), time.process_time()
             con.execute(f"create table {table} as select * from published.{table}")
-            wall, spent = time.perf_counter() - started, _cpu() - cpu
+            wall, spent = time.perf_counter() - started, time.process_time() - cpu
             (rows,) = con.execute(f"select count(*) from {table}").fetchone() or (0,)
             copies.append(TableCopy(f"{schema}.{name}", rows, columns, spent, wall))
         con.execute("detach published")
-        started, cpu = time.perf_counter(), _cpu()
+        started, cpu = time.perf_counter(), time.process_time()
         con.execute("checkpoint")
-        closing = TableCopy("(checkpoint)", 0, 0, _cpu() - cpu, time.perf_counter() - started)
+        closing = TableCopy(
+            "(checkpoint)", 0, 0, time.process_time() - cpu, time.perf_counter() - started
+        )
     finally:
         con.close()
     return copies, closing
@@ -98,9 +94,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
     work_dir = args.work or args.data_dir
     with tempfile.TemporaryDirectory(prefix="store-floor-", dir=work_dir) as tmp:
-        started, cpu = time.perf_counter(), _cpu()
+        started, cpu = time.perf_counter(), time.process_time()
         copies, closing = copy_tables(source, Path(tmp) / "copy.duckdb")
-        wall, spent = time.perf_counter() - started, _cpu() - cpu
+        wall, spent = time.perf_counter() - started, time.process_time() - cpu
         size = (Path(tmp) / "copy.duckdb").stat().st_size
     result = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
