@@ -43,13 +43,12 @@ class TableCopy:
 
 def stored_tables(con: duckdb.DuckDBPyConnection, catalog: str) -> list[tuple[str, str, int]]:
     """The models' stored tables of `catalog` (schema, name, columns), the largest first."""
-    rows = con.execute(
+    return con.execute(
         "select schema_name, table_name, column_count from duckdb_tables() "
         "where database_name = ? and list_contains(?, schema_name) "
         "order by estimated_size desc, schema_name, table_name",
         [catalog, list(LAYERS)],
     ).fetchall()
-    return [(schema, name, columns) for schema, name, columns in rows]
 
 
 def copy_tables(source: Path, target: Path) -> tuple[list[TableCopy], TableCopy]:
@@ -65,9 +64,11 @@ def copy_tables(source: Path, target: Path) -> tuple[list[TableCopy], TableCopy]
         for schema, name, columns in stored_tables(con, "published"):
             table = f"{quote_ident(schema)}.{quote_ident(name)}"
             started, cpu = time.perf_counter(), time.process_time()
-            con.execute(f"create table {table} as select * from published.{table}")
+            # a `create table ... as` answers with the rows it wrote
+            ((rows,),) = con.execute(
+                f"create table {table} as select * from published.{table}"
+            ).fetchall()
             wall, spent = time.perf_counter() - started, time.process_time() - cpu
-            (rows,) = con.execute(f"select count(*) from {table}").fetchone() or (0,)
             copies.append(TableCopy(f"{schema}.{name}", rows, columns, spent, wall))
         con.execute("detach published")
         started, cpu = time.perf_counter(), time.process_time()
